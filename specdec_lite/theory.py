@@ -1,0 +1,80 @@
+"""Exact quantities of the paper, computed by forward passes over the target's marginals.
+
+Counting convention: ``R_n = 1`` when position ``n`` was a rejection and
+``N_rej = sum_n R_n`` (the paper's runtime). A round (one oracle call) starts at
+position 1 and after every rejection *before* the last position, so
+``oracle calls = 1 + sum_{n < T} R_n``, which lies in ``[N_rej, N_rej + 1]``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .chains import MarkovChain, _check_pair
+from .laws import tv
+
+
+def rejection_profile(draft: MarkovChain, target: MarkovChain) -> np.ndarray:
+    """``E[R_n] = E_{x_{n-1} ~ q}[TV(p_n, q_n)(. | x_{n-1})]`` for each position, shape ``(T,)``.
+
+    One O(T V^2) pass: the per-row TVs of every transition matrix, weighted by the
+    target's marginal of the previous token.
+    """
+    _check_pair(draft, target)
+    row_tv = tv(draft.laws(), target.laws())  # (T, V): TV of the law after token u
+    mu = target.marginals()
+    profile = np.empty(target.T)
+    profile[0] = row_tv[0, 0]
+    profile[1:] = np.einsum("nu,nu->n", mu[:-1], row_tv[1:])
+    return profile
+
+
+def expected_rejections(draft: MarkovChain, target: MarkovChain) -> float:
+    """Theorem 1(b): ``E[N_rej] = sum_n E_{x_{1:n-1} ~ q}[TV(p_n, q_n)]``."""
+    return float(rejection_profile(draft, target).sum())
+
+
+def expected_oracle_calls(draft: MarkovChain, target: MarkovChain) -> float:
+    """``E[oracle calls] = 1 + sum_{n < T} E[R_n]`` (a rejection at the last position opens no round)."""
+    return float(1.0 + rejection_profile(draft, target)[:-1].sum())
+
+
+def speedup(draft: MarkovChain, target: MarkovChain) -> float:
+    """Oracle-call speed-up over autoregressive decoding: ``T / E[oracle calls]``.
+
+    Between 1 (disjoint supports: every position rejects) and T (``p == q``). The
+    paper's ``T / E[N_rej]`` agrees up to the ``+1`` and is infinite when ``p == q``.
+    """
+    return target.T / expected_oracle_calls(draft, target)
+
+
+def sequence_law(chain: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
+    """Exact probability of all ``V^T`` sequences, flattened in row-major token order.
+
+    Index of ``x_{1:T}`` is ``sum_n x_n V^(T-1-n)`` (``np.ravel_multi_index``). For
+    tests and small illustrations only; refuses more than ``max_sequences`` cells.
+    """
+    if chain.V**chain.T > max_sequences:
+        raise ValueError(f"chain: V^T = {chain.V}^{chain.T} sequences is more than max_sequences={max_sequences}")
+    law = chain.init.copy()
+    for n in range(1, chain.T):
+        law = (law.reshape(-1, chain.V)[:, :, None] * chain.trans[n - 1][None]).reshape(-1)
+        law = law.reshape(-1)
+    return law
+
+
+def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
+    """Exact joint law of tokens *and* rejection marks under Algorithm 1.
+
+    Given the previous token, position n outputs ``x`` unrejected with probability
+    ``p(x) min(1, q(x)/p(x)) = min(p, q)(x)`` and ``x`` after a rejection with
+    probability ``TV(p, q) [q - p]_+(x) = max(q - p, 0)(x)``; the two add up to
+    ``q(x)``, which is Theorem 1(a) in one line. So ``(x_n, R_n)`` is itself a
+    Markov chain on ``2V`` states ``2 x + r``, and this is its ``sequence_law``
+    (index a run with ``stats.sequence_index(2 * tokens + rejected, 2 * V)``).
+    """
+    _check_pair(draft, target)
+    p, q = draft.laws(), target.laws()
+    both = np.stack([np.minimum(p, q), np.maximum(q - p, 0.0)], axis=-1).reshape(target.T, target.V, 2 * target.V)
+    trans = np.repeat(both[1:], 2, axis=1)  # rows (u, r) depend on u only
+    return sequence_law(MarkovChain(both[0, 0], trans), max_sequences)
