@@ -103,7 +103,7 @@ class MarkovChain:
         *,
         concentration: float = 1.0,
         uniform_init: bool = True,
-    ) -> "MarkovChain":
+    ) -> MarkovChain:
         """A random chain: every row of every ``trans[t]`` drawn from Dirichlet(concentration).
 
         ``uniform_init`` (the paper's choice) makes the first token uniform; otherwise
@@ -118,7 +118,7 @@ class MarkovChain:
         trans = gen.dirichlet(alpha, size=(T - 1, V))
         return cls(init, trans)
 
-    def mix(self, other: "MarkovChain", weight: float) -> "MarkovChain":
+    def mix(self, other: MarkovChain, weight: float) -> MarkovChain:
         """Row-wise mixture ``(1 - weight) * self + weight * other`` (same V and T)."""
         _check_pair(self, other, "self", "other")
         if not 0.0 <= weight <= 1.0:
@@ -128,7 +128,7 @@ class MarkovChain:
             (1 - weight) * self.trans + weight * other.trans,
         )
 
-    def with_temperature(self, temperature: float) -> "MarkovChain":
+    def with_temperature(self, temperature: float) -> MarkovChain:
         """Every law raised to the power ``1/temperature`` and renormalised.
 
         ``temperature < 1`` sharpens, ``> 1`` flattens; zeros stay zeros.

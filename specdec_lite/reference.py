@@ -31,7 +31,7 @@ def speculative_one(draft: MarkovChain, target: MarkovChain, gen: np.random.Gene
         oracle_calls += 1  # one target call scores every drafted position
         # Verify left to right; stop at the first rejection.
         prev = tokens[-1] if tokens else None
-        for n, x in zip(range(n0, T), drafts):
+        for n, x in enumerate(drafts, start=n0):
             p_n, q_n = draft.conditional(n, prev), target.conditional(n, prev)
             if gen.random() < min(1.0, q_n[x] / p_n[x]):
                 tokens.append(x)
