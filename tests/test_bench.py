@@ -8,7 +8,8 @@ from specdec_lite import bench
 def test_bench_smoke(tmp_path, monkeypatch):
     small = bench.sampler_vs_reference
     monkeypatch.setattr(bench, "sampler_vs_reference", lambda: small(V=3, T=5, runs=200, reference_runs=20))
-    monkeypatch.setattr(bench, "theorem1_pass", lambda: bench.theorem1_pass(V=5, T=10))
+    pass1 = bench.theorem1_pass
+    monkeypatch.setattr(bench, "theorem1_pass", lambda: pass1(V=5, T=10))
     out = tmp_path / "bench.json"
     results = bench.main(["--json", str(out)])
     assert json.loads(out.read_text())["sampler"]["runs"] == 200
