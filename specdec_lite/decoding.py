@@ -100,3 +100,5 @@ def speculative(draft: MarkovChain, target: MarkovChain, runs: int, rng: RNGLike
         prev = x
     oracle_calls = 1 + rejected[:, :-1].sum(axis=1)
     return DecodeResult(tokens, rejected, oracle_calls)
+
+from .biased import biased_speculative  # noqa: E402, F401

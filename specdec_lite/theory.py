@@ -78,3 +78,5 @@ def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences
     both = np.stack([np.minimum(p, q), np.maximum(q - p, 0.0)], axis=-1).reshape(target.T, target.V, 2 * target.V)
     trans = np.repeat(both[1:], 2, axis=1)  # rows (u, r) depend on u only
     return sequence_law(MarkovChain(both[0, 0], trans), max_sequences)
+
+from .tradeoff import optimal_rejection_law, pareto_point, tv_loss  # noqa: E402, F401

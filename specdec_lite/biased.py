@@ -1,0 +1,174 @@
+"""Token-wise verification with any rule ``(b_n, P_n)`` on chains: samplers and exact laws.
+
+A rule is given as two tables shaped like ``chain.laws()``, ``(T, V, V)``:
+``accept[n, u, x]`` is the probability of accepting draft token ``x`` at position
+``n`` after token ``u``, and ``rejection[n, u]`` the law sampled on a rejection
+there (row ``u`` is ignored at ``n = 0``, as in ``laws()``).
+
+Exact facts used here (the book's sequence-level analysis, beyond the paper's
+single token): given the previous output token, position ``n`` outputs ``x``
+unrejected with probability ``b p (x)`` and after a rejection with probability
+``r P(x)``, ``r = sum (1 - b) p``. So the output is again a first-order chain with
+transitions ``b p + r P`` (``output_chain``), and ``E[R_n]`` is ``r`` averaged over
+the *output* chain's marginal of the previous token (``rejection_profile_of``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._rng import RNGLike, as_generator, check_runs
+from .chains import MarkovChain, _check_pair
+from .decoding import DecodeResult, _token_dtype, cumulative, sample_rows
+from .laws import check_law, tv
+from .theory import sequence_law
+from .tradeoff import REJECTION_LAWS, check_accept, check_eps, over_accept, rejection_law
+
+
+def check_rule(draft: MarkovChain, accept: Any, rejection: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Validate ``(accept, rejection)`` tables of shape ``(T, V, V)`` for ``draft``."""
+    if not isinstance(draft, MarkovChain):
+        raise ValueError(f"draft: expected a MarkovChain, got {type(draft).__name__}")
+    shape = (draft.T, draft.V, draft.V)
+    for name, arr in (("accept", accept), ("rejection", rejection)):
+        if np.shape(arr) != shape:
+            raise ValueError(f"{name}: must have shape (T, V, V) = {shape}, got {np.shape(arr)}")
+    return check_accept(accept, shape), check_law(rejection, "rejection")
+
+
+def over_accept_rule(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law_name: str) -> tuple[
+    np.ndarray, np.ndarray
+]:
+    """The tables of over-acceptance ``b = min(1, (q + eps)/p)`` with Decoding-OPT or -UNO's law.
+
+    ``eps`` is a scalar ``>= 0`` or an array broadcastable to ``(T, V, V)`` (a margin per
+    position, previous token and draft token).
+    """
+    _check_pair(draft, target)
+    if rejection_law_name not in REJECTION_LAWS:
+        raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law_name!r}")
+    e = check_eps(eps)
+    shape = (target.T, target.V, target.V)
+    try:
+        np.broadcast_shapes(e.shape, shape)
+    except ValueError:
+        raise ValueError(f"eps: shape {e.shape} does not broadcast to (T, V, V) = {shape}") from None
+    p, q = draft.laws(), target.laws()
+    return np.broadcast_to(over_accept(p, q, e), shape).copy(), rejection_law(p, q, rejection_law_name)
+
+
+def generic_speculative(
+    draft: MarkovChain, accept: Any, rejection: Any, runs: int, rng: RNGLike = None
+) -> DecodeResult:
+    """Algorithm 2 with lookahead to the end, all runs at once, for the rule ``(accept, rejection)``.
+
+    At each position: draw ``x ~ p_n(. | x_{n-1})``, keep it with probability
+    ``accept[n, x_{n-1}, x]``, else draw from ``rejection[n, x_{n-1}]`` and mark a
+    rejection (the same one-loop-over-positions argument as ``decoding.speculative``).
+    """
+    b, P = check_rule(draft, accept, rejection)
+    runs, gen = check_runs(runs), as_generator(rng)
+    p_laws = draft.laws()
+    T = draft.T
+    tokens = np.empty((runs, T), dtype=_token_dtype(draft.V))
+    rejected = np.zeros((runs, T), dtype=bool)
+    prev = np.zeros(runs, dtype=np.int64)
+    for n in range(T):
+        x = sample_rows(cumulative(p_laws[n]), prev, gen.random(runs))
+        rej = gen.random(runs) >= b[n][prev, x]
+        if rej.any():
+            x[rej] = sample_rows(cumulative(P[n]), prev[rej], gen.random(int(rej.sum())))
+        tokens[:, n], rejected[:, n] = x, rej
+        prev = x
+    return DecodeResult(tokens, rejected, 1 + rejected[:, :-1].sum(axis=1))
+
+
+def biased_speculative(
+    draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str, runs: int, rng: RNGLike = None
+) -> DecodeResult:
+    """Over-acceptance on chains: accept with ``min(1, (q_n + eps)/p_n)``, reject to OPT or UNO's law.
+
+    ``rejection_law = "opt"`` samples ``[q_n - p_n]_+`` (Decoding-OPT, Theorem 4's
+    optimum), ``"uno"`` samples ``q_n`` (Decoding-UNO). ``eps = 0`` with ``"opt"`` is
+    speculative decoding.
+    """
+    b, P = over_accept_rule(draft, target, eps, rejection_law)
+    return generic_speculative(draft, b, P, runs, rng)
+
+
+# --- exact sequence-level quantities ------------------------------------------
+
+
+def output_chain(draft: MarkovChain, accept: Any, rejection: Any) -> MarkovChain:
+    """The chain the rule outputs: transitions ``b p + (sum (1 - b) p) P`` per previous token."""
+    b, P = check_rule(draft, accept, rejection)
+    p = draft.laws()
+    r = ((1.0 - b) * p).sum(axis=-1, keepdims=True)
+    out = b * p + r * P
+    out = out / out.sum(axis=-1, keepdims=True)  # rounding only
+    return MarkovChain(out[0, 0], out[1:])
+
+
+def rejection_profile_of(draft: MarkovChain, accept: Any, rejection: Any) -> np.ndarray:
+    """``E[R_n]`` for each position: ``sum (1 - b_n) p_n`` averaged over the output chain's previous token."""
+    b, _ = check_rule(draft, accept, rejection)
+    row_r = np.maximum(((1.0 - b) * draft.laws()).sum(axis=-1), 0.0)  # (T, V)
+    mu = output_chain(draft, accept, rejection).marginals()
+    profile = np.empty(draft.T)
+    profile[0] = row_r[0, 0]
+    profile[1:] = np.einsum("nu,nu->n", mu[:-1], row_r[1:])
+    return profile
+
+
+def joint_chain(draft: MarkovChain, accept: Any, rejection: Any) -> MarkovChain:
+    """Tokens and rejection marks together: a chain on ``2V`` states ``2 x + r`` (as ``speculative_joint_law``)."""
+    b, P = check_rule(draft, accept, rejection)
+    p = draft.laws()
+    r = ((1.0 - b) * p).sum(axis=-1, keepdims=True)
+    both = np.stack([b * p, r * P], axis=-1).reshape(draft.T, draft.V, 2 * draft.V)
+    both = both / both.sum(axis=-1, keepdims=True)
+    return MarkovChain(both[0, 0], np.repeat(both[1:], 2, axis=1))
+
+
+def biased_output_chain(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> MarkovChain:
+    """The exact output chain of ``biased_speculative`` (it is again first order)."""
+    return output_chain(draft, *over_accept_rule(draft, target, eps, rejection_law))
+
+
+def biased_rejection_profile(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> np.ndarray:
+    """Exact ``E[R_n]`` of ``biased_speculative`` per position (a forward pass over its output chain)."""
+    return rejection_profile_of(draft, *over_accept_rule(draft, target, eps, rejection_law))
+
+
+def biased_expected_rejections(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> float:
+    """Exact ``E[N_rej]`` of ``biased_speculative``."""
+    return float(biased_rejection_profile(draft, target, eps, rejection_law).sum())
+
+
+def sequence_tv(a: MarkovChain, b: MarkovChain, max_sequences: int = 2_000_000) -> float:
+    """``TV`` between the laws of whole sequences ``x_{1:T}`` of two chains, by enumeration (small chains only)."""
+    _check_pair(a, b, "a", "b")
+    return float(tv(sequence_law(a, max_sequences), sequence_law(b, max_sequences)))
+
+
+def biased_sequence_tv(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> float:
+    """Exact sequence-level ``TV`` of ``biased_speculative``'s output to the target (enumeration)."""
+    return sequence_tv(biased_output_chain(draft, target, eps, rejection_law), target)
+
+
+def loss_profile(out: MarkovChain, target: MarkovChain) -> np.ndarray:
+    """Per-position bias ``E_{x_{n-1} ~ out}[TV(out_n, q_n)]``; its sum bounds ``sequence_tv(out, target)``.
+
+    The bound is the hybrid argument: swap one position's law at a time from the
+    output chain's to the target's; each swap moves the sequence law by exactly this
+    much in TV, and the triangle inequality adds them up.
+    """
+    _check_pair(out, target, "out", "target")
+    row_tv = tv(out.laws(), target.laws())
+    mu = out.marginals()
+    prof = np.empty(target.T)
+    prof[0] = row_tv[0, 0]
+    prof[1:] = np.einsum("nu,nu->n", mu[:-1], row_tv[1:])
+    return prof

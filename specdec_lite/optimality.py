@@ -1,0 +1,100 @@
+"""Theorem 2 and Corollary 1: no unbiased token-wise rule rejects less than speculative decoding.
+
+The class F: members of the generic Algorithm 2 whose acceptance ``b_n(x)`` and
+rejection law ``P_n`` depend only on the prefix (and ``b_n`` on the draft token
+``x``), and whose output law is the target's. Per position, given the prefix:
+
+* any rule can be written ``b = min(1, (q + eps)/p)`` with ``eps = b p - q``
+  (``epsilon_of``);
+* unbiasedness forces ``eps <= 0``, i.e. ``b <= min(1, q/p)``, and then
+  ``P = (q - b p) / sum_x (1 - b) p`` (Corollary 1, ``unbiased_rejection_law``);
+* so the rejection probability is at least ``TV(p, q)`` (``rejection_lower_bound``),
+  with equality exactly for the speculative rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._rng import RNGLike, as_generator
+from .chains import MarkovChain, _check_pair
+from .laws import acceptance, tv
+from .tradeoff import _laws_and_accept, bias, check_pair
+
+#: Slack allowed above ``min(1, q/p)`` before a rule counts as over-accepting (rounding only).
+ACCEPT_ATOL = 1e-12
+
+
+def epsilon_of(p: Any, q: Any, accept: Any) -> np.ndarray:
+    """The margin ``eps = b p - q`` with ``b = min(1, (q + eps)/p)`` wherever ``p > 0`` (the smallest such eps)."""
+    p, q, b = _laws_and_accept(p, q, accept)
+    return b * p - q
+
+
+def rejection_lower_bound(p: Any, q: Any) -> np.ndarray:
+    """Theorem 2 per position: every unbiased rule rejects with probability at least ``TV(p, q)``."""
+    p, q = check_pair(p, q)
+    return tv(p, q)
+
+
+def rejection_excess(p: Any, q: Any, accept: Any) -> np.ndarray:
+    """``P^A(reject) - TV(p, q) = sum_x (min(1, q/p) - b) p``; nonnegative for every unbiased rule."""
+    p, q, b = _laws_and_accept(p, q, accept)
+    return ((acceptance(p, q) - b) * p).sum(axis=-1)
+
+
+def unbiased_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
+    """Corollary 1: the only rejection law making ``b`` unbiased, ``(q - b p) / sum_x (1 - b) p``.
+
+    Requires ``b <= min(1, q/p)`` wherever ``p > 0`` (otherwise no law works, and we
+    raise). If the rule never rejects (then ``p = q`` and ``b = 1`` on the support)
+    any law works and we return ``q``.
+    """
+    p, q, b = _laws_and_accept(p, q, accept)
+    over = (b - acceptance(p, q)) * (p > 0)
+    if np.any(over > ACCEPT_ATOL):
+        raise ValueError(
+            f"accept: exceeds min(1, q/p) by up to {over.max():.3g}; such a rule over-accepts and no "
+            "rejection law makes it unbiased (Theorem 2)"
+        )
+    b = np.minimum(b, np.where(p > 0, acceptance(p, q), b))
+    num = np.maximum(q - b * p, 0.0)
+    r = num.sum(axis=-1, keepdims=True)
+    ok = r > 16 * np.finfo(np.float64).eps
+    return np.where(ok, num / np.where(ok, r, 1.0), np.broadcast_to(q, num.shape))
+
+
+def is_unbiased(p: Any, q: Any, accept: Any, rejection: Any, *, atol: float = 1e-9) -> np.ndarray:
+    """True where the algorithm ``(b, P)`` outputs exactly ``q`` (``TV(P^A, q) <= atol``)."""
+    return bias(p, q, accept, rejection) <= atol
+
+
+def random_unbiased_member(p: Any, q: Any, rng: RNGLike = None) -> tuple[np.ndarray, np.ndarray]:
+    """A random member of F at one position: ``(b, P)`` built by Corollary 1.
+
+    ``b = u * min(1, q/p)`` with ``u ~ Uniform(0, 1)`` per token, except that a
+    quarter of the tokens keep the speculative value (``u = 1``) so the boundary is
+    explored too; ``P = unbiased_rejection_law(p, q, b)``. Broadcasts over leading axes.
+    """
+    p, q = check_pair(p, q)
+    gen = as_generator(rng)
+    shape = np.broadcast_shapes(p.shape, q.shape)
+    u = gen.random(shape)
+    u = np.where(gen.random(shape) < 0.25, 1.0, u)
+    b = u * acceptance(np.broadcast_to(p, shape), np.broadcast_to(q, shape))
+    return b, unbiased_rejection_law(p, q, b)
+
+
+def random_unbiased_chain_member(
+    draft: MarkovChain, target: MarkovChain, rng: RNGLike = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A random member of F on a chain: per position and previous token, ``(accept, rejection)`` tables.
+
+    Both have shape ``(T, V, V)`` like ``chain.laws()``: ``accept[n, u, x]`` is the
+    probability of accepting draft token ``x`` after ``u``; ``rejection[n, u]`` the
+    rejection law there. Run it with ``biased.generic_speculative``.
+    """
+    _check_pair(draft, target)
+    return random_unbiased_member(draft.laws(), target.laws(), rng)

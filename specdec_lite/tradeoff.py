@@ -1,0 +1,162 @@
+"""One token, biased verification: the quality/speed trade-off (Theorems 4 and 5).
+
+An algorithm ``A = (b, P)`` proposes ``x ~ p``, accepts it with probability
+``b(x)``, and otherwise outputs a fresh token from the rejection law ``P``. So
+
+* output law        ``P^A = b p + (sum_x (1 - b) p) P``;
+* rejection probability ``1 - sum_x b(x) p(x)``;
+* quality loss      ``Loss*_TV(b) = min_P TV(P^A, q) = sum_x max(0, b p - q)`` (Theorem 4).
+
+Every function works on the last axis and broadcasts over leading axes (a stack
+of laws, a transition matrix, a whole chain's ``laws()``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .laws import acceptance, check_law, residual, tv
+
+#: The two rejection laws the paper compares for over-acceptance.
+REJECTION_LAWS = ("opt", "uno")
+
+
+def check_pair(p: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``p`` and ``q`` as float64 laws over the same vocabulary (leading axes broadcast)."""
+    p, q = check_law(p, "p"), check_law(q, "q")
+    if p.shape[-1] != q.shape[-1]:
+        raise ValueError(f"p and q must share the vocabulary (last axis): got {p.shape} and {q.shape}")
+    try:
+        np.broadcast_shapes(p.shape, q.shape)
+    except ValueError:
+        raise ValueError(f"p and q: shapes {p.shape} and {q.shape} do not broadcast") from None
+    return p, q
+
+
+def check_accept(accept: Any, shape: tuple[int, ...], name: str = "accept") -> np.ndarray:
+    """An acceptance rule ``b``: finite, in ``[0, 1]``, broadcastable to ``shape``."""
+    b = np.asarray(accept, dtype=np.float64)
+    if b.ndim == 0 or b.shape[-1] != shape[-1]:
+        raise ValueError(f"{name}: needs one probability per token (last axis {shape[-1]}), got shape {b.shape}")
+    try:
+        np.broadcast_shapes(b.shape, shape)
+    except ValueError:
+        raise ValueError(f"{name}: shape {b.shape} does not broadcast with the laws' shape {shape}") from None
+    if not np.all(np.isfinite(b)):
+        raise ValueError(f"{name}: contains NaN or inf")
+    if np.any(b < 0) or np.any(b > 1):
+        raise ValueError(f"{name}: probabilities must lie in [0, 1], got range [{b.min():.3g}, {b.max():.3g}]")
+    return b
+
+
+def check_eps(eps: Any) -> np.ndarray:
+    """The over-acceptance margin ``eps >= 0`` (a scalar, or one value per token)."""
+    e = np.asarray(eps, dtype=np.float64)
+    if not np.all(np.isfinite(e)):
+        raise ValueError("eps: contains NaN or inf")
+    if np.any(e < 0):
+        raise ValueError(f"eps: must be >= 0 (eps < 0 under-accepts; see Theorem 2), got min {e.min():.3g}")
+    return e
+
+
+def _laws_and_accept(p: Any, q: Any, accept: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    p, q = check_pair(p, q)
+    b = check_accept(accept, np.broadcast_shapes(p.shape, q.shape))
+    return p, q, b
+
+
+def reject_probability(p: Any, accept: Any) -> np.ndarray:
+    """``P^A(reject) = sum_x (1 - b(x)) p(x)``: the mass the rule sends to the rejection law."""
+    p = check_law(p, "p")
+    b = check_accept(accept, p.shape)
+    return np.maximum(((1.0 - b) * p).sum(axis=-1), 0.0)
+
+
+def output_law(p: Any, accept: Any, rejection: Any) -> np.ndarray:
+    """``P^A = b p + (sum_x (1 - b) p) P`` for ``A = (b, P)`` with ``P = rejection``."""
+    p = check_law(p, "p")
+    P = check_law(rejection, "rejection")
+    if P.shape[-1] != p.shape[-1]:
+        raise ValueError(f"rejection: must be a law over the same {p.shape[-1]} tokens as p, got shape {P.shape}")
+    b = check_accept(accept, np.broadcast_shapes(p.shape, P.shape))
+    r = ((1.0 - b) * p).sum(axis=-1, keepdims=True)
+    return b * p + r * P
+
+
+def bias(p: Any, q: Any, accept: Any, rejection: Any) -> np.ndarray:
+    """``TV(P^A, q)``: how far the algorithm ``(b, P)`` is from the target."""
+    p, q = check_pair(p, q)
+    return tv(output_law(p, accept, rejection), q)
+
+
+def optimal_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
+    """Theorem 4's optimal rejection law, canonical choice ``P* = [q - b p]_+`` (normalised).
+
+    With ``A = (q - b p) / sum_x (1 - b) p`` (which sums to 1), the optimal laws are
+    those with ``P = 0`` where ``A < 0`` and ``0 <= P <= A`` elsewhere. We return the
+    positive part of ``A`` rescaled to sum to 1; it is optimal because that sum is at
+    least 1. When ``b <= min(1, q/p)`` it *is* ``A`` (Corollary 1); for
+    over-acceptance ``b = min(1, (q + eps)/p)`` it is the ordinary residual
+    ``[q - p]_+``. If nothing is ever rejected (``sum (1 - b) p = 0``) every ``P`` is
+    optimal and, like ``laws.residual``, we fall back to ``q`` when the positive part
+    is rounding noise.
+    """
+    p, q, b = _laws_and_accept(p, q, accept)
+    return residual(b * p, q)
+
+
+def tv_loss(p: Any, q: Any, accept: Any) -> np.ndarray:
+    """Theorem 4: ``Loss*_TV(b) = 1/2 sum|q - b p| - 1/2 sum (1 - b) p = sum_x max(0, b p - q)``."""
+    p, q, b = _laws_and_accept(p, q, accept)
+    return np.maximum(b * p - q, 0.0).sum(axis=-1)
+
+
+def pareto_point(p: Any, q: Any, accept: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(P^A(reject), Loss*_TV(b))``: where the rule ``b`` with its best ``P`` sits in the plane.
+
+    Theorem 5: for ``min(1, q/p) <= b <= 1`` the two add up to ``TV(p, q)``.
+    """
+    p, q, b = _laws_and_accept(p, q, accept)
+    return reject_probability(p, b), tv_loss(p, q, b)
+
+
+def over_accept(p: Any, q: Any, eps: Any) -> np.ndarray:
+    """Over-acceptance ``b(x) = min(1, (q(x) + eps)/p(x))`` with ``eps >= 0``.
+
+    ``eps = 0`` is speculative decoding; ``eps >= max(p - q)`` accepts everything.
+    Where ``p(x) = 0`` the token is never proposed and we return 1.
+    """
+    p, q = check_pair(p, q)
+    e = check_eps(eps)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p > 0, np.minimum(1.0, (q + e) / np.where(p > 0, p, 1.0)), 1.0)
+
+
+def rejection_law(p: Any, q: Any, kind: str) -> np.ndarray:
+    """The rejection law of Decoding-OPT (``"opt"``: ``[q - p]_+``) or Decoding-UNO (``"uno"``: ``q``)."""
+    p, q = check_pair(p, q)
+    shape = np.broadcast_shapes(p.shape, q.shape)
+    if kind == "opt":
+        return residual(p, q)
+    if kind == "uno":
+        return np.broadcast_to(q, shape).copy()
+    raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {kind!r}")
+
+
+def over_accept_point(p: Any, q: Any, eps: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(P^A(reject), TV(P^A, q))`` of over-acceptance with margin ``eps`` and rejection law ``kind``.
+
+    For ``kind = "opt"`` the second number equals ``tv_loss`` (Decoding-OPT attains
+    Theorem 4's optimum); for ``"uno"`` it is never smaller.
+    """
+    b = over_accept(p, q, eps)
+    P = rejection_law(p, q, kind)
+    return reject_probability(p, b), bias(p, q, b, P)
+
+
+def speculative_accept(p: Any, q: Any) -> np.ndarray:
+    """``min(1, q/p)``: the boundary between unbiased rules (below) and the Pareto front (above)."""
+    p, q = check_pair(p, q)
+    return acceptance(p, q)
