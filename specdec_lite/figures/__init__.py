@@ -1,0 +1,1 @@
+"""Reusable plotly figure builders for the book's chapters (one module per part)."""

@@ -1,0 +1,241 @@
+"""Figures of Part I: TV as non-overlapping mass, the speculative step, counting rejections.
+
+Each ``*_traces`` function returns plotly traces (so ``plotting.slider_figure`` can
+stack precomputed steps); each ``*_figure`` function returns a ready figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import decoding, theory
+from ..chains import MarkovChain, draft_for
+from ..laws import check_law, tv
+from ..plotting import slider_figure
+from ..stats import running_mean
+
+#: One colour per object, shared by every Part I figure and widget.
+COLORS = {
+    "p": "#E69F00",
+    "q": "#0072B2",
+    "shared": "#BBBBBB",
+    "accept": "#009E73",
+    "residual": "#CC79A7",
+    "mc": "#444444",
+}
+
+
+def token_labels(V: int) -> list[str]:
+    """Tick labels ``x=0, ..., x=V-1`` (strings, so plotly treats tokens as categories)."""
+    return [f"x={k}" for k in range(V)]
+
+
+def pair(V: int, T: int, quality: float, seed: int) -> tuple[MarkovChain, MarkovChain, np.random.SeedSequence]:
+    """A ``(draft, target, mc_seed)`` triple: random target, ``draft_for(target, quality)``.
+
+    Three independent streams come from one ``seed``: the target, the draft's random
+    part, and the Monte Carlo runs, so changing ``quality`` keeps the same two chains.
+    """
+    s_target, s_draft, s_mc = np.random.SeedSequence(seed).spawn(3)
+    target = MarkovChain.random(V, T, rng=np.random.default_rng(s_target))
+    draft = draft_for(target, quality, rng=np.random.default_rng(s_draft))
+    return draft, target, s_mc
+
+
+# --- Chapter 1: TV as the mass that does not overlap ---------------------------
+
+
+def tv_traces(p: Any, q: Any) -> list[go.Bar]:
+    """Stacked bars: the shared mass ``min(p, q)`` and the two excesses (each of total TV)."""
+    p, q = check_law(p, "p"), check_law(q, "q")
+    x = token_labels(p.shape[-1])
+    return [
+        go.Bar(x=x, y=np.minimum(p, q), name="shared: min(p, q)", marker_color=COLORS["shared"]),
+        go.Bar(x=x, y=np.maximum(p - q, 0), name="p above q", marker_color=COLORS["p"]),
+        go.Bar(x=x, y=np.maximum(q - p, 0), name="q above p", marker_color=COLORS["q"]),
+    ]
+
+
+def _tv_title(p: np.ndarray, q: np.ndarray) -> str:
+    return f"TV(p, q) = {tv(p, q):.3f} = orange mass = blue mass = 1 - grey mass"
+
+
+def tv_figure(p: Any, q: Any) -> go.Figure:
+    """TV as non-overlapping mass: grey is shared, orange and blue each add up to TV."""
+    fig = go.Figure(tv_traces(p, q))
+    fig.update_layout(barmode="stack", title=_tv_title(np.asarray(p), np.asarray(q)), yaxis_title="probability")
+    return fig
+
+
+def tv_slider_figure(q: Any, other: Any, qualities: Sequence[float] = tuple(np.linspace(0, 1, 11))) -> go.Figure:
+    """``tv_figure`` for the drafts ``p = quality * q + (1 - quality) * other``, one slider step each."""
+    q, other = check_law(q, "q"), check_law(other, "other")
+    top = float(np.maximum(q, other).max()) * 1.05
+    steps = []
+    for w in qualities:
+        p = w * q + (1 - w) * other
+        steps.append((f"{w:.2f}", tv_traces(p, q), {"title": _tv_title(p, q)}))
+    return slider_figure(
+        steps, label="draft quality", layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": "probability"}}
+    )
+
+
+# --- Chapter 2: one speculative step puts exactly q on every token ----------------
+
+
+def split_traces(p: Any, q: Any) -> list[Any]:
+    """Where the output of one step comes from: accepted ``min(p, q)`` plus rejected ``max(q - p, 0)``.
+
+    The two stacked bars add up to ``q`` (the black markers): Theorem 1(a) for one token.
+    """
+    p, q = check_law(p, "p"), check_law(q, "q")
+    x = token_labels(p.shape[-1])
+    return [
+        go.Bar(x=x, y=np.minimum(p, q), name="accepted draft: p·min(1, q/p)", marker_color=COLORS["accept"]),
+        go.Bar(
+            x=x, y=np.maximum(q - p, 0), name="after a rejection: TV·[q-p]₊", marker_color=COLORS["residual"]
+        ),
+        go.Scatter(x=x, y=p, mode="markers", name="draft p", marker=dict(color=COLORS["p"], size=11, symbol="diamond")),
+        go.Scatter(x=x, y=q, mode="markers", name="target q", marker=dict(color="black", size=13, symbol="line-ew-open",
+                                                                           line=dict(width=3))),
+    ]
+
+
+def split_slider_figure(q: Any, other: Any, qualities: Sequence[float] = tuple(np.linspace(0, 1, 11))) -> go.Figure:
+    """``split_traces`` for ``p = quality * q + (1 - quality) * other``, one slider step each."""
+    q, other = check_law(q, "q"), check_law(other, "other")
+    top = float(np.maximum(q, other).max()) * 1.1
+    steps = []
+    for w in qualities:
+        p = w * q + (1 - w) * other
+        title = f"P(reject) = TV(p, q) = {tv(p, q):.3f}; green + pink = q on every token"
+        steps.append((f"{w:.2f}", split_traces(p, q), {"title": title}))
+    return slider_figure(
+        steps, label="draft quality", layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": "probability"}}
+    )
+
+
+# --- Chapter 3: the number of rejections ---------------------------------------
+
+
+def plot_points(n: int, max_points: int = 400) -> np.ndarray:
+    """0-based indices to draw a length-``n`` running curve with: dense early, even later."""
+    if n < 1:
+        raise ValueError(f"n: must be >= 1, got {n}")
+    k = max(2, max_points // 2)
+    idx = np.concatenate([np.geomspace(1, n, k), np.linspace(1, n, k)]).astype(int) - 1
+    return np.unique(idx)
+
+
+def running_mean_traces(rejections: Any, exact: float, *, max_points: int = 400) -> list[go.Scatter]:
+    """Running mean of ``rejections`` with a ±2 SE band, and the exact value as a flat line."""
+    mean, se = running_mean(rejections)
+    n = mean.size
+    idx = plot_points(n, max_points)
+    idx_band = idx[idx >= 1]  # a standard error needs two runs
+    runs = idx + 1
+    band_x = np.concatenate([idx_band + 1, (idx_band + 1)[::-1]])
+    band_y = np.concatenate([(mean + 2 * se)[idx_band], (mean - 2 * se)[idx_band][::-1]])
+    return [
+        go.Scatter(
+            x=band_x, y=band_y, fill="toself", mode="lines", line=dict(width=0), fillcolor="rgba(0,114,178,0.18)",
+            name="± 2 standard errors", hoverinfo="skip",
+        ),
+        go.Scatter(x=runs, y=mean[idx], mode="lines", name="Monte Carlo running mean", line=dict(color=COLORS["q"])),
+        go.Scatter(
+            x=[1, n], y=[exact, exact], mode="lines", name="exact E[N_rej] (Theorem 1)",
+            line=dict(color="black", dash="dash"),
+        ),
+    ]
+
+
+def _rejections_title(draft: MarkovChain, target: MarkovChain, rejections: np.ndarray) -> str:
+    exact = theory.expected_rejections(draft, target)
+    m = float(np.mean(rejections))
+    return f"exact E[N_rej] = {exact:.2f}; Monte Carlo mean of {rejections.size} runs = {m:.2f}"
+
+
+def figure2_slider(
+    V: int = 7,
+    T: int = 50,
+    runs: int = 5000,
+    qualities: Sequence[float] = (0.0, 0.25, 0.5, 0.75),
+    seed: int = 10,
+) -> go.Figure:
+    """The paper's Figure 2 (left) with our own chains: running mean of ``N_rej`` vs Theorem 1.
+
+    ``quality = 0`` is the paper's setting (two unrelated random chains); the slider
+    moves to better drafts of the same target.
+    """
+    steps = []
+    for w in qualities:
+        draft, target, s_mc = pair(V, T, w, seed)
+        rej = decoding.speculative(draft, target, runs, rng=np.random.default_rng(s_mc)).rejections
+        traces = running_mean_traces(rej, theory.expected_rejections(draft, target))
+        steps.append((f"{w:.2f}", traces, {"title": _rejections_title(draft, target, rej)}))
+    return slider_figure(
+        steps,
+        label="draft quality",
+        layout={"xaxis": {"title": "number of runs"}, "yaxis": {"title": "rejections per run"}, "height": 480},
+    )
+
+
+def quality_sweep(target: MarkovChain, qualities: Sequence[float], seed: int = 0) -> dict[str, np.ndarray]:
+    """Exact ``E[N_rej]``, ``E[oracle calls]`` and both speed-ups along ``draft_for(target, quality)``.
+
+    The same random ``other`` chain is used at every quality (same ``seed``), so the
+    curves show one draft improving, not a new draft at each point.
+    """
+    out: dict[str, list[float]] = {"rejections": [], "calls": [], "speedup": [], "speedup_paper": []}
+    for w in qualities:
+        draft = draft_for(target, float(w), rng=seed)
+        e = theory.expected_rejections(draft, target)
+        out["rejections"].append(e)
+        out["calls"].append(theory.expected_oracle_calls(draft, target))
+        out["speedup"].append(theory.speedup(draft, target))
+        out["speedup_paper"].append(target.T / e if e > 0 else np.inf)
+    return {"quality": np.asarray(qualities, dtype=float), **{k: np.asarray(v) for k, v in out.items()}}
+
+
+def quality_sweep_traces(target: MarkovChain, qualities: Sequence[float], seed: int = 0) -> list[go.Scatter]:
+    """``E[N_rej]`` (left axis) and the two speed-ups (right axis, log scale) against draft quality."""
+    s = quality_sweep(target, qualities, seed)
+    paper = np.where(np.isfinite(s["speedup_paper"]), s["speedup_paper"], np.nan)
+    return [
+        go.Scatter(x=s["quality"], y=s["rejections"], name="E[N_rej]", mode="lines+markers",
+                   line=dict(color=COLORS["residual"])),
+        go.Scatter(x=s["quality"], y=s["speedup"], name="speed-up T / E[oracle calls]", mode="lines+markers",
+                   yaxis="y2", line=dict(color=COLORS["accept"])),
+        go.Scatter(x=s["quality"], y=paper, name="paper's T / E[N_rej]", mode="lines", yaxis="y2",
+                   line=dict(color=COLORS["accept"], dash="dot")),
+    ]
+
+
+def quality_sweep_slider(
+    V: int = 7,
+    Ts: Sequence[int] = (10, 25, 50, 100, 200),
+    qualities: Sequence[float] = tuple(np.linspace(0, 1, 21)),
+    seed: int = 10,
+    active: int = 2,
+) -> go.Figure:
+    """``quality_sweep_traces`` with a slider over the number of tokens T (one random target per T)."""
+    steps = []
+    for T in Ts:
+        target = MarkovChain.random(V, T, rng=seed)
+        steps.append((str(T), quality_sweep_traces(target, qualities, seed + 1), {"title": f"T = {T} tokens"}))
+    return slider_figure(
+        steps,
+        label="T",
+        active=active,
+        layout={
+            "xaxis": {"title": "draft quality (0: unrelated chain, 1: the target itself)"},
+            "yaxis": {"title": "expected rejections E[N_rej]", "rangemode": "tozero"},
+            "yaxis2": {"title": "speed-up (log scale)", "overlaying": "y", "side": "right", "type": "log"},
+            "legend": {"x": 0.02, "y": 0.98},
+            "height": 480,
+        },
+    )

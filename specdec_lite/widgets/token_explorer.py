@@ -1,0 +1,123 @@
+"""Chapters 1-2 explorer: one speculative step on a small vocabulary.
+
+``token_laws`` builds a draft ``p`` and a target ``q`` from a preset and a draft
+quality; ``token_update`` draws p and q, the acceptance probability
+``min(1, q/p)``, the residual ``[q - p]_+`` and a Monte Carlo histogram of
+speculative decoding's output against ``q``; ``token_explorer`` wires it to controls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .. import decoding
+from ..chains import MarkovChain
+from ..figures.part1 import COLORS, token_labels
+from ..laws import acceptance, residual, tv
+from ..stats import chi_square
+from .core import explorer
+
+#: Presets for the target ``q`` and the draft's unrelated part ``other``.
+PRESETS = ("shifted", "flat draft", "random", "disjoint supports")
+
+
+def _bump(V: int, centre: float, width: float) -> np.ndarray:
+    w = np.exp(-0.5 * ((np.arange(V) - centre) / width) ** 2)
+    return w / w.sum()
+
+
+def token_laws(V: int = 5, preset: str = "shifted", quality: float = 0.5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(p, q)`` on ``V`` tokens: ``q`` from the preset, ``p = quality * q + (1 - quality) * other``.
+
+    Presets: ``shifted`` (two bumps, the draft's to the right), ``flat draft`` (peaked
+    target, uniform draft), ``random`` (both Dirichlet(1), from ``seed``),
+    ``disjoint supports`` (target on the first half, draft on the rest).
+    """
+    if isinstance(V, bool) or not isinstance(V, (int, np.integer)) or not 2 <= V <= 50:
+        raise ValueError(f"V: must be an integer in [2, 50], got {V!r}")
+    if not 0.0 <= quality <= 1.0:
+        raise ValueError(f"quality: must be in [0, 1], got {quality}")
+    if preset == "shifted":
+        q, other = _bump(V, (V - 1) / 3, V / 5), _bump(V, 2 * (V - 1) / 3, V / 4)
+    elif preset == "flat draft":
+        q, other = 0.5 ** np.arange(V), np.ones(V)
+        q, other = q / q.sum(), other / V
+    elif preset == "random":
+        gen = np.random.default_rng(seed)
+        q, other = gen.dirichlet(np.ones(V)), gen.dirichlet(np.ones(V))
+    elif preset == "disjoint supports":
+        h = V // 2
+        q, other = np.r_[np.ones(h), np.zeros(V - h)] / h, np.r_[np.zeros(h), np.ones(V - h)] / (V - h)
+    else:
+        raise ValueError(f"preset: must be one of {PRESETS}, got {preset!r}")
+    return quality * q + (1 - quality) * other, q
+
+
+def one_token(p: np.ndarray, q: np.ndarray) -> tuple[MarkovChain, MarkovChain]:
+    """``p`` and ``q`` as one-token chains (``T = 1``), so the package's samplers apply."""
+    V = len(p)
+    return MarkovChain(p, np.empty((0, V, V))), MarkovChain(q, np.empty((0, V, V)))
+
+
+def token_update(
+    V: int = 5, preset: str = "shifted", quality: float = 0.5, runs: int = 2000, seed: int = 0
+) -> go.Figure:
+    """Four panels: p and q; acceptance ``min(1, q/p)``; residual ``[q-p]_+``; MC output vs q (±2 SE)."""
+    p, q = token_laws(V, preset, quality, seed)
+    draft, target = one_token(p, q)
+    res = decoding.speculative(draft, target, runs, rng=seed)
+    counts = np.bincount(res.tokens[:, 0], minlength=V)
+    freq = counts / runs
+    gof = chi_square(counts, q)
+    x = token_labels(V)
+
+    fig = make_subplots(
+        rows=2, cols=2, vertical_spacing=0.16, horizontal_spacing=0.1,
+        subplot_titles=(
+            "draft p and target q", "acceptance probability min(1, q/p)",
+            "residual [q − p]₊ (used after a rejection)", f"speculative output, {runs} runs, vs q",
+        ),
+    )
+    fig.add_trace(go.Bar(x=x, y=p, name="p (draft)", marker_color=COLORS["p"]), 1, 1)
+    fig.add_trace(go.Bar(x=x, y=q, name="q (target)", marker_color=COLORS["q"]), 1, 1)
+    fig.add_trace(go.Bar(x=x, y=acceptance(p, q), name="acceptance", marker_color=COLORS["accept"]), 1, 2)
+    fig.add_trace(go.Bar(x=x, y=residual(p, q), name="residual", marker_color=COLORS["residual"]), 2, 1)
+    fig.add_trace(go.Bar(x=x, y=freq, name="speculative (Monte Carlo)", marker_color=COLORS["mc"]), 2, 2)
+    fig.add_trace(
+        go.Scatter(
+            x=x, y=q, mode="markers", name="q ± 2 SE",
+            marker=dict(color=COLORS["q"], size=10, symbol="line-ew-open", line=dict(width=3)),
+            error_y=dict(type="data", array=2 * np.sqrt(q * (1 - q) / runs), color=COLORS["q"]),
+        ),
+        2, 2,
+    )
+    fig.update_yaxes(range=[0, 1.05], row=1, col=2)
+    fig.update_layout(
+        barmode="group", height=620, margin=dict(t=110),
+        title=(
+            f"TV(p, q) = {tv(p, q):.3f} = P(reject); observed rejection rate {res.rejections.mean():.3f}"
+            f"<br><sup>chi-square test of the output against q: p-value {gof.pvalue:.3f}</sup>"
+        ),
+    )
+    return fig
+
+
+def token_explorer() -> Any:
+    """The lab widget: vocabulary size, preset, draft quality, runs and seed drive ``token_update``."""
+    import ipywidgets as w
+
+    style = {"description_width": "initial"}
+    controls = {
+        "V": w.IntSlider(value=5, min=3, max=8, description="tokens V", continuous_update=False, style=style),
+        "preset": w.Dropdown(options=PRESETS, value="shifted", description="preset", style=style),
+        "quality": w.FloatSlider(value=0.5, min=0, max=1, step=0.05, description="draft quality",
+                                 continuous_update=False, style=style),
+        "runs": w.IntSlider(value=2000, min=100, max=20000, step=100, description="runs",
+                            continuous_update=False, style=style),
+        "seed": w.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=style),
+    }
+    return explorer(token_update, controls)
