@@ -102,3 +102,4 @@ def speculative(draft: MarkovChain, target: MarkovChain, runs: int, rng: RNGLike
     return DecodeResult(tokens, rejected, oracle_calls)
 
 from .biased import biased_speculative  # noqa: E402, F401
+from .lookahead import LookaheadResult, speculative_k  # noqa: E402, F401
