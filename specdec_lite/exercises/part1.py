@@ -62,9 +62,9 @@ def check_tv(student_tv: Callable[[np.ndarray, np.ndarray], float]) -> Feedback:
             continue
         where = f"For p = {_fmt(p)}, q = {_fmt(q)} you returned {got:.4f} instead of {want:.4f}: "
         if np.isclose(got, 2 * want):
-            return wrong(where + "that is sum |p - q|; the TV distance has a factor 1/2 (each excess is counted twice).")
+            return wrong(where + "that is sum |p - q|; TV has a factor 1/2 (each excess is counted twice).")
         if np.isclose(got, np.abs(p - q).max()):
-            return wrong(where + "that is the largest single-token gap; TV adds up the gaps of all tokens (then halves).")
+            return wrong(where + "that is the largest single-token gap; TV adds the gaps of all tokens (then halves).")
         if np.isclose(got, np.minimum(p, q).sum()):
             return wrong(where + "that is the shared mass sum min(p, q), which equals 1 - TV.")
         if np.isclose(got, abs((p - q).sum())) or np.isclose(got, 0.5 * abs((p - q).sum())):
@@ -197,8 +197,8 @@ def check_speculative_step(
         mistakes = {
             "after a rejection you sampled from q instead of the residual [q - p]+ (output min(p, q) + TV q)":
                 np.minimum(p, q) + t * q,
-            "you never reject: the output is the draft p": p,
-            "after a rejection you sampled from [p - q]+ (letters swapped)": np.minimum(p, q) + t * residual(q, p),
+            "the output follows the draft p: you never reject, or after a rejection you sample [p - q]+ "
+            "(letters swapped; min(p, q) + TV [p - q]+ = p)": p,
         }
         for what, law in mistakes.items():
             if chi_square(counts, law).pvalue >= alpha:

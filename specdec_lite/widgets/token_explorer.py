@@ -30,7 +30,9 @@ def _bump(V: int, centre: float, width: float) -> np.ndarray:
     return w / w.sum()
 
 
-def token_laws(V: int = 5, preset: str = "shifted", quality: float = 0.5, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def token_laws(
+    V: int = 5, preset: str = "shifted", quality: float = 0.5, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
     """``(p, q)`` on ``V`` tokens: ``q`` from the preset, ``p = quality * q + (1 - quality) * other``.
 
     Presets: ``shifted`` (two bumps, the draft's to the right), ``flat draft`` (peaked
