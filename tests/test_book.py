@@ -1,11 +1,7 @@
 """The book builds with warnings as errors, and every page in the table of contents exists."""
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
-import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -19,16 +15,6 @@ def toc_files() -> list[str]:
             files.append(chapter["file"])
             files += [s["file"] for s in chapter.get("sections", [])]
     return [str(Path(f).with_suffix("")) for f in files]
-
-
-@pytest.fixture(scope="session")
-def built_book(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("book")
-    jb = shutil.which("jupyter-book") or f"{sys.executable} -m jupyter_book"
-    cmd = f"{jb} build {ROOT} --path-output {out} -W -n --keep-going"
-    proc = subprocess.run(cmd, shell=True, capture_output=True, text=True)
-    assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
-    return out / "_build" / "html"
 
 
 def test_every_toc_page_is_built(built_book):
