@@ -101,5 +101,6 @@ def speculative(draft: MarkovChain, target: MarkovChain, runs: int, rng: RNGLike
     oracle_calls = 1 + rejected[:, :-1].sum(axis=1)
     return DecodeResult(tokens, rejected, oracle_calls)
 
+from .batch import batch_speculative, tree_speculative  # noqa: E402, F401
 from .biased import biased_speculative  # noqa: E402, F401
 from .lookahead import LookaheadResult, speculative_k  # noqa: E402, F401

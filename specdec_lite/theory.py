@@ -79,5 +79,6 @@ def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences
     trans = np.repeat(both[1:], 2, axis=1)  # rows (u, r) depend on u only
     return sequence_law(MarkovChain(both[0, 0], trans), max_sequences)
 
+from .batch import batch_improvement, batch_rejection_limit, expected_rejections_batch, expected_rejections_tree  # noqa: E402, F401
 from .lookahead import expected_oracle_calls_k, expected_rejections_k, lookahead_profile  # noqa: E402, F401
 from .tradeoff import optimal_rejection_law, pareto_point, tv_loss  # noqa: E402, F401

@@ -1,0 +1,305 @@
+"""Batch speculative decoding: Algorithm 4 (Theorem 3, Proposition 1) and the draft tree.
+
+Each round drafts ``M`` i.i.d. sequences from ``p``; one oracle call scores them all.
+
+* **Algorithm 4** (the paper): only the round's first position uses the batch. Draft
+  ``m``'s first token is tried against ``q^m`` (``q^1 = q``, ``q^{m+1} = [q^m - p]_+``);
+  all ``M`` rejected means one rejection and a token from ``q^{M+1}``. The accepted
+  draft alone continues with the plain rule against ``q``.
+* **Draft tree** (the book's own variant): every draft whose prefix equals the
+  accepted prefix survives, and the same cascade runs over the survivors at every
+  position. With ``k`` candidates the position rejects with probability
+  ``r_1 ... r_k``; after accepting ``x`` from candidate ``m``, the survivors are the
+  accepted draft plus the untested candidates ``m+1..k`` whose token is ``x``:
+  ``1 + Binomial(k - m, p(x))`` of them.
+
+On first-order chains both are Markov in a small state: (last token, round start?)
+for Algorithm 4 and (last token, number of candidates k) for the tree, so their
+expected rejections are forward passes, polynomial in T, V and M.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ._rng import RNGLike, as_generator, check_runs
+from .chains import MarkovChain, _check_pair
+from .laws import acceptance, check_law, residual, tv
+
+if TYPE_CHECKING:
+    from .decoding import DecodeResult
+
+# ``theory`` and ``decoding`` re-export names from here at import time, so this module
+# imports them only inside functions (no import cycle whichever is loaded first).
+
+
+def _check_M(M: Any, name: str = "M") -> int:
+    if isinstance(M, bool) or not isinstance(M, (int, np.integer)) or M < 1:
+        raise ValueError(f"{name}: number of drafts must be an integer >= 1, got {M!r}")
+    return int(M)
+
+
+# --- one token: the residual cascade ------------------------------------------
+
+
+def residual_cascade(p: Any, q: Any, M: int) -> tuple[np.ndarray, np.ndarray]:
+    """The laws ``q^1 = q, q^{m+1} = [q^m - p]_+`` and the chance of reaching each stage.
+
+    Returns ``(reach, laws)`` with ``reach[m] = r_1 ... r_m`` (``r_m = TV(q^m, p)``,
+    ``reach[0] = 1``): the probability that the first ``m`` drafts are all rejected;
+    and ``laws[m] = q^{m+1}``. Shapes ``(M+1, ...)`` and ``(M+1, ..., V)``; works on
+    stacks of laws. When ``q^m = p`` then ``r_m = 0`` and ``residual`` falls back to
+    ``q^{m+1} = q^m``: the stage is never reached, so any law would do.
+    """
+    M = _check_M(M)
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    shape = np.broadcast_shapes(p.shape, q.shape)
+    reach = np.empty((M + 1,) + shape[:-1])
+    laws = np.empty((M + 1,) + shape)
+    reach[0], laws[0] = 1.0, q
+    for m in range(M):
+        reach[m + 1] = reach[m] * tv(laws[m], p)
+        laws[m + 1] = residual(p, laws[m])
+    return reach, laws
+
+
+def batch_improvement(p: Any, q: Any, M: int) -> Any:
+    """Batch improvement of one token: ``TV(q, p) - prod_{m=1}^M TV(q^m, p)`` (>= 0)."""
+    p, q = check_law(p, "p"), check_law(q, "q")
+    reach, _ = residual_cascade(p, q, M)
+    return tv(q, p) - reach[-1]
+
+
+def batch_improvement_bernoulli(u: float, v: float, M: int) -> float:
+    """Closed form for ``p = Ber(u)``, ``q = Ber(v)`` (probabilities of token 1).
+
+    ``|u - v| (1 - u^{M-1})`` when ``u >= v`` and ``|u - v| (1 - (1-u)^{M-1})``
+    otherwise: after the first rejection ``q^2`` is a point mass, and every later
+    draft misses it with probability ``u`` (or ``1 - u``).
+    """
+    M = _check_M(M)
+    for name, x in (("u", u), ("v", v)):
+        if not 0.0 <= x <= 1.0:
+            raise ValueError(f"{name}: must be a probability in [0, 1], got {x}")
+    miss = u if u >= v else 1.0 - u
+    return float(abs(u - v) * (1.0 - miss ** (M - 1)))
+
+
+def batch_improvement_uniform(r: float, M: int) -> float:
+    """Closed form for ``p = Unif(V)``, ``q`` uniform on ``V' <= V`` states, ``r = V/V'``.
+
+    ``(1 - 1/r) - (1 - 1/r)^M``: every residual is ``q`` again, so ``r_m = 1 - 1/r``.
+    """
+    M = _check_M(M)
+    if not r >= 1.0:
+        raise ValueError(f"r: must be V/V' >= 1, got {r}")
+    a = 1.0 - 1.0 / r
+    return float(a - a**M)
+
+
+# --- Algorithm 4 on first-order chains: Theorem 3 and Proposition 1 -----------
+
+
+def _batch_forward(draft: MarkovChain, target: MarkovChain, b: np.ndarray, g: np.ndarray) -> np.ndarray:
+    """Per-position ``E[R_n]`` when a round start rejects w.p. ``b`` (T, V) into mass ``g`` (T, V, V).
+
+    ``f[x] = P(x_n = x, R_n = 1)``; a position after a rejection starts a round:
+    ``E[R_n] = sum_u (mu - f)(u) TV_n(u) + f(u) b_n(u)`` and
+    ``f_n(x) = sum_u (mu - f)(u) max(q - p, 0)_n(u, x) + f(u) g_n(u, x)``.
+    """
+    p, q = draft.laws(), target.laws()
+    a, h = tv(p, q), np.maximum(q - p, 0.0)
+    mu = target.marginals()
+    profile = np.empty(target.T)
+    profile[0], f = b[0, 0], g[0, 0]  # the first position starts a round
+    for n in range(1, target.T):
+        rest = mu[n - 1] - f
+        profile[n] = rest @ a[n] + f @ b[n]
+        f = rest @ h[n] + f @ g[n]
+    return profile
+
+
+def batch_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> np.ndarray:
+    """Theorem 3 per position: ``E[R_n]`` under Algorithm 4 with ``M`` drafts, shape ``(T,)``."""
+    _check_pair(draft, target)
+    reach, laws = residual_cascade(draft.laws(), target.laws(), M)
+    return _batch_forward(draft, target, reach[-1], reach[-1][..., None] * laws[-1])
+
+
+def expected_rejections_batch(draft: MarkovChain, target: MarkovChain, M: int) -> float:
+    """Theorem 3: ``E[N_rej]`` of Algorithm 4, O(T V^2 M). Equals Theorem 1 at ``M = 1``."""
+    return float(batch_rejection_profile(draft, target, M).sum())
+
+
+def batch_rejection_limit(draft: MarkovChain, target: MarkovChain) -> float:
+    """Proposition 1: ``lim_{M -> inf} E[N_rej]`` of Algorithm 4.
+
+    As M grows, ``r_1 ... r_M`` falls to ``q(p = 0)``, the target mass no draft can
+    propose, and the rejected mass to ``q 1[p = 0]`` (0 when ``p`` has full support, the
+    paper's case). Positions inside a round keep rejecting with ``TV(p_n, q_n)``.
+    """
+    _check_pair(draft, target)
+    p, q = draft.laws(), target.laws()
+    g = np.where(p > 0, 0.0, q)
+    return float(_batch_forward(draft, target, g.sum(axis=-1), g).sum())
+
+
+def batch_joint_law(draft: MarkovChain, target: MarkovChain, M: int, max_sequences: int = 2_000_000) -> np.ndarray:
+    """Exact joint law of tokens and rejection marks under Algorithm 4.
+
+    ``(x_n, R_n)`` is a Markov chain on ``2V`` states ``2 x + r``: after ``r = 1`` the
+    round starts (``x`` unrejected w.p. ``q - g``, rejected w.p. ``g``), after ``r = 0``
+    the plain rule applies (``min(p, q)`` and ``max(q - p, 0)``). Index a run with
+    ``stats.sequence_index(2 * tokens + rejected, 2 * V)``.
+    """
+    from .theory import sequence_law
+
+    _check_pair(draft, target)
+    p, q = draft.laws(), target.laws()
+    reach, laws = residual_cascade(p, q, M)
+    g = reach[-1][..., None] * laws[-1]
+    T, V = target.T, target.V
+    start = np.stack([q - g, g], axis=-1).reshape(T, V, 2 * V)
+    inside = np.stack([np.minimum(p, q), np.maximum(q - p, 0.0)], axis=-1).reshape(T, V, 2 * V)
+    trans = np.stack([inside[1:], start[1:]], axis=2).reshape(T - 1, 2 * V, 2 * V)  # row 2u + r
+    return sequence_law(MarkovChain(start[0, 0], trans), max_sequences)
+
+
+# --- the draft tree on first-order chains --------------------------------------
+
+
+def _binomial_table(M: int) -> np.ndarray:
+    """``C[d, i] = binom(d, i)`` for ``0 <= i, d < M`` (0 when ``i > d``)."""
+    from scipy.special import comb
+
+    d = np.arange(M)
+    return comb(d[:, None], d[None, :])
+
+
+def tree_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> np.ndarray:
+    """Per-position ``E[R_n]`` of the draft tree with ``M`` drafts, shape ``(T,)``; O(T V^2 M^2).
+
+    State before position n: last token u and k candidates (k = M at a round start).
+    With ``reach`` and ``q^m`` from ``residual_cascade``: reject w.p. ``reach[k]`` into
+    ``x ~ q^{k+1}`` (next state (x, M)); accept x at stage m w.p.
+    ``reach[m-1] min(p, q^m)(x)``, next state (x, 1 + Binomial(k - m, p(x))).
+    """
+    _check_pair(draft, target)
+    M = _check_M(M)
+    p, q = draft.laws(), target.laws()
+    reach, laws = residual_cascade(p, q, M)
+    T, V = target.T, target.V
+    comb = _binomial_table(M)
+    kk, dd = np.meshgrid(np.arange(M), np.arange(M), indexing="ij")
+    stage = kk - dd  # 0-based stage m-1 of candidate count k (index k-1) with d = k - m untested left
+    valid = stage >= 0
+    ii = np.arange(M)
+    expo = np.maximum(np.subtract.outer(ii, ii), 0)  # (d, i): exponent d - i of (1 - p)
+    profile = np.empty(T)
+    state = np.zeros((V, M))  # state[u, k-1]
+    state[0, M - 1] = 1.0  # position 0: every row is init; a round starts with M drafts
+    for n in range(T):
+        r = reach[:, n]  # (M+1, V)
+        profile[n] = float(np.einsum("uk,ku->", state, r[1:]))
+        rejected = np.einsum("uk,kux->x", state, r[1:, :, None] * laws[1:, n])
+        acc = r[:M, :, None] * np.minimum(p[n], laws[:M, n])  # (M stages, V, V)
+        gathered = np.where(valid[..., None, None], acc[np.where(valid, stage, 0)], 0.0)  # (k, d, u, x)
+        A = np.einsum("uk,kdux->uxd", state, gathered)
+        pn = p[n][:, :, None, None]
+        binom = comb * pn**ii * (1.0 - pn) ** expo  # (u, x, d, i): P(Binomial(d, p) = i)
+        state = np.einsum("uxd,uxdi->xi", A, binom)
+        state[:, M - 1] += rejected
+    return profile
+
+
+def expected_rejections_tree(draft: MarkovChain, target: MarkovChain, M: int) -> float:
+    """``E[N_rej]`` of the draft tree with ``M`` drafts (the book's own analysis, not the paper's)."""
+    return float(tree_rejection_profile(draft, target, M).sum())
+
+
+# --- samplers, vectorised over runs --------------------------------------------
+
+
+def _cascade_position(
+    gen: np.random.Generator,
+    p: np.ndarray,
+    laws: np.ndarray,
+    prev: np.ndarray,
+    k: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One position of the cascade for runs with ``k`` i.i.d. candidates from ``p[prev]``.
+
+    ``laws[m]`` is ``q^{m+1}`` (V, V). Returns the tokens, the rejection marks and the
+    0-based stage at which each run accepted (``k`` where all were rejected).
+    """
+    from .decoding import cumulative, sample_rows
+
+    runs = prev.shape[0]
+    x = np.empty(runs, dtype=np.int64)
+    stage = k.copy()
+    active = np.arange(runs)
+    cdf_p = cumulative(p)
+    for m in range(int(k.max()) + 1):
+        done = active[k[active] == m]  # all k candidates rejected: draw from q^{k+1}
+        if done.size:
+            x[done] = sample_rows(cumulative(laws[m]), prev[done], gen.random(done.size))
+            active = active[k[active] > m]
+        if active.size == 0:
+            break
+        xt = sample_rows(cdf_p, prev[active], gen.random(active.size))
+        ok = gen.random(active.size) < acceptance(p, laws[m])[prev[active], xt]
+        x[active[ok]], stage[active[ok]] = xt[ok], m
+        active = active[~ok]
+    return x, stage == k, stage
+
+
+def batch_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int, rng: RNGLike = None) -> DecodeResult:
+    """Algorithm 4 with ``M`` drafts, all runs at once (loop over positions).
+
+    A run starts a round at position 1 and after each rejection; there it has ``M``
+    candidates, elsewhere the single chosen draft (``k = 1``, the plain rule).
+    """
+    from .decoding import DecodeResult, _token_dtype
+
+    _check_pair(draft, target)
+    M, runs, gen = _check_M(M), check_runs(runs), as_generator(rng)
+    p_laws = draft.laws()
+    _, laws = residual_cascade(p_laws, target.laws(), M)
+    T = target.T
+    tokens = np.empty((runs, T), dtype=_token_dtype(target.V))
+    rejected = np.zeros((runs, T), dtype=bool)
+    prev = np.zeros(runs, dtype=np.int64)
+    start = np.ones(runs, dtype=bool)
+    for n in range(T):
+        k = np.where(start, M, 1)
+        prev, start, _ = _cascade_position(gen, p_laws[n], laws[:, n], prev, k)
+        tokens[:, n], rejected[:, n] = prev, start
+    return DecodeResult(tokens, rejected, 1 + rejected[:, :-1].sum(axis=1))
+
+
+def tree_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int, rng: RNGLike = None) -> DecodeResult:
+    """The draft tree with ``M`` drafts, all runs at once (loop over positions).
+
+    Tracks the number of candidates ``k`` per run; the untested candidates after the
+    accepted one match it independently with probability ``p(x)``, so the survivors
+    are ``1 + Binomial(k - m, p(x))`` (``reference.tree_speculative`` draws them all).
+    """
+    from .decoding import DecodeResult, _token_dtype
+
+    _check_pair(draft, target)
+    M, runs, gen = _check_M(M), check_runs(runs), as_generator(rng)
+    p_laws = draft.laws()
+    _, laws = residual_cascade(p_laws, target.laws(), M)
+    T = target.T
+    tokens = np.empty((runs, T), dtype=_token_dtype(target.V))
+    rejected = np.zeros((runs, T), dtype=bool)
+    prev = np.zeros(runs, dtype=np.int64)
+    k = np.full(runs, M)
+    for n in range(T):
+        x, rej, stage = _cascade_position(gen, p_laws[n], laws[:, n], prev, k)
+        untested = np.where(rej, 0, k - stage - 1)
+        k = np.where(rej, M, 1 + gen.binomial(untested, p_laws[n][prev, x]))
+        tokens[:, n], rejected[:, n], prev = x, rej, x
+    return DecodeResult(tokens, rejected, 1 + rejected[:, :-1].sum(axis=1))
