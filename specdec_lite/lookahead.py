@@ -151,7 +151,7 @@ def lookahead_profiles(draft: MarkovChain, target: MarkovChain, Ks: Iterable[int
 
 def lookahead_profile(draft: MarkovChain, target: MarkovChain, K: int) -> LookaheadProfile:
     """Exact per-position expectations for one lookahead ``K``."""
-    return lookahead_profiles(draft, target, [K])[0]
+    return lookahead_profiles(draft, target, [check_lookahead(K)])[0]
 
 
 def expected_rejections_k(draft: MarkovChain, target: MarkovChain, K: int) -> float:
@@ -236,10 +236,13 @@ def best_lookahead_iid(alpha: float, c: float, *, K_max: int | None = None) -> i
         return math.inf if cap is None else cap
     L = -math.log(a_)
     a = 1.0 + (1.0 - c) * L / c
-    # -e^{-a} underflows for huge a (tiny c): then W_{-1}(-e^{-a}) ~ -a - ln a, the leading terms.
-    z = -math.exp(-a)
-    w = float(lambertw(z, -1).real) if z != 0.0 else -a - math.log(a)
-    K_star = -(a + w) / L - 1.0  # K + 1 = -ln y / L
+    if a < 700.0:
+        w = float(lambertw(-math.exp(-a), -1).real)
+    else:  # -e^{-a} underflows: solve w + ln(-w) = -a by Newton from the asymptote -a - ln a
+        w = -a - math.log(a)
+        for _ in range(4):
+            w -= (w + math.log(-w) + a) / (1.0 + 1.0 / w)
+    K_star = math.log(-w) / L - 1.0  # ln y = a + w = -ln(-w) and K + 1 = -ln y / L
     candidates = {max(0, math.floor(K_star)), max(0, math.ceil(K_star))}
     if cap is not None:
         candidates = {min(k, cap) for k in candidates}
