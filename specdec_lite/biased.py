@@ -172,3 +172,30 @@ def loss_profile(out: MarkovChain, target: MarkovChain) -> np.ndarray:
     prof[0] = row_tv[0, 0]
     prof[1:] = np.einsum("nu,nu->n", mu[:-1], row_tv[1:])
     return prof
+
+
+def chain_front_point(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> tuple[float, float]:
+    """The single-token trade-off summed over a chain, prefixes weighted by the *target*.
+
+    Returns ``(sum_n E_{x_{n-1} ~ q}[P^A_n(reject)], sum_n E_{x_{n-1} ~ q}[TV(P^A_n, q_n)])``:
+    Theorem 5 applied position by position and added up. For Decoding-OPT the two
+    add up to Theorem 1's ``sum_n E_q[TV(p_n, q_n)]`` for every ``eps``; UNO lies above.
+    """
+    b, P = over_accept_rule(draft, target, eps, rejection_law)
+    p, q = draft.laws(), target.laws()
+    r = np.maximum(((1.0 - b) * p).sum(axis=-1), 0.0)  # (T, V)
+    loss = tv(b * p + r[..., None] * P, q)
+    mu = target.marginals()
+
+    def weigh(x: np.ndarray) -> float:
+        return float(x[0, 0] + np.einsum("nu,nu->", mu[:-1], x[1:]))
+
+    return weigh(r), weigh(loss)
+
+
+def sequence_point(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> tuple[float, float]:
+    """``(E[N_rej], TV(output sequence law, target sequence law))``, both exact (the second by enumeration)."""
+    return (
+        biased_expected_rejections(draft, target, eps, rejection_law),
+        biased_sequence_tv(draft, target, eps, rejection_law),
+    )

@@ -1,0 +1,234 @@
+"""Checks for the Part II labs (chapters 4-5), each with feedback that names the mistake.
+
+Every check compares the student's answer with ``optimality`` and ``tradeoff``
+and recognises the typical wrong answers (the speculative residual where
+Corollary 1's law is needed, a missing normalisation, the loss without its
+``- 1/2 sum (1 - b) p`` term, over-acceptance without the clip at 1, ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..laws import acceptance, residual, tv
+from ..optimality import unbiased_rejection_law
+from ..tradeoff import over_accept, tv_loss
+from .feedback import Feedback, correct, wrong
+
+ATOL = 1e-9
+
+
+def _cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``(p, q, b)`` triples with ``b <= min(1, q/p)``: generic, a zero in p, p == q, a one-hot target."""
+    return [
+        (np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5]), np.array([0.2, 0.5, 1.0])),
+        (np.array([0.1, 0.6, 0.3, 0.0]), np.full(4, 0.25), np.array([1.0, 0.2, 0.5, 1.0])),
+        (np.array([0.7, 0.2, 0.1]), np.array([0.7, 0.2, 0.1]), np.array([0.5, 0.5, 0.5])),
+        (np.array([0.6, 0.4, 0.0]), np.array([0.0, 0.0, 1.0]), np.array([0.0, 0.0, 1.0])),
+    ]
+
+
+def _biased_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``(p, q, b)`` with ``b`` above the speculative rule on some tokens (and below on others)."""
+    return [
+        (np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5]), np.array([0.8, 0.5, 1.0])),
+        (np.array([0.1, 0.6, 0.3, 0.0]), np.full(4, 0.25), np.array([1.0, 0.9, 0.1, 1.0])),
+        (np.array([0.7, 0.2, 0.1]), np.array([0.1, 0.2, 0.7]), np.array([1.0, 1.0, 1.0])),
+        (np.array([0.25, 0.25, 0.5]), np.array([0.5, 0.3, 0.2]), np.array([0.0, 0.0, 0.0])),
+    ]
+
+
+def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
+    try:
+        return fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]), None
+    except Exception as e:  # the student's code may fail in any way; report it, never raise
+        return None, f"your function raised {type(e).__name__}: {e}"
+
+
+def _fmt(x: Any) -> str:
+    return np.array2string(np.asarray(x, dtype=float), precision=3, suppress_small=True)
+
+
+def _as_vector(got: Any, V: int) -> tuple[np.ndarray | None, str | None]:
+    try:
+        arr = np.asarray(got, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None, f"return an array of {V} numbers, got {type(got).__name__}"
+    if arr.shape != (V,):
+        return None, f"return an array of shape ({V},), got shape {arr.shape}"
+    return arr, None
+
+
+def _close(a: Any, b: Any) -> bool:
+    return bool(np.allclose(a, b, atol=1e-9))
+
+
+# --- Chapter 4 ------------------------------------------------------------------
+
+
+def check_unbiased_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
+    """Check ``student(p, q, b)`` returning Corollary 1's law ``(q - b p) / sum_x (1 - b) p`` (``b <= min(1, q/p)``)."""
+    for p, q, b in _cases():
+        if ((1 - b) * p).sum() <= ATOL:
+            continue  # nothing is ever rejected: every law is fine
+        got, err = _call(student, p, q, b)
+        where = f"For p = {_fmt(p)}, q = {_fmt(q)}, b = {_fmt(b)}"
+        if err:
+            return wrong(f"{err}. {where}.")
+        P, err = _as_vector(got, p.size)
+        if err:
+            return wrong(f"{where}: {err}.")
+        want = unbiased_rejection_law(p, q, b)
+        if _close(P, want):
+            continue
+        where += f" you returned {_fmt(P)} instead of {_fmt(want)}: "
+        r = ((1 - b) * p).sum()
+        if not np.all(np.isfinite(P)):
+            return wrong(where + "it has NaN or inf; divide by sum_x (1 - b(x)) p(x), which is > 0 here.")
+        if _close(P, q - b * p):
+            return wrong(where + f"it sums to {P.sum():.3f}, not 1. Divide by sum_x (1 - b(x)) p(x) = {r:.3f}.")
+        if _close(P, residual(p, q)):
+            return wrong(where + "that is speculative decoding's residual [q - p]_+, the right law only when "
+                         "b = min(1, q/p). Whatever b keeps, P must supply q - b p.")
+        if _close(P, q):
+            return wrong(where + "sampling q after a rejection double counts the mass b p already accepted.")
+        if np.any(P < -1e-12):
+            return wrong(where + "it has negative entries; check the sign: the mass still missing is q - b p.")
+        if abs(P.sum() - 1) > 1e-6:
+            return wrong(where + f"it sums to {P.sum():.3f}; a rejection law must sum to 1.")
+        return wrong(where + "the output b p + (sum (1 - b) p) P must equal q; solve that for P.")
+    return correct("P = (q - b p) / sum (1 - b) p is the only law that makes b unbiased (Corollary 1).")
+
+
+def check_unbiased_member(
+    p: Any, q: Any, accept: Any, rejection: Any, target_reject: float | None = None
+) -> Feedback:
+    """Check that the student's algorithm ``(b, P)`` is unbiased for ``(p, q)`` (and rejects ``target_reject``)."""
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    b, err = _as_vector(accept, p.size)
+    if err:
+        return wrong(f"b: {err}.")
+    P, err = _as_vector(rejection, p.size)
+    if err:
+        return wrong(f"P: {err}.")
+    if np.any(b < 0) or np.any(b > 1):
+        return wrong(f"b must be a probability for every token; yours is {_fmt(b)}.")
+    if np.any(P < 0) or abs(P.sum() - 1) > 1e-6:
+        return wrong(f"P must be a probability law (nonnegative, summing to 1); yours sums to {P.sum():.3f}.")
+    spec = acceptance(p, q)
+    over = (b > spec + 1e-9) & (p > 0)
+    if np.any(over):
+        k = int(np.argmax(over))
+        return wrong(f"b(x={k}) = {b[k]:.3f} exceeds min(1, q/p) = {spec[k]:.3f}: token {k} already comes out "
+                     f"with probability at least b p = {b[k] * p[k]:.3f} > q = {q[k]:.3f}, and no rejection "
+                     "law can take mass away. Lower b there.")
+    r = float(((1 - b) * p).sum())
+    out = b * p + r * P
+    if not _close(out, q):
+        k = int(np.argmax(np.abs(out - q)))
+        return wrong(f"your output law is {_fmt(out)}, not q = {_fmt(q)} (worst at x={k}); with this b the only "
+                     f"unbiased P is {_fmt(unbiased_rejection_law(p, q, b))}.")
+    if target_reject is not None and abs(r - target_reject) > 1e-3:
+        return wrong(f"unbiased, but it rejects with probability {r:.3f}, not {target_reject:.3f}. Lowering b on "
+                     "a token p proposes raises the rejection probability by p(x) times the drop.")
+    return correct(f"unbiased, rejecting with probability {r:.3f} ≥ TV(p, q) = {float(tv(p, q)):.3f}, as Theorem 2 "
+                   "says every unbiased rule must.")
+
+
+# --- Chapter 5 ------------------------------------------------------------------
+
+
+def check_tv_loss(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
+    """Check ``student(p, q, b)`` returning ``Loss*_TV(b) = 1/2 sum|q - b p| - 1/2 sum (1 - b) p``."""
+    for p, q, b in _biased_cases() + _cases():
+        got, err = _call(student, p, q, b)
+        where = f"For p = {_fmt(p)}, q = {_fmt(q)}, b = {_fmt(b)}"
+        if err:
+            return wrong(f"{err}. {where}.")
+        try:
+            got = float(got)
+        except (TypeError, ValueError):
+            return wrong(f"{where}: return one number, got {type(got).__name__}.")
+        want = float(tv_loss(p, q, b))
+        if np.isclose(got, want, atol=1e-9):
+            continue
+        where += f" you returned {got:.4f} instead of {want:.4f}: "
+        r = float(((1 - b) * p).sum())
+        half = 0.5 * float(np.abs(q - b * p).sum())
+        if np.isclose(got, half):
+            return wrong(where + f"that is 1/2 sum|q - b p| alone; the rejected mass {r:.3f} can be placed "
+                         "optimally, which removes 1/2 sum (1 - b) p.")
+        if np.isclose(got, half - r):
+            return wrong(where + "the rejected mass enters with a factor 1/2: subtract 1/2 sum (1 - b) p.")
+        if np.isclose(got, float(tv(p, q))):
+            return wrong(where + "that is TV(p, q), the loss of always accepting; the loss depends on b.")
+        if np.isclose(got, float(np.maximum(q - b * p, 0).sum())):
+            return wrong(where + "that is the mass still missing, sum max(0, q - b p); the loss is the mass "
+                         "over-accepted, sum max(0, b p - q).")
+        return wrong(where + "Loss*_TV(b) = 1/2 sum|q - b p| - 1/2 sum (1 - b) p = sum max(0, b p - q).")
+    return correct("the loss is the mass over-accepted, sum_x max(0, b p - q): what no rejection law can undo.")
+
+
+def check_optimal_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
+    """Check ``student(p, q, b)`` returns *an* optimal law of Theorem 4 (any member of the optimal set)."""
+    for p, q, b in _biased_cases() + _cases():
+        r = float(((1 - b) * p).sum())
+        if r <= ATOL:
+            continue  # nothing is rejected: every law is optimal
+        got, err = _call(student, p, q, b)
+        where = f"For p = {_fmt(p)}, q = {_fmt(q)}, b = {_fmt(b)}"
+        if err:
+            return wrong(f"{err}. {where}.")
+        P, err = _as_vector(got, p.size)
+        if err:
+            return wrong(f"{where}: {err}.")
+        if np.any(P < -1e-12) or abs(P.sum() - 1) > 1e-6:
+            return wrong(f"{where} your P = {_fmt(P)} is not a law (it sums to {P.sum():.3f}, min {P.min():.3f}). "
+                         "If you used A = (q - b p) / sum (1 - b) p, keep only its positive part and renormalise.")
+        A = (q - b * p) / r
+        out = b * p + r * P
+        loss, best = float(tv(out, q)), float(tv_loss(p, q, b))
+        if loss <= best + 1e-9:
+            continue
+        bad = np.flatnonzero((A < -1e-12) & (P > 1e-12))
+        if bad.size:
+            k = int(bad[0])
+            return wrong(f"{where} your P puts {P[k]:.3f} on x={k}, where b p already exceeds q (A = {A[k]:.3f} "
+                         f"< 0): that mass only adds bias. Loss {loss:.4f} > optimum {best:.4f}.")
+        k = int(np.argmax(P - A))
+        return wrong(f"{where} your P({k}) = {P[k]:.3f} exceeds A({k}) = {A[k]:.3f}, overshooting q there. "
+                     f"Loss {loss:.4f} > optimum {best:.4f}.")
+    return correct("your law is optimal: zero where b p exceeds q, and never above A = (q - b p) / sum (1 - b) p.")
+
+
+def check_over_accept(student: Callable[[np.ndarray, np.ndarray, float], Any]) -> Feedback:
+    """Check ``student(p, q, eps)`` returning ``b = min(1, (q + eps)/p)`` (any value where ``p = 0``)."""
+    for (p, q, _), eps in zip(_cases() + _biased_cases(), [0.0, 0.05, 0.1, 0.3, 0.02, 0.0, 0.2, 1.0], strict=False):
+        with np.errstate(all="ignore"):
+            got, err = _call(student, p, q, eps)
+        where = f"For p = {_fmt(p)}, q = {_fmt(q)}, eps = {eps}"
+        if err:
+            return wrong(f"{err}. {where}.")
+        b, err = _as_vector(got, p.size)
+        if err:
+            return wrong(f"{where}: {err}.")
+        seen = p > 0
+        want = over_accept(p, q, eps)
+        if _close(b[seen], want[seen]):
+            continue
+        where += f" you returned {_fmt(b)} instead of {_fmt(want)}: "
+        with np.errstate(all="ignore"):
+            unclipped = (q + eps) / p
+            if _close(b[seen], unclipped[seen]):
+                return wrong(where + "some values exceed 1; an acceptance probability needs the min(1, ...).")
+            if _close(b[seen], np.minimum(1, q / p + eps)[seen]):
+                return wrong(where + "eps is added to the probability q(x), before dividing by p(x).")
+        if _close(b[seen], acceptance(p, q)[seen]):
+            return wrong(where + "that is speculative decoding's min(1, q/p); add eps to q first.")
+        if np.any(~np.isfinite(b[seen])):
+            return wrong(where + "it has NaN or inf where p(x) > 0.")
+        return wrong(where + "b(x) = min(1, (q(x) + eps) / p(x)).")
+    return correct("b = min(1, (q + eps)/p): eps = 0 is speculative decoding, eps >= max(p - q) accepts everything.")

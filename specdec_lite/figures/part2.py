@@ -1,0 +1,262 @@
+"""Figures of Part II: the lower bound of Theorem 2 and the Pareto front of Theorems 4-5 (Figure 4).
+
+Each ``*_traces`` function returns plotly traces (so ``plotting.slider_figure`` can
+stack precomputed steps); each ``*_figure`` function returns a ready figure. All
+numbers come from ``tradeoff``, ``optimality`` and ``biased``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import biased, tradeoff
+from ..chains import MarkovChain
+from ..laws import tv
+from ..optimality import random_unbiased_member
+from ..plotting import slider_figure
+
+#: Colours shared by the Part II figures and widgets (p and q as in Part I).
+COLORS = {
+    "p": "#E69F00",
+    "q": "#0072B2",
+    "out": "#444444",
+    "front": "#D55E00",
+    "unattainable": "rgba(213, 94, 0, 0.15)",
+    "opt": "#009E73",
+    "uno": "#CC79A7",
+    "random": "rgba(120, 120, 120, 0.45)",
+    "unbiased": "#56B4E9",
+}
+
+#: The margins every Figure 4 sweep uses.
+EPS_GRID = tuple(float(e) for e in np.round(np.r_[0.0, np.geomspace(0.005, 0.5, 15)], 4))
+
+
+def token_labels(V: int) -> list[str]:
+    """Tick labels ``x=0, ..., x=V-1`` (strings, so plotly treats tokens as categories)."""
+    return [f"x={k}" for k in range(V)]
+
+
+def front_dicts(tv_pq: float, *, xaxis: str = "x", yaxis: str = "y") -> list[dict[str, Any]]:
+    """The unattainable triangle below the front and the front itself, from ``(TV, 0)`` to ``(0, TV)``.
+
+    Plain trace dicts (cheap to build; the widgets redraw them on every change).
+    """
+    d = float(tv_pq)
+    return [
+        dict(type="scatter", x=[0, d, 0, 0], y=[0, 0, d, 0], fill="toself", mode="lines", line=dict(width=0),
+             fillcolor=COLORS["unattainable"], name="unattainable", hoverinfo="skip", xaxis=xaxis, yaxis=yaxis),
+        dict(type="scatter", x=[d, 0], y=[0, d], mode="lines", line=dict(color=COLORS["front"], width=3),
+             name="Pareto front (Theorem 5)", xaxis=xaxis, yaxis=yaxis),
+    ]
+
+
+def front_traces(tv_pq: float, *, xaxis: str = "x", yaxis: str = "y") -> list[go.Scatter]:
+    """``front_dicts`` as plotly objects (for ``slider_figure``, which toggles their visibility)."""
+    return [go.Scatter(d) for d in front_dicts(tv_pq, xaxis=xaxis, yaxis=yaxis)]
+
+
+def panel_layout(titles: Sequence[str], widths: Sequence[float] | None = None, gap: float = 0.07) -> dict[str, Any]:
+    """Layout of side-by-side panels (axes ``x``, ``x2``, ...), titles as annotations.
+
+    A dict-only stand-in for ``make_subplots``, which costs tens of milliseconds per
+    call: too slow for a widget that redraws on every slider move.
+    """
+    n = len(titles)
+    w = np.asarray(widths if widths is not None else [1.0] * n, dtype=np.float64)
+    w = w / w.sum() * (1 - gap * (n - 1))
+    layout: dict[str, Any] = {"annotations": []}
+    left = 0.0
+    for i, title in enumerate(titles):
+        k = "" if i == 0 else str(i + 1)
+        layout[f"xaxis{k}"] = dict(domain=[left, left + w[i]], anchor=f"y{k}")
+        layout[f"yaxis{k}"] = dict(anchor=f"x{k}")
+        layout["annotations"].append(dict(text=title, x=left + w[i] / 2, y=1.0, xref="paper", yref="paper",
+                                          xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=14)))
+        left += w[i] + gap
+    return layout
+
+
+def front_axes(title_x: str = "P(reject)", title_y: str = "loss TV(P^A, q)") -> dict[str, Any]:
+    return dict(xaxis=dict(title=title_x, rangemode="tozero"), yaxis=dict(title=title_y, rangemode="tozero"))
+
+
+# --- Figure 4(a): the front, with random algorithms above it ---------------------
+
+
+def random_algorithms(p: Any, q: Any, n: int = 400, seed: int = 0) -> dict[str, np.ndarray]:
+    """``(reject, loss)`` of random algorithms: any ``(b, P)``, ``b`` with its best ``P``, and members of F."""
+    p, q = tradeoff.check_pair(p, q)
+    gen = np.random.default_rng(seed)
+    V = p.shape[-1]
+    b = gen.random((n, V)) ** gen.choice([0.25, 1.0, 4.0], size=(n, 1))
+    P = gen.dirichlet(np.full(V, 0.7), size=n)
+    b_f, P_f = random_unbiased_member(np.broadcast_to(p, (n, V)), np.broadcast_to(q, (n, V)), gen)
+    return {
+        "any_reject": tradeoff.reject_probability(p, b),
+        "any_loss": tradeoff.bias(p, q, b, P),
+        "best_reject": tradeoff.reject_probability(p, b),
+        "best_loss": tradeoff.tv_loss(p, q, b),
+        "unbiased_reject": tradeoff.reject_probability(p, b_f),
+        "unbiased_loss": tradeoff.bias(p, q, b_f, P_f),
+    }
+
+
+def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
+    """Figure 4(a): random ``(b, P)`` algorithms never enter the region below the front."""
+    pts = random_algorithms(p, q, n, seed)
+    d = float(tv(*tradeoff.check_pair(p, q)))
+    fig = go.Figure(front_traces(d))
+    fig.add_trace(go.Scatter(x=pts["any_reject"], y=pts["any_loss"], mode="markers", name="random (b, P)",
+                             marker=dict(color=COLORS["random"], size=5)))
+    fig.add_trace(go.Scatter(x=pts["best_reject"], y=pts["best_loss"], mode="markers",
+                             name="random b, optimal P* (Theorem 4)", marker=dict(color=COLORS["opt"], size=5)))
+    fig.add_trace(go.Scatter(x=pts["unbiased_reject"], y=pts["unbiased_loss"], mode="markers",
+                             name="random unbiased member of F", marker=dict(color=COLORS["unbiased"], size=6,
+                                                                              symbol="diamond")))
+    fig.add_trace(go.Scatter(x=[d, 0], y=[0, d], mode="markers+text", text=["speculative", "always accept"],
+                             textposition=["top right", "top right"], name="ends of the front",
+                             marker=dict(color=COLORS["front"], size=12, symbol="star")))
+    fig.update_layout(
+        title=f"Every algorithm lies on or above the front; TV(p, q) = {d:.3f}",
+        height=480, **front_axes(), legend=dict(x=0.55, y=0.98),
+    )
+    return fig
+
+
+# --- Figure 4(b, c): eps sweeps, one token and a chain ----------------------------
+
+
+def token_sweep(p: Any, q: Any, eps_grid: Sequence[float] = EPS_GRID) -> dict[str, np.ndarray]:
+    """``reject`` and the losses of OPT and UNO along ``eps_grid`` for one pair of laws."""
+    e = np.asarray(eps_grid, dtype=np.float64)[:, None]
+    p, q = tradeoff.check_pair(p, q)
+    r, l_opt = tradeoff.over_accept_point(p, q, e, "opt")
+    _, l_uno = tradeoff.over_accept_point(p, q, e, "uno")
+    return {"eps": e[:, 0], "reject": r, "opt": l_opt, "uno": l_uno}
+
+
+def chain_sweep(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[float] = EPS_GRID) -> dict[str, np.ndarray]:
+    """``biased.chain_front_point`` (target-weighted sums over positions) of OPT and UNO along ``eps_grid``."""
+    out: dict[str, list[float]] = {"reject": [], "opt": [], "uno": []}
+    for eps in eps_grid:
+        r, l_opt = biased.chain_front_point(draft, target, eps, "opt")
+        _, l_uno = biased.chain_front_point(draft, target, eps, "uno")
+        out["reject"].append(r)
+        out["opt"].append(l_opt)
+        out["uno"].append(l_uno)
+    return {"eps": np.asarray(eps_grid, dtype=np.float64), **{k: np.asarray(v) for k, v in out.items()}}
+
+
+def sweep_steps(sweep: dict[str, np.ndarray], total_tv: float, what: str) -> list[tuple[str, list[Any], dict]]:
+    """Slider steps: left, the plane with the front and both paths; right, losses against eps."""
+    steps = []
+    for i, eps in enumerate(sweep["eps"]):
+        traces: list[Any] = front_traces(total_tv)
+        for kind in ("opt", "uno"):
+            name = "OPT: P = [q − p]₊" if kind == "opt" else "UNO: P = q"
+            traces.append(go.Scatter(x=sweep["reject"], y=sweep[kind], mode="lines", name=f"{name} (all ε)",
+                                     line=dict(color=COLORS[kind], dash="dot")))
+            traces.append(go.Scatter(x=[sweep["reject"][i]], y=[sweep[kind][i]], mode="markers",
+                                     name=f"{name} at ε = {eps:g}", marker=dict(color=COLORS[kind], size=14)))
+            traces.append(go.Scatter(x=sweep["eps"], y=sweep[kind], mode="lines+markers", showlegend=False,
+                                     line=dict(color=COLORS[kind]), xaxis="x2", yaxis="y2"))
+        traces.append(go.Scatter(x=sweep["eps"], y=sweep["reject"], mode="lines+markers", name="P(reject), both",
+                                 line=dict(color=COLORS["out"], dash="dash"), xaxis="x2", yaxis="y2"))
+        traces.append(go.Scatter(x=[eps, eps], y=[0, total_tv], mode="lines", showlegend=False,
+                                 line=dict(color="black", width=1), xaxis="x2", yaxis="y2"))
+        gap = sweep["uno"][i] - sweep["opt"][i]
+        title = (f"{what}: ε = {eps:g}; reject {sweep['reject'][i]:.3f}, loss OPT {sweep['opt'][i]:.3f}, "
+                 f"UNO {sweep['uno'][i]:.3f} (UNO − OPT = {gap:.3f})")
+        steps.append((f"{eps:g}", traces, {"title": title}))
+    return steps
+
+
+def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, active: int = 4) -> go.Figure:
+    """An eps slider over ``sweep_steps``: OPT rides the front, UNO sits above it."""
+    top = 1.05 * max(total_tv, float(np.max(sweep["uno"])))
+    layout = dict(
+        height=500,
+        xaxis=dict(domain=[0, 0.45], title="P(reject)", range=[0, 1.05 * total_tv]),
+        yaxis=dict(title="loss TV(P^A, q)", range=[0, top]),
+        xaxis2=dict(domain=[0.58, 1], title="ε", type="log", anchor="y2"),
+        yaxis2=dict(title="loss / P(reject)", range=[0, top], anchor="x2"),
+        legend=dict(orientation="h", y=-0.25),
+    )
+    eps = np.where(sweep["eps"] > 0, sweep["eps"], 0.002)  # log axis: show eps = 0 at the left edge
+    return slider_figure(sweep_steps({**sweep, "eps": eps}, total_tv, what), label="ε", layout=layout,
+                         active=active)
+
+
+# --- Beyond the paper: whole sequences ---------------------------------------------
+
+
+def sequence_sweep(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[float] = EPS_GRID) -> dict[str, Any]:
+    """Exact ``E[N_rej]``, sequence-level TV, and the summed per-position losses, for OPT and UNO."""
+    out: dict[str, Any] = {"eps": np.asarray(eps_grid, dtype=np.float64)}
+    for kind in ("opt", "uno"):
+        rej, seq, summed = [], [], []
+        for eps in eps_grid:
+            chain = biased.biased_output_chain(draft, target, eps, kind)
+            rej.append(biased.biased_expected_rejections(draft, target, eps, kind))
+            seq.append(biased.sequence_tv(chain, target))
+            summed.append(float(biased.loss_profile(chain, target).sum()))
+        out[kind] = {"reject": np.array(rej), "seq_tv": np.array(seq), "summed_loss": np.array(summed)}
+    return out
+
+
+def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[float] = EPS_GRID) -> go.Figure:
+    """Whole sequences: ``(E[N_rej], TV of sequence laws)`` of OPT and UNO, and the per-position bound."""
+    s = sequence_sweep(draft, target, eps_grid)
+    fig = go.Figure()
+    for kind in ("opt", "uno"):
+        name = "OPT" if kind == "opt" else "UNO"
+        d = s[kind]
+        fig.add_trace(go.Scatter(x=d["reject"], y=d["seq_tv"], mode="lines+markers", name=f"{name}: sequence TV",
+                                 text=[f"ε = {e:g}" for e in s["eps"]], line=dict(color=COLORS[kind])))
+        fig.add_trace(go.Scatter(x=d["reject"], y=d["summed_loss"], mode="lines", name=f"{name}: Σ_n per-position loss",
+                                 line=dict(color=COLORS[kind], dash="dot")))
+    fig.add_hline(y=biased.sequence_tv(draft, target), line=dict(color=COLORS["p"], dash="dash"),
+                  annotation_text="TV(draft, target) over sequences (always accept)")
+    fig.update_layout(height=480, title=f"Whole sequences of length T = {target.T} (V = {target.V}), exact",
+                      xaxis=dict(title="E[N_rej] (exact)", rangemode="tozero"),
+                      yaxis=dict(title="TV between sequence laws", rangemode="tozero"),
+                      legend=dict(x=0.5, y=0.98))
+    return fig
+
+
+# --- Theorem 2: unbiased members of F on one token ---------------------------------
+
+
+def output_law_traces(p: Any, q: Any, accept: Any, rejection: Any) -> list[go.Bar]:
+    """Bars of ``q`` and of the output law ``P^A``; they coincide exactly when the algorithm is unbiased."""
+    p, q = tradeoff.check_pair(p, q)
+    x = token_labels(p.shape[-1])
+    out = tradeoff.output_law(p, accept, rejection)
+    return [
+        go.Bar(x=x, y=p, name="p (draft)", marker_color=COLORS["p"], opacity=0.5),
+        go.Bar(x=x, y=q, name="q (target)", marker_color=COLORS["q"]),
+        go.Bar(x=x, y=out, name="output law P^A", marker_color=COLORS["out"]),
+    ]
+
+
+def unbiased_members_figure(p: Any, q: Any, n: int = 300, seed: int = 0) -> go.Figure:
+    """Histogram of the rejection probability of random unbiased members of F against the bound TV(p, q)."""
+    p, q = tradeoff.check_pair(p, q)
+    V = p.shape[-1]
+    b, P = random_unbiased_member(np.broadcast_to(p, (n, V)), np.broadcast_to(q, (n, V)), seed)
+    reject = tradeoff.reject_probability(p, b)
+    bias = tradeoff.bias(p, q, b, P)
+    d = float(tv(p, q))
+    fig = go.Figure(go.Histogram(x=reject, nbinsx=40, name="random members of F", marker_color=COLORS["unbiased"]))
+    fig.add_vline(x=d, line=dict(color=COLORS["front"], width=3), annotation_text=f"TV(p, q) = {d:.3f}")
+    fig.update_layout(
+        height=380, xaxis=dict(title="P(reject)", range=[0, 1]), yaxis_title="members",
+        title=f"{n} random unbiased algorithms: min P(reject) = {reject.min():.3f} ≥ {d:.3f}; "
+              f"max bias {bias.max():.1e}",
+    )
+    return fig

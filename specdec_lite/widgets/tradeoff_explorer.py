@@ -1,0 +1,107 @@
+"""Chapter 5 lab widget: sweep the over-acceptance margin eps, Decoding-OPT against Decoding-UNO.
+
+``tradeoff_update`` draws three panels for a small chain pair (target random,
+draft ``draft_for(target, quality)``): the first position's single-token front,
+the front summed over positions (prefixes weighted by the target), and the exact
+whole-sequence picture (expected rejections against the TV of sequence laws).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import biased, theory
+from ..chains import MarkovChain, draft_for
+from ..figures.part2 import COLORS, EPS_GRID, chain_sweep, front_dicts, panel_layout, sequence_sweep, token_sweep
+from ..laws import tv
+from ..tradeoff import check_eps
+from .core import explorer
+
+#: Chain size of the explorer: small enough to enumerate all V^T sequences instantly.
+V, T = 4, 6
+
+
+@lru_cache(maxsize=64)
+def explorer_pair(seed: int, quality: float) -> tuple[MarkovChain, MarkovChain]:
+    """``(draft, target)``: a random target (concentration 0.5, random first token) and ``draft_for``."""
+    if not 0.0 <= quality <= 1.0:
+        raise ValueError(f"quality: must be in [0, 1], got {quality}")
+    s_target, s_draft = np.random.SeedSequence(int(seed)).spawn(2)
+    kw = dict(concentration=0.5, uniform_init=False)  # a random first token, so the first panel is not trivial
+    target = MarkovChain.random(V, T, rng=np.random.default_rng(s_target), **kw)
+    return draft_for(target, quality, rng=np.random.default_rng(s_draft), **kw), target
+
+
+@lru_cache(maxsize=64)
+def _sweeps(seed: int, quality: float) -> tuple[dict, dict, dict]:
+    draft, target = explorer_pair(seed, quality)
+    return token_sweep(draft.init, target.init), chain_sweep(draft, target), sequence_sweep(draft, target)
+
+
+def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> go.Figure:
+    """OPT and UNO at margin ``eps`` on the three levels: first token, summed positions, whole sequences."""
+    eps = float(check_eps(eps))
+    draft, target = explorer_pair(seed, quality)
+    tok, ch, seq = _sweeps(seed, quality)
+    p1, q1 = draft.init, target.init
+    tv1, total = float(tv(p1, q1)), theory.expected_rejections(draft, target)
+    data: list[dict[str, Any]] = []
+    current = {}
+    for kind in ("opt", "uno"):
+        name = "OPT" if kind == "opt" else "UNO"
+        col = COLORS[kind]
+        r1, l1 = biased.chain_front_point(*map(_one_token, (draft, target)), eps, kind)
+        rc, lc = biased.chain_front_point(draft, target, eps, kind)
+        rs, ls = biased.sequence_point(draft, target, eps, kind)
+        current[kind] = (l1, lc, ls, rs)
+        panels = [(tok["reject"], tok[kind], (r1, l1)), (ch["reject"], ch[kind], (rc, lc)),
+                  (seq[kind]["reject"], seq[kind]["seq_tv"], (rs, ls))]
+        for c, (xs, ys, pt) in enumerate(panels):
+            axes = dict(xaxis=f"x{c + 1 if c else ''}", yaxis=f"y{c + 1 if c else ''}", legendgroup=kind,
+                        showlegend=c == 0)
+            data.append(dict(type="scatter", x=xs, y=ys, mode="lines", line=dict(color=col, dash="dot"),
+                             name=f"{name}, all ε", **axes))
+            data.append(dict(type="scatter", x=[pt[0]], y=[pt[1]], mode="markers", marker=dict(color=col, size=14),
+                             name=f"{name} at ε = {eps:g}", **axes))
+    for c, d in ((0, tv1), (1, total)):
+        for trace in front_dicts(d, xaxis=f"x{c + 1 if c else ''}", yaxis=f"y{c + 1 if c else ''}"):
+            data.append({**trace, "showlegend": c == 0})
+    always = biased.sequence_tv(draft, target)
+    data.append(dict(type="scatter", x=[0, total], y=[always, always], mode="lines", xaxis="x3", yaxis="y3",
+                     line=dict(color=COLORS["p"], dash="dash"), name="always accept (sequence TV)"))
+    layout = panel_layout(("first token: Theorem 5", "summed over positions (prefixes ~ q)",
+                           "whole sequences, exact"))
+    for c in ("", "2", "3"):
+        layout[f"xaxis{c}"].update(title="P(reject)" if not c else "rejections", rangemode="tozero")
+        layout[f"yaxis{c}"].update(title="loss (TV)", rangemode="tozero")
+    layout.update(
+        height=460, legend=dict(orientation="h", y=-0.2), margin=dict(t=110),
+        title=(f"ε = {eps:g}: loss OPT / UNO — first token {current['opt'][0]:.3f} / {current['uno'][0]:.3f}, "
+               f"summed {current['opt'][1]:.3f} / {current['uno'][1]:.3f}, sequences {current['opt'][2]:.3f} / "
+               f"{current['uno'][2]:.3f}<br><sup>exact E[N_rej]: OPT {current['opt'][3]:.3f}, UNO "
+               f"{current['uno'][3]:.3f}; speculative decoding (ε = 0, OPT): {total:.3f}</sup>"),
+    )
+    return go.Figure(data=data, layout=layout)
+
+
+def _one_token(chain: MarkovChain) -> MarkovChain:
+    return MarkovChain(chain.init, np.empty((0, chain.V, chain.V)))
+
+
+def tradeoff_explorer() -> Any:
+    """The lab widget: ε (on the sweep's grid and between), draft quality and chain seed."""
+    import ipywidgets as w
+
+    style = {"description_width": "initial"}
+    controls = {
+        "eps": w.FloatLogSlider(value=0.05, base=10, min=-3, max=np.log10(max(EPS_GRID)), step=0.1,
+                                description="ε", continuous_update=False, style=style),
+        "quality": w.FloatSlider(value=0.5, min=0, max=1, step=0.05, description="draft quality",
+                                 continuous_update=False, style=style),
+        "seed": w.IntSlider(value=0, min=0, max=20, description="chain seed", continuous_update=False, style=style),
+    }
+    return explorer(tradeoff_update, controls)
