@@ -239,3 +239,32 @@ def quality_sweep_slider(
             "height": 480,
         },
     )
+
+
+def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go.Figure:
+    """Observed frequency of each whole sequence (runs, T) against its exact probability ``law``.
+
+    Shows the ``top`` most likely sequences, sorted, with ±2 SE error bars on the exact
+    values; the title carries the chi-square p-value over all sequences.
+    """
+    from ..stats import chi_square, sequence_index
+
+    tokens, law = np.asarray(tokens), np.asarray(law, dtype=float)
+    runs = tokens.shape[0]
+    counts = np.bincount(sequence_index(tokens, V), minlength=law.size)
+    order = np.argsort(law)[::-1][:top]
+    labels = ["".join(map(str, np.unravel_index(i, (V,) * tokens.shape[1]))) for i in order]
+    gof = chi_square(counts, law)
+    fig = go.Figure([
+        go.Bar(x=labels, y=counts[order] / runs, name="observed frequency", marker_color=COLORS["mc"]),
+        go.Scatter(
+            x=labels, y=law[order], mode="markers", name="exact q(x_1:T) ± 2 SE",
+            marker=dict(color=COLORS["q"], size=10, symbol="line-ew-open", line=dict(width=3)),
+            error_y=dict(type="data", array=2 * np.sqrt(law[order] * (1 - law[order]) / runs), color=COLORS["q"]),
+        ),
+    ])
+    fig.update_layout(
+        title=f"{runs} runs, {law.size} possible sequences; chi-square p-value {gof.pvalue:.3f}",
+        xaxis_title="sequence x_1 ... x_T (the most likely ones)", yaxis_title="probability", height=420,
+    )
+    return fig
