@@ -21,6 +21,7 @@ import numpy as np
 from ._rng import RNGLike, as_generator
 from .chains import MarkovChain, _check_pair
 from .laws import acceptance, tv
+from .theory import sequence_law
 from .tradeoff import _laws_and_accept, bias, check_pair
 
 #: Slack allowed above ``min(1, q/p)`` before a rule counts as over-accepting (rounding only).
@@ -98,3 +99,33 @@ def random_unbiased_chain_member(
     """
     _check_pair(draft, target)
     return random_unbiased_member(draft.laws(), target.laws(), rng)
+
+
+# --- the class boundary: deciding on the whole draft at once ---------------------
+
+
+def prob_all_accepted_tokenwise(draft: MarkovChain, target: MarkovChain) -> float:
+    """``P(N_rej = 0)`` under speculative decoding: ``sum_x prod_n min(p_n, q_n)(x_n | x_{n-1})``.
+
+    The largest probability any member of F can have of keeping the whole draft,
+    since every member has ``b_n p_n <= min(p_n, q_n)``. One forward pass.
+    """
+    _check_pair(draft, target)
+    keep = np.minimum(draft.laws(), target.laws())  # (T, V, V)
+    v = keep[0, 0]
+    for n in range(1, target.T):
+        v = v @ keep[n]
+    return float(v.sum())
+
+
+def prob_all_accepted_joint(draft: MarkovChain, target: MarkovChain, max_sequences: int = 2_000_000) -> float:
+    """``1 - TV(p(x_{1:T}), q(x_{1:T}))``: keeping the whole draft by one joint test on the sequence.
+
+    Accepting ``x~_{1:T}`` with probability ``min(1, q(x~)/p(x~))`` (a maximal coupling
+    of the two sequence laws) is unbiased if rejections resample from the sequence
+    residual. It is outside F (the test on token n looks at the whole block), and
+    ``prod_n min(a_n, b_n) <= min(prod a_n, prod b_n)`` makes it keep the draft at
+    least as often as ``prob_all_accepted_tokenwise``. Enumeration: small chains only.
+    """
+    _check_pair(draft, target)
+    return float(1.0 - tv(sequence_law(draft, max_sequences), sequence_law(target, max_sequences)))

@@ -125,3 +125,28 @@ def test_errors():
         op.random_unbiased_member(p, q, rng="seed")
     with pytest.raises(ValueError, match="must share"):
         op.random_unbiased_chain_member(sd.MarkovChain.random(2, 3, 0), sd.MarkovChain.random(3, 3, 0))
+
+
+def test_whole_draft_acceptance_tokenwise_vs_joint():
+    """The class boundary: one joint test keeps the whole draft at least as often as any member of F."""
+    V, T = 3, 5
+    target = sd.MarkovChain.random(V, T, rng=51, concentration=0.5)
+    draft = sd.draft_for(target, 0.5, rng=52)
+    tokenwise = op.prob_all_accepted_tokenwise(draft, target)
+    res = sd.decoding.speculative(draft, target, runs=50_000, rng=53)
+    m, se = mean_and_se(res.rejections == 0)
+    assert abs(m - tokenwise) <= Z * se
+    # every random member of F keeps the whole draft less often than speculative decoding
+    for k in range(5):
+        b, P = op.random_unbiased_chain_member(draft, target, rng=k)
+        keep = b * draft.laws()
+        v = keep[0, 0]
+        for n in range(1, T):
+            v = v @ keep[n]
+        assert v.sum() <= tokenwise + 1e-12
+    joint = op.prob_all_accepted_joint(draft, target)
+    assert joint == pytest.approx(1 - bi.sequence_tv(draft, target))
+    assert joint > tokenwise
+    # one token: the two coincide (1 - TV)
+    one = [sd.MarkovChain(c.init, np.empty((0, V, V))) for c in (draft, target)]
+    assert op.prob_all_accepted_joint(*one) == pytest.approx(op.prob_all_accepted_tokenwise(*one))
