@@ -72,24 +72,29 @@ def is_unbiased(p: Any, q: Any, accept: Any, rejection: Any, *, atol: float = 1e
     return bias(p, q, accept, rejection) <= atol
 
 
-def random_unbiased_member(p: Any, q: Any, rng: RNGLike = None) -> tuple[np.ndarray, np.ndarray]:
+def random_unbiased_member(
+    p: Any, q: Any, rng: RNGLike = None, *, spread: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """A random member of F at one position: ``(b, P)`` built by Corollary 1.
 
-    ``b = u * min(1, q/p)`` with ``u ~ Uniform(0, 1)`` per token, except that a
-    quarter of the tokens keep the speculative value (``u = 1``) so the boundary is
-    explored too; ``P = unbiased_rejection_law(p, q, b)``. Broadcasts over leading axes.
+    ``b = (1 - spread * u) * min(1, q/p)`` with ``u ~ Uniform(0, 1)`` per token,
+    except that a quarter of the tokens keep the speculative value so the boundary
+    is explored too; ``P = unbiased_rejection_law(p, q, b)``. Small ``spread`` gives
+    members close to speculative decoding. Broadcasts over leading axes.
     """
     p, q = check_pair(p, q)
+    if not 0.0 <= spread <= 1.0:
+        raise ValueError(f"spread: must be in [0, 1], got {spread}")
     gen = as_generator(rng)
     shape = np.broadcast_shapes(p.shape, q.shape)
-    u = gen.random(shape)
+    u = 1.0 - spread * gen.random(shape)
     u = np.where(gen.random(shape) < 0.25, 1.0, u)
     b = u * acceptance(np.broadcast_to(p, shape), np.broadcast_to(q, shape))
     return b, unbiased_rejection_law(p, q, b)
 
 
 def random_unbiased_chain_member(
-    draft: MarkovChain, target: MarkovChain, rng: RNGLike = None
+    draft: MarkovChain, target: MarkovChain, rng: RNGLike = None, *, spread: float = 1.0
 ) -> tuple[np.ndarray, np.ndarray]:
     """A random member of F on a chain: per position and previous token, ``(accept, rejection)`` tables.
 
@@ -98,7 +103,7 @@ def random_unbiased_chain_member(
     rejection law there. Run it with ``biased.generic_speculative``.
     """
     _check_pair(draft, target)
-    return random_unbiased_member(draft.laws(), target.laws(), rng)
+    return random_unbiased_member(draft.laws(), target.laws(), rng, spread=spread)
 
 
 # --- the class boundary: deciding on the whole draft at once ---------------------

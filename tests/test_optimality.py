@@ -150,3 +150,15 @@ def test_whole_draft_acceptance_tokenwise_vs_joint():
     # one token: the two coincide (1 - TV)
     one = [sd.MarkovChain(c.init, np.empty((0, V, V))) for c in (draft, target)]
     assert op.prob_all_accepted_joint(*one) == pytest.approx(op.prob_all_accepted_tokenwise(*one))
+
+
+def test_spread_controls_distance_to_the_bound():
+    p, q = laws(9)
+    near, _ = op.random_unbiased_member(p, q, rng=0, spread=0.05)
+    far, _ = op.random_unbiased_member(p, q, rng=0, spread=1.0)
+    assert np.all(op.rejection_excess(p, q, near) <= 0.05 + 1e-12)
+    assert op.rejection_excess(p, q, near).mean() < op.rejection_excess(p, q, far).mean()
+    b0, P0 = op.random_unbiased_member(p, q, rng=0, spread=0.0)
+    np.testing.assert_allclose(b0, sd.acceptance(p, q))
+    with pytest.raises(ValueError, match="spread"):
+        op.random_unbiased_member(p, q, rng=0, spread=1.5)

@@ -260,3 +260,73 @@ def unbiased_members_figure(p: Any, q: Any, n: int = 300, seed: int = 0) -> go.F
               f"max bias {bias.max():.1e}",
     )
     return fig
+
+
+def epsilon_rule(p: Any, q: Any, eps: float) -> np.ndarray:
+    """``b = min(1, max(0, (q + eps)/p))`` for any real ``eps`` (the rewriting of Theorem 2's proof)."""
+    p, q = tradeoff.check_pair(p, q)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(p > 0, np.clip((q + eps) / np.where(p > 0, p, 1.0), 0.0, 1.0), 1.0)
+
+
+def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = None, active: int | None = None) -> Any:
+    """Slide eps through 0: below, Corollary 1 keeps the output at q and rejections rise above TV;
+    above, rejections fall below TV and even the best rejection law leaves a bias."""
+    p, q = tradeoff.check_pair(p, q)
+    d = float(tv(p, q))
+    grid = np.round(np.linspace(-0.3, 0.3, 25), 3) if eps_grid is None else np.asarray(eps_grid, dtype=np.float64)
+    x = token_labels(p.shape[-1])
+    path = [tradeoff.pareto_point(p, q, epsilon_rule(p, q, e)) for e in grid]
+    steps = []
+    for e, (r, loss) in zip(grid, path, strict=True):
+        b = epsilon_rule(p, q, e)
+        out = tradeoff.output_law(p, b, tradeoff.optimal_rejection_law(p, q, b))
+        traces = [
+            go.Bar(x=x, y=q, name="q (target)", marker_color=COLORS["q"]),
+            go.Bar(x=x, y=out, name="output law, best P", marker_color=COLORS["out"]),
+            go.Scatter(x=x, y=b, mode="markers", name="b = min(1, (q + ε)/p)",
+                       marker=dict(symbol="diamond", size=11, color=COLORS["opt"])),
+            *front_traces(d, xaxis="x2", yaxis="y2"),
+            go.Scatter(x=[d, d], y=[0, d], mode="lines", name="bound TV(p, q)", xaxis="x2", yaxis="y2",
+                       line=dict(color=COLORS["front"], dash="dash")),
+            go.Scatter(x=[pt[0] for pt in path], y=[pt[1] for pt in path], mode="lines", name="all ε",
+                       line=dict(color=COLORS["random"]), xaxis="x2", yaxis="y2"),
+            go.Scatter(x=[r], y=[loss], mode="markers", name=f"ε = {e:g}", xaxis="x2", yaxis="y2",
+                       marker=dict(color="black", size=14, symbol="x")),
+        ]
+        side = "unbiased (ε ≤ 0)" if loss <= 1e-12 else "biased (ε > 0 somewhere it matters)"
+        steps.append((f"{e:g}", traces, {"title": f"ε = {e:g}: P(reject) = {float(r):.3f} vs TV(p, q) = {d:.3f}; "
+                                                  f"bias with the best P = {float(loss):.3f}: {side}"}))
+    layout = panel_layout(("output law vs target (bars), rule b (diamonds)", "rejection vs bias"))
+    layout["yaxis"].update(range=[0, 1.05])
+    layout["xaxis2"].update(title="P(reject)", range=[0, 1])
+    layout["yaxis2"].update(title="bias TV(P^A, q)", range=[0, max(d, 0.05) * 1.1])
+    layout.update(height=480, barmode="group", legend=dict(orientation="h", y=-0.25))
+    centre = int(np.argmin(np.abs(grid))) if active is None else active
+    return slider_figure(steps, label="ε", layout=layout, active=centre)
+
+
+def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: int = 200, seed: int = 0) -> go.Figure:
+    """Exact ``E[N_rej]`` of ``n`` random unbiased members of F on a chain, against Theorem 1's value."""
+    from ..optimality import random_unbiased_chain_member
+
+    bound = float(biased.rejection_profile_of(draft, *_speculative_tables(draft, target)).sum())
+    gen = np.random.default_rng(seed)
+    values = np.array([
+        biased.rejection_profile_of(draft, *random_unbiased_chain_member(draft, target, gen, spread=gen.random())).sum()
+        for _ in range(n)
+    ])
+    fig = go.Figure(go.Histogram(x=values, nbinsx=40, name="random members of F", marker_color=COLORS["unbiased"]))
+    fig.add_vline(x=bound, line=dict(color=COLORS["front"], width=3),
+                  annotation_text=f"speculative decoding: {bound:.2f}")
+    fig.update_layout(height=380, xaxis_title="E[N_rej] (exact)", yaxis_title="members",
+                      title=f"{n} random unbiased algorithms on a chain (V = {target.V}, T = {target.T}): "
+                            f"smallest E[N_rej] = {values.min():.2f} ≥ {bound:.2f}")
+    return fig
+
+
+def _speculative_tables(draft: MarkovChain, target: MarkovChain) -> tuple[np.ndarray, np.ndarray]:
+    from ..laws import acceptance, residual
+
+    p, q = draft.laws(), target.laws()
+    return acceptance(p, q), residual(p, q)
