@@ -270,28 +270,35 @@ def iid_expected_oracle_calls(alpha: float, K: int, T: int) -> float:
     return float(m[T])
 
 
-def constant_tv_pair(
-    V: int, T: int, tv: float, rng: RNGLike = None, *, concentration: float = 1.0
+def tv_schedule_pair(
+    V: int, T: int, tv: Any, rng: RNGLike = None, *, concentration: float = 1.0
 ) -> tuple[MarkovChain, MarkovChain]:
-    """A (draft, target) pair with ``TV(p_n, q_n)(. | u) = tv`` for every position and token.
+    """A (draft, target) pair with ``TV(p_n, q_n)(. | u) = tv[n]`` whatever the previous token ``u``.
 
-    Both share a random chain ``m``: ``q = (1 - tv) m + tv e_a``, ``p = (1 - tv) m + tv e_b``
-    with ``a != b`` random tokens per row, so every acceptance is an independent
-    Bernoulli(``1 - tv``): the setting of Leviathan et al.'s formula.
+    ``tv`` is one number (the same TV everywhere) or a schedule of shape ``(T,)``. Both
+    chains share a random chain ``m``: ``q_n = (1 - tv[n]) m_n + tv[n] e_a``,
+    ``p_n = (1 - tv[n]) m_n + tv[n] e_b`` with ``a != b`` random tokens per row. The
+    acceptance at position ``n`` is then Bernoulli(``1 - tv[n]``) independently of
+    everything before: with a constant ``tv``, the i.i.d. setting of Leviathan et al.
     """
-    if V < 2:
-        raise ValueError(f"V: need at least 2 tokens for two different spikes, got {V}")
-    if not 0.0 <= tv <= 1.0:
-        raise ValueError(f"tv: must be in [0, 1], got {tv}")
+    if isinstance(V, bool) or not isinstance(V, (int, np.integer)) or V < 2:
+        raise ValueError(f"V: need an integer >= 2 (two different spikes), got {V!r}")
+    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
+        raise ValueError(f"T: must be an integer >= 1, got {T!r}")
+    sched = np.asarray(tv, dtype=np.float64)
+    if sched.ndim == 0:
+        sched = np.full(T, float(sched))
+    if sched.shape != (T,) or not np.all(np.isfinite(sched)) or np.any(sched < 0) or np.any(sched > 1):
+        raise ValueError(f"tv: must be a number or a (T,) = ({T},) array of values in [0, 1], got {tv!r}")
     gen = as_generator(rng)
     base = MarkovChain.random(V, T, gen, concentration=concentration)
     laws = base.laws()  # (T, V, V); row 0 repeats init
     a = gen.integers(V, size=(T, V))
     b = (a + gen.integers(1, V, size=(T, V))) % V
     a[0], b[0] = a[0, 0], b[0, 0]  # the first token's law does not depend on a previous token
-    eye = np.eye(V)
-    q = (1 - tv) * laws + tv * eye[a]
-    p = (1 - tv) * laws + tv * eye[b]
+    eye, w = np.eye(V), sched[:, None, None]
+    q = (1 - w) * laws + w * eye[a]
+    p = (1 - w) * laws + w * eye[b]
     return MarkovChain(p[0, 0], p[1:]), MarkovChain(q[0, 0], q[1:])
 
 

@@ -182,7 +182,7 @@ def test_tokens_per_call_formula():
 @pytest.mark.parametrize("V, tv, seed", [(3, 0.3, 0), (9, 0.3, 1), (5, 0.6, 2), (6, 0.05, 3)])
 def test_constant_tv_chain_is_the_iid_model(V, tv, seed):
     T = 60
-    draft, target = la.constant_tv_pair(V, T, tv, rng=seed)
+    draft, target = la.tv_schedule_pair(V, T, tv, rng=seed)
     np.testing.assert_allclose(sd.tv(draft.laws(), target.laws()), tv, atol=1e-12)
     alpha = 1 - tv
     for K in (0, 1, 2, 5, 20):
@@ -193,10 +193,20 @@ def test_constant_tv_chain_is_the_iid_model(V, tv, seed):
         assert T / ell - 1e-9 <= calls <= (T + K) / ell + 1e-9
 
 
+def test_tv_schedule_pair_has_the_schedule_and_independent_acceptances():
+    T, sched = 30, np.linspace(0.05, 0.6, 30)
+    draft, target = la.tv_schedule_pair(6, T, sched, rng=4)
+    np.testing.assert_allclose(sd.tv(draft.laws(), target.laws()), np.broadcast_to(sched[:, None], (T, 6)), atol=1e-12)
+    np.testing.assert_allclose(sd.theory.rejection_profile(draft, target), sched, atol=1e-12)
+    # K >= T: each position starts a round iff the one before was rejected, independently
+    prof = la.lookahead_profile(draft, target, T)
+    np.testing.assert_allclose(prof.round_start[1:], sched[:-1], atol=1e-12)
+
+
 @pytest.mark.parametrize("tv, K", [(0.3, 3), (0.1, 6), (0.5, 1)])
 def test_leviathan_formula_is_the_stationary_round_rate(tv, K):
     # Far from the start, a round starts at position n with probability exactly 1 / E[tokens per round].
-    draft, target = la.constant_tv_pair(4, 400, tv, rng=7)
+    draft, target = la.tv_schedule_pair(4, 400, tv, rng=7)
     prof = la.lookahead_profile(draft, target, K)
     assert prof.round_start[-1] == pytest.approx(1 / la.expected_tokens_per_call(1 - tv, K), abs=1e-10)
 
@@ -204,7 +214,7 @@ def test_leviathan_formula_is_the_stationary_round_rate(tv, K):
 def test_leviathan_formula_matches_monte_carlo_tokens_per_round():
     # The first round (T > K + 1, so never cut by the horizon) emits min(Geometric, K + 1) tokens.
     K = 4
-    draft, target = la.constant_tv_pair(5, 10, 0.25, rng=8)
+    draft, target = la.tv_schedule_pair(5, 10, 0.25, rng=8)
     res = la.speculative_k(draft, target, K, runs=20_000, rng=9)
     first_round = np.argmax(res.round_position[:, 1:] == 0, axis=1) + 1
     m, se = mean_and_se(first_round)
@@ -284,9 +294,11 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="T"):
         la.iid_expected_oracle_calls(0.5, 2, 0)
     with pytest.raises(ValueError, match="tv"):
-        la.constant_tv_pair(3, 5, 1.5)
-    with pytest.raises(ValueError, match="V"):
-        la.constant_tv_pair(1, 5, 0.2)
+        la.tv_schedule_pair(3, 5, 1.5)
+    with pytest.raises(ValueError, match="^tv:"):
+        la.tv_schedule_pair(3, 5, [0.1, 0.2])
+    with pytest.raises(ValueError, match="^V:"):
+        la.tv_schedule_pair(1, 5, 0.2)
     other = sd.MarkovChain.random(3, 6, rng=0)
     with pytest.raises(ValueError, match="share"):
         la.speculative_k(other, target, 2, runs=10)

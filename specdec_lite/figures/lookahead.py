@@ -1,0 +1,167 @@
+"""Figures of Chapter 7: finite lookahead, Leviathan et al.'s formula, the best K for a cost ratio.
+
+Every number drawn comes from ``specdec_lite.lookahead``; these functions only lay
+out traces. ``*_traces`` return plotly traces (for ``plotting.slider_figure``),
+``*_figure`` a ready figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import lookahead as la
+from .. import theory
+from ..chains import MarkovChain
+from ..plotting import slider_figure
+from ..stats import mean_and_se
+from .part1 import pair
+
+#: Okabe-Ito colours, one per draft quality / curve.
+PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
+
+
+@lru_cache(maxsize=64)
+def quality_pair(quality: float, V: int = 7, T: int = 50, seed: int = 10) -> tuple[MarkovChain, MarkovChain]:
+    """The book's (draft, target) pair for a draft quality (``figures.part1.pair``), cached."""
+    draft, target, _ = pair(V, T, float(quality), seed)
+    return draft, target
+
+
+def mean_acceptance(draft: MarkovChain, target: MarkovChain) -> float:
+    """``alpha = 1 - (1/T) sum_n E[TV(p_n, q_n)]``: Theorem 1's profile turned into one acceptance rate."""
+    return 1.0 - float(theory.rejection_profile(draft, target).mean())
+
+
+# --- exact finite-K values against Monte Carlo ------------------------------------------
+
+
+def finite_k_figure(
+    draft: MarkovChain, target: MarkovChain, Ks: Sequence[int], *, runs: int = 2000, seed: int = 0
+) -> go.Figure:
+    """Exact ``E[oracle calls]`` and ``E[N_rej]`` against K, with Monte Carlo means (±2 SE)
+    and Theorem 1's K = infinity values as dashed lines."""
+    Ks = [int(K) for K in Ks]
+    profs = la.lookahead_profiles(draft, target, Ks)
+    rng = np.random.default_rng(seed)
+    mc = [la.speculative_k(draft, target, K, runs, rng) for K in Ks]
+    fig = go.Figure()
+    series = [
+        ("oracle calls", [p.expected_oracle_calls for p in profs], [r.oracle_calls for r in mc],
+         theory.expected_oracle_calls(draft, target), PALETTE[0]),
+        ("rejections", [p.expected_rejections for p in profs], [r.rejections for r in mc],
+         theory.expected_rejections(draft, target), PALETTE[1]),
+    ]
+    for (name, exact, samples, limit, color), where in zip(series, ["top right", "bottom right"], strict=True):
+        stats = np.array([mean_and_se(s) for s in samples])
+        fig.add_trace(go.Scatter(x=Ks, y=exact, mode="lines", name=f"exact E[{name}]", line=dict(color=color)))
+        fig.add_trace(go.Scatter(
+            x=Ks, y=stats[:, 0], mode="markers", name=f"Monte Carlo ({runs} runs, ±2 SE)",
+            marker=dict(color=color, symbol="circle-open", size=9),
+            error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
+        ))
+        fig.add_hline(y=limit, line=dict(color=color, dash="dash"),
+                      annotation_text=f"K = ∞ (Theorem 1): {limit:.2f}", annotation_position=where)
+    fig.update_layout(
+        xaxis_title="lookahead K (drafted tokens per round)", yaxis_title="expected count per sequence",
+        height=440, legend=dict(orientation="h", y=-0.2),
+        title=f"finite lookahead on a chain with V = {target.V}, T = {target.T}",
+    )
+    return fig
+
+
+# --- Leviathan et al.'s formula ------------------------------------------------------------
+
+
+def leviathan_figure(
+    pairs: Sequence[tuple[str, MarkovChain, MarkovChain]], alpha: float, Ks: Sequence[int]
+) -> go.Figure:
+    """Exact tokens per oracle call ``T / E[oracle calls]`` of several chain pairs against
+    Leviathan et al.'s ``(1 - alpha^(K+1)) / (1 - alpha)`` (the line)."""
+    Ks = [int(K) for K in Ks]
+    grid = np.arange(0, max(Ks) + 1)
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=grid, y=[la.expected_tokens_per_call(alpha, K) for K in grid], mode="lines",
+        name=f"Leviathan et al., α = {alpha:.2f}", line=dict(color="black"),
+    ))
+    for i, (label, draft, target) in enumerate(pairs):
+        calls = np.array([p.expected_oracle_calls for p in la.lookahead_profiles(draft, target, Ks)])
+        fig.add_trace(go.Scatter(
+            x=Ks, y=target.T / calls, mode="markers", name=label,
+            marker=dict(color=PALETTE[i % len(PALETTE)], size=9, symbol=["circle", "square", "diamond"][i % 3]),
+        ))
+    fig.update_layout(
+        xaxis_title="lookahead K", yaxis_title="tokens per oracle call", height=440,
+        legend=dict(orientation="h", y=-0.2), title="exact finite-K chains against the i.i.d. formula",
+    )
+    return fig
+
+
+# --- the best K ----------------------------------------------------------------------------------
+
+
+def speedup_traces(
+    draft: MarkovChain, target: MarkovChain, c: float, K_max: int, *, name: str, color: str, iid: bool = True
+) -> list[go.Scatter]:
+    """Exact wall-clock speed-up against K, a star at the best K and (dashed) the i.i.d. prediction."""
+    Ks = np.arange(K_max + 1)
+    curve = la.speedup_curve(draft, target, c, Ks)
+    best = int(np.argmax(curve))
+    traces = [
+        go.Scatter(x=Ks, y=curve, mode="lines+markers", name=name, line=dict(color=color), marker=dict(size=4)),
+        go.Scatter(x=[best], y=[curve[best]], mode="markers", name=f"best K = {best}", showlegend=False,
+                   marker=dict(color=color, size=16, symbol="star", line=dict(color="black", width=1)),
+                   hovertemplate=f"{name}<br>best K = {best}<br>speed-up = {curve[best]:.2f}×<extra></extra>"),
+    ]
+    if iid:
+        alpha = mean_acceptance(draft, target)
+        traces.append(go.Scatter(
+            x=Ks, y=[la.iid_speedup(alpha, int(K), c) for K in Ks], mode="lines", showlegend=False,
+            line=dict(color=color, dash="dot", width=1), name=f"i.i.d. formula, α = {alpha:.2f}",
+        ))
+    return traces
+
+
+def best_k_slider_figure(
+    qualities: Sequence[float], costs: Sequence[float], *, K_max: int = 30, active: int = 0,
+    V: int = 7, T: int = 50, seed: int = 10,
+) -> go.Figure:
+    """Speed-up against K for several draft qualities; the slider moves the cost ratio c."""
+    steps = []
+    for c in costs:
+        traces, bests = [], []
+        for i, quality in enumerate(qualities):
+            draft, target = quality_pair(float(quality), V, T, seed)
+            traces += speedup_traces(draft, target, c, K_max, name=f"quality {quality:.2f}",
+                                     color=PALETTE[i % len(PALETTE)])
+            bests.append(f"{quality:.2f} → {la.best_lookahead(draft, target, c, K_max=K_max)[0]}")
+        steps.append((f"{c:g}", traces, dict(title=f"cost ratio c = {c:g}; best K: " + ", ".join(bests))))
+    return slider_figure(
+        steps, label="cost ratio c", active=active,
+        layout=dict(xaxis_title="lookahead K", yaxis_title="speed-up over autoregressive (wall-clock)",
+                    height=520, legend=dict(x=1.02, y=1),
+                    shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=1, y1=1, line=dict(dash="dash",
+                                 color="gray"))]),
+    )
+
+
+def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap: int = 40) -> go.Figure:
+    """Heat map of Leviathan et al.'s best K (closed form) over acceptance rate and cost ratio."""
+    alphas, costs = np.asarray(alphas, float), np.asarray(costs, float)
+    z = np.array([[min(la.best_lookahead_iid(a, c, K_max=K_cap), K_cap) for a in alphas] for c in costs])
+    fig = go.Figure(go.Heatmap(
+        x=alphas, y=costs, z=z, colorscale="Viridis", colorbar=dict(title="best K"),
+        hovertemplate="α = %{x:.2f}<br>c = %{y:.3f}<br>best K = %{z}<extra></extra>",
+    ))
+    grid = alphas[(alphas >= costs.min()) & (alphas <= costs.max())]
+    fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", line=dict(color="white", dash="dash"),
+                             name="α = c: below it K = 0"))
+    fig.update_layout(xaxis_title="acceptance rate α = 1 - TV", yaxis_title="cost ratio c (log scale)", height=460,
+                      yaxis_type="log",
+                      title=f"best lookahead (i.i.d. acceptances; capped at {K_cap})",
+                      legend=dict(orientation="h", y=-0.2))
+    return fig
