@@ -235,8 +235,9 @@ def quality_sweep_slider(
             "xaxis": {"title": "draft quality (0: unrelated chain, 1: the target itself)"},
             "yaxis": {"title": "expected rejections E[N_rej]", "rangemode": "tozero"},
             "yaxis2": {"title": "speed-up (log scale)", "overlaying": "y", "side": "right", "type": "log"},
-            "legend": {"x": 0.02, "y": 0.98},
-            "height": 480,
+            "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
+            "margin": {"t": 110},
+            "height": 500,
         },
     )
 
