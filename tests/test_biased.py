@@ -154,3 +154,20 @@ def test_errors(pair):
         bi.output_chain("chain", b, P)
     with pytest.raises(ValueError, match="max_sequences"):
         bi.sequence_tv(sd.MarkovChain.random(10, 8, 0), sd.MarkovChain.random(10, 8, 1))
+
+
+def test_opt_sequence_tv_never_above_uno_on_random_small_chains():
+    """The observation Chapter 5 reports (not a theorem): 200 random chain pairs x 4 margins."""
+    checked = 0
+    for s in range(200):
+        rng = np.random.default_rng(s)
+        V, T = int(rng.integers(2, 5)), int(rng.integers(2, 6))
+        c = float(rng.choice([0.2, 0.5, 1.0, 3.0]))
+        target = sd.MarkovChain.random(V, T, rng=s, concentration=c, uniform_init=False)
+        draft = sd.MarkovChain.random(V, T, rng=s + 1000, concentration=c, uniform_init=False)
+        for eps in (0.01, 0.05, 0.1, 0.3):
+            opt = bi.biased_sequence_tv(draft, target, eps, "opt")
+            uno = bi.biased_sequence_tv(draft, target, eps, "uno")
+            assert opt <= uno + 1e-12, (s, eps, opt, uno)
+            checked += 1
+    assert checked == 800
