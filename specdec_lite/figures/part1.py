@@ -46,6 +46,42 @@ def pair(V: int, T: int, quality: float, seed: int) -> tuple[MarkovChain, Markov
     return draft, target, s_mc
 
 
+def grid(
+    rows: int,
+    cols: int,
+    titles: Sequence[str],
+    *,
+    hspace: float = 0.1,
+    vspace: float = 0.16,
+    col_widths: Sequence[float] | None = None,
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """A subplot grid as a plain layout dict and the ``(xaxis, yaxis)`` ids of each cell, row-major.
+
+    Does what ``plotly.subplots.make_subplots`` does for a simple grid, about ten times
+    faster, which keeps the widgets' redraws well under 100 ms.
+    """
+    widths = np.asarray(col_widths if col_widths is not None else [1.0] * cols, dtype=float)
+    widths = widths / widths.sum() * (1 - hspace * (cols - 1))
+    x0 = np.concatenate([[0.0], np.cumsum(widths + hspace)[:-1]])
+    h = (1 - vspace * (rows - 1)) / rows
+    layout: dict[str, Any] = {"annotations": []}
+    cells = []
+    for r in range(rows):
+        top = 1 - r * (h + vspace)
+        for c in range(cols):
+            k = r * cols + c + 1
+            sx, sy = ("", "") if k == 1 else (str(k), str(k))
+            layout[f"xaxis{sx}"] = {"domain": [x0[c], x0[c] + widths[c]], "anchor": f"y{sy}"}
+            layout[f"yaxis{sy}"] = {"domain": [top - h, top], "anchor": f"x{sx}"}
+            cells.append((f"x{sx}", f"y{sy}"))
+            if k <= len(titles):
+                layout["annotations"].append(dict(
+                    text=titles[k - 1], x=x0[c] + widths[c] / 2, y=top, xref="paper", yref="paper",
+                    xanchor="center", yanchor="bottom", showarrow=False, font={"size": 14},
+                ))
+    return layout, cells
+
+
 # --- Chapter 1: TV as the mass that does not overlap ---------------------------
 
 

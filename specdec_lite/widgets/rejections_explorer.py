@@ -11,10 +11,9 @@ from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .. import decoding, theory
-from ..figures.part1 import COLORS, pair, running_mean_traces
+from ..figures.part1 import COLORS, grid, pair, running_mean_traces
 from ..stats import mean_and_se
 from .core import explorer
 
@@ -29,22 +28,23 @@ def rejections_update(V: int = 7, T: int = 50, quality: float = 0.0, runs: int =
     calls = theory.expected_oracle_calls(draft, target)
     paper = f"{T / exact:.2f}" if exact > 0 else "∞"
 
-    fig = make_subplots(
-        rows=1, cols=2, column_widths=[0.6, 0.4], horizontal_spacing=0.09,
-        subplot_titles=("running mean of N_rej (±2 SE)", "rejection rate per position"),
+    layout, ((x1, y1), (x2, y2)) = grid(
+        1, 2, ("running mean of N_rej (±2 SE)", "rejection rate per position"), hspace=0.09, col_widths=(0.6, 0.4)
     )
-    for tr in running_mean_traces(res.rejections, exact, max_points=300):
-        fig.add_trace(tr, 1, 1)
+    layout["xaxis"]["title"], layout["xaxis2"]["title"] = "runs", "position n"
+    layout["yaxis2"]["range"] = [0, 1.02]
+    traces = running_mean_traces(res.rejections, exact, max_points=300)
     n = np.arange(1, T + 1)
-    fig.add_trace(go.Scatter(x=n, y=profile, mode="lines", name="exact E[R_n]", line=dict(color="black")), 1, 2)
-    fig.add_trace(
+    traces += [
+        go.Scatter(x=n, y=profile, mode="lines", name="exact E[R_n]", line=dict(color="black")),
         go.Scatter(x=n, y=res.rejected.mean(axis=0), mode="markers", name="observed rate",
                    marker=dict(color=COLORS["residual"], size=5)),
-        1, 2,
-    )
-    fig.update_xaxes(title_text="runs", row=1, col=1)
-    fig.update_xaxes(title_text="position n", row=1, col=2)
-    fig.update_yaxes(range=[0, 1.02], row=1, col=2)
+    ]
+    for tr in traces[:3]:
+        tr.update(xaxis=x1, yaxis=y1)
+    for tr in traces[3:]:
+        tr.update(xaxis=x2, yaxis=y2)
+    fig = go.Figure(traces, layout)
     fig.update_layout(
         height=460, margin=dict(t=110),
         title=(

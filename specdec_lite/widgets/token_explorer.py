@@ -12,11 +12,10 @@ from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from .. import decoding
 from ..chains import MarkovChain
-from ..figures.part1 import COLORS, token_labels
+from ..figures.part1 import COLORS, grid, token_labels
 from ..laws import acceptance, residual, tv
 from ..stats import chi_square
 from .core import explorer
@@ -77,27 +76,25 @@ def token_update(
     gof = chi_square(counts, q)
     x = token_labels(V)
 
-    fig = make_subplots(
-        rows=2, cols=2, vertical_spacing=0.16, horizontal_spacing=0.1,
-        subplot_titles=(
-            "draft p and target q", "acceptance probability min(1, q/p)",
-            "residual [q − p]₊ (used after a rejection)", f"speculative output, {runs} runs, vs q",
-        ),
-    )
-    fig.add_trace(go.Bar(x=x, y=p, name="p (draft)", marker_color=COLORS["p"]), 1, 1)
-    fig.add_trace(go.Bar(x=x, y=q, name="q (target)", marker_color=COLORS["q"]), 1, 1)
-    fig.add_trace(go.Bar(x=x, y=acceptance(p, q), name="acceptance", marker_color=COLORS["accept"]), 1, 2)
-    fig.add_trace(go.Bar(x=x, y=residual(p, q), name="residual", marker_color=COLORS["residual"]), 2, 1)
-    fig.add_trace(go.Bar(x=x, y=freq, name="speculative (Monte Carlo)", marker_color=COLORS["mc"]), 2, 2)
-    fig.add_trace(
+    layout, cells = grid(2, 2, (
+        "draft p and target q", "acceptance probability min(1, q/p)",
+        "residual [q − p]₊ (used after a rejection)", f"speculative output, {runs} runs, vs q",
+    ))
+    (x1, y1), (x2, y2), (x3, y3), (x4, y4) = cells
+    layout["yaxis2"]["range"] = [0, 1.05]
+    bars = [
+        go.Bar(x=x, y=p, name="p (draft)", marker_color=COLORS["p"], xaxis=x1, yaxis=y1),
+        go.Bar(x=x, y=q, name="q (target)", marker_color=COLORS["q"], xaxis=x1, yaxis=y1),
+        go.Bar(x=x, y=acceptance(p, q), name="acceptance", marker_color=COLORS["accept"], xaxis=x2, yaxis=y2),
+        go.Bar(x=x, y=residual(p, q), name="residual", marker_color=COLORS["residual"], xaxis=x3, yaxis=y3),
+        go.Bar(x=x, y=freq, name="speculative (Monte Carlo)", marker_color=COLORS["mc"], xaxis=x4, yaxis=y4),
         go.Scatter(
-            x=x, y=q, mode="markers", name="q ± 2 SE",
+            x=x, y=q, mode="markers", name="q ± 2 SE", xaxis=x4, yaxis=y4,
             marker=dict(color=COLORS["q"], size=10, symbol="line-ew-open", line=dict(width=3)),
             error_y=dict(type="data", array=2 * np.sqrt(q * (1 - q) / runs), color=COLORS["q"]),
         ),
-        2, 2,
-    )
-    fig.update_yaxes(range=[0, 1.05], row=1, col=2)
+    ]
+    fig = go.Figure(bars, layout)
     fig.update_layout(
         barmode="group", height=620, margin=dict(t=110),
         title=(
