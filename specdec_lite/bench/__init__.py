@@ -1,0 +1,173 @@
+"""Benchmarks: ``python -m specdec_lite.bench [--mode tiny|quick|full] [--json PATH]``.
+
+Not tests: speed depends on the machine, so every figure is a ratio measured in
+one run, or a scaling curve with a fitted exponent. Sections (one table,
+``sections.SECTIONS``; a section or engine not yet in the package is skipped
+with a note):
+
+* ``samplers``: each vectorised chain sampler against its per-run reference loop
+  on the same chains (goal: at least 50x faster per run at V = 7, T = 50, 10,000
+  runs), token-steps per second, and its time as a multiple of the time to draw
+  just the uniforms it consumes (goal: at most 5x);
+* ``sampler_scaling`` / ``theory_scaling``: cost over runs, T, V (samplers) and
+  T, V, M, K (exact theory), with least-squares log-log exponents (Theorem 1
+  should cost T V^2), and Theorem 1's pass at T = 1000, V = 200;
+* ``memory``: peak memory over runs, unchunked and with ``chunking.chunked_sum``
+  (goal: a million runs within 1 GiB);
+* ``widgets``: median latency of every widget ``*_update`` at its defaults (goal: < 100 ms);
+* ``llm``: the real-model engine against autoregressive decoding and Hugging
+  Face's assisted generation (goal: at least 80% of the predicted speed-up).
+
+``--json benchmarks/results.json`` (full mode) is what the book's Performance page renders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .engines import CHAIN_ENGINES, pair
+from .sections import SECTIONS, SIZES, Section, Sizes, measure_sampler, run_section
+from .timing import best_time, machine
+
+SCHEMA = 1
+GIB = 2**30
+
+__all__ = [
+    "SECTIONS", "SIZES", "Section", "Sizes", "best_time", "goals", "machine", "main", "run", "sampler_vs_reference",
+    "theorem1_pass",
+]
+
+
+def sampler_vs_reference(V: int = 7, T: int = 50, runs: int = 10_000, reference_runs: int = 500) -> dict:
+    """Vectorised ``decoding.speculative`` against ``reference.speculative``, per run (the first benchmark)."""
+    return measure_sampler(CHAIN_ENGINES[0], V, T, runs, reference_runs, budget=math.inf, repeat=3)
+
+
+def theorem1_pass(V: int = 200, T: int = 1000) -> dict:
+    """Time of ``theory.expected_rejections`` (one O(T V^2) pass)."""
+    from .. import theory
+
+    draft, target = pair(V, T, seed=0)
+    return {"V": V, "T": T, "seconds": best_time(lambda: theory.expected_rejections(draft, target))}
+
+
+def _goal(section: str, what: str, goal: str, value: float | None, met: bool | None, measured: str,
+          note: str = "") -> dict[str, Any]:
+    return {"section": section, "what": what, "goal": goal, "value": value, "measured": measured, "met": met,
+            "note": note}
+
+
+def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every goal of the issue, with the measured value and whether it is met (``None``: not measured)."""
+    sec = results["sections"]
+    out: list[dict[str, Any]] = []
+    engines = sec.get("samplers", {}).get("engines", {})
+    for name, r in engines.items():
+        if "skipped" in r:
+            out.append(_goal("samplers", f"{name}: vectorised vs reference", "≥ 50×", None, None, "not measured",
+                             r["skipped"]))
+            continue
+        where = f"V={r['V']}, T={r['T']}, {r['runs']:,} runs"
+        if r.get("reference"):
+            x = r["speedup_vs_reference"]
+            out.append(_goal("samplers", f"{name}: vectorised vs per-run reference ({where})", "≥ 50×", x, x >= 50,
+                             f"{x:,.0f}×"))
+        else:
+            out.append(_goal("samplers", f"{name}: vectorised vs per-run reference", "≥ 50×", None, None,
+                             "no reference", r.get("note", "")))
+        m = r["floor_multiple"]
+        out.append(_goal("samplers", f"{name}: time / time to draw its uniforms ({where})", "≤ 5×", m, m <= 5,
+                         f"{m:.1f}×"))
+    th = sec.get("theory_scaling", {}).get("cases", {}).get("theorem1", {})
+    if "axes" in th:
+        eT, eV = (th["axes"][a]["fit_tail"]["exponent"] for a in ("T", "V"))
+        ok = all(th["axes"][a]["verdict"] == "consistent" for a in ("T", "V"))
+        out.append(_goal("theory_scaling", "Theorem 1 cost exponents (T, V)", "T¹·V² (±0.3)", None, ok,
+                         f"T^{eT:.2f}·V^{eV:.2f}"))
+    mem = sec.get("memory", {})
+    if "runs" in mem:
+        big = mem["runs"][-1]
+        if big >= 1_000_000:
+            b = mem["tracemalloc_unchunked_bytes"][-1] * 1_000_000 / big
+            label = f"{b / GIB:.2f} GiB (tracemalloc)"
+            if "rss_unchunked" in mem:
+                label += f", {mem['rss_unchunked']['increase_bytes'] / GIB:.2f} GiB resident"
+                b = max(b, mem["rss_unchunked"]["increase_bytes"])
+        else:
+            b = mem["bytes_per_run_unchunked"] * 1_000_000
+            label = f"{b / GIB:.2f} GiB (projected from {big:,} runs)"
+        out.append(_goal("memory", f"speculative, a million runs unchunked (V={mem['V']}, T={mem['T']})", "≤ 1 GiB",
+                         b, b <= GIB, label))
+        c = mem["tracemalloc_chunked_sum_bytes"][-1]
+        out.append(_goal("memory", f"speculative, {big:,} runs with chunked_sum (chunk {mem['chunk_size']:,})",
+                         "≤ 1 GiB", c, c <= GIB, f"{c / 2**20:.1f} MiB"))
+    for key, w in sec.get("widgets", {}).get("updates", {}).items():
+        ms = w["median_s"] * 1e3
+        out.append(_goal("widgets", f"{key.split('.')[-1]} at defaults", "median < 100 ms", ms, ms < 100,
+                         f"{ms:.1f} ms"))
+    llm = sec.get("llm", {})
+    if "fraction_of_predicted" in llm:
+        f = llm["fraction_of_predicted"]
+        out.append(_goal("llm", "achieved / predicted speed-up", "≥ 80%", f, f >= 0.8, f"{100 * f:.0f}%"))
+    elif "skipped" in llm:
+        out.append(_goal("llm", "achieved / predicted speed-up", "≥ 80%", None, None, "not measured", llm["skipped"]))
+    return out
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"not JSON serialisable: {type(x).__name__}")
+
+
+def run(mode: str = "quick", only: Sequence[str] | None = None, log: Any = print) -> dict[str, Any]:
+    """Run the sections (all, or those named in ``only``) at the sizes of ``mode``; return the results."""
+    if mode not in SIZES:
+        raise ValueError(f"mode: must be one of {tuple(SIZES)}, got {mode!r}")
+    names = [s.name for s in SECTIONS]
+    if only:
+        unknown = [o for o in only if o not in names]
+        if unknown:
+            raise ValueError(f"only: unknown section(s) {unknown}; sections are {names}")
+    sizes = SIZES[mode]
+    t0 = time.perf_counter()
+    results: dict[str, Any] = {"schema": SCHEMA, "mode": mode, "machine": machine(), "sections": {}}
+    for section in SECTIONS:
+        if only and section.name not in only:
+            continue
+        results["sections"][section.name] = run_section(section, sizes, log)
+    results["elapsed_s"] = time.perf_counter() - t0
+    results["goals"] = goals(results)
+    return json.loads(json.dumps(results, default=_jsonable))
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--mode", choices=tuple(SIZES), default="quick",
+                        help="problem sizes: tiny (tests), quick (CI, default), full (the book's figures)")
+    parser.add_argument("--only", nargs="+", metavar="SECTION", help=f"run only these of {[s.name for s in SECTIONS]}")
+    parser.add_argument("--json", help="also write the results to this JSON file")
+    args = parser.parse_args(argv)
+    results = run(args.mode, args.only)
+    print("Goals:")
+    for g in results["goals"]:
+        mark = {True: "met", False: "MISSED", None: "n/a"}[g["met"]]
+        print(f"  [{mark}] {g['what']}: {g['measured']} (goal {g['goal']})" + (f" - {g['note']}" if g["note"] else ""))
+    print(f"total {results['elapsed_s']:.1f} s")
+    if args.json:
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(results, indent=1) + "\n")
+    return results

@@ -1,0 +1,185 @@
+"""Render committed benchmark results (``benchmarks/results.json``) as Markdown tables and plotly figures.
+
+The book's Performance page calls these at build time; nothing here runs a benchmark.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .timing import ROOT
+
+RESULTS = ROOT / "benchmarks" / "results.json"
+GIB, MIB = 2**30, 2**20
+MARK = {True: "✅ met", False: "❌ missed", None: "— not measured"}
+
+
+def load(path: str | Path | None = None) -> dict[str, Any]:
+    """The results JSON (default: the committed ``benchmarks/results.json``)."""
+    return json.loads(Path(path or RESULTS).read_text())
+
+
+def table(header: list[str], rows: list[list[Any]]) -> str:
+    """A Markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def machine_table(results: dict[str, Any]) -> str:
+    m = results["machine"]
+    load_avg = ", ".join(f"{x:.1f}" for x in m.get("load_average") or [])
+    rows = [
+        ["CPU", f"{m['cpu']} ({m['machine']}), {m['cores']} cores ({m.get('usable_cores')} usable)"],
+        ["memory", f"{m['memory_bytes'] / GIB:.1f} GiB" if m.get("memory_bytes") else "?"],
+        ["load average at start (1, 5, 15 min)", load_avg or "?"],
+        ["software", f"Python {m['python']}, numpy {m['numpy']}, scipy {m.get('scipy')}, torch {m.get('torch')}, "
+                     f"transformers {m.get('transformers')}"],
+        ["measured", f"{m['date_utc']}, commit {m.get('git_commit')}, mode `{results['mode']}`, "
+                     f"{results['elapsed_s'] / 60:.1f} min in all"],
+    ]
+    return table(["", ""], rows)
+
+
+def goals_table(results: dict[str, Any]) -> str:
+    rows = [[g["what"], g["goal"], g["measured"], MARK[g["met"]], g.get("note", "")] for g in results["goals"]]
+    return table(["what", "goal", "measured", "", "note"], rows)
+
+
+def samplers_table(results: dict[str, Any]) -> str:
+    rows = []
+    for name, r in results["sections"].get("samplers", {}).get("engines", {}).items():
+        if "skipped" in r:
+            rows.append([name, "skipped", "", "", "", "", r["skipped"]])
+            continue
+        ref = (f"{r['reference_s_per_run'] * 1e3:.2f} ms ({r['reference_runs_timed']} runs)"
+               if r["reference"] else "none")
+        speed = f"{r['speedup_vs_reference']:,.0f}×" if r["reference"] else "—"
+        rows.append([r["title"], f"{r['vectorised_s'] * 1e3:.1f} ms", f"{r['token_steps_per_s']:.3g}", ref, speed,
+                     f"{r['floor_multiple']:.1f}× ({r['uniforms_per_token_step']:.2f} per token step)",
+                     r.get("note", "")])
+    return table(["engine", "vectorised, all runs", "token-steps/s", "reference, per run", "speed-up per run",
+                  "time / RNG floor (uniforms)", "note"], rows)
+
+
+def scaling_table(results: dict[str, Any]) -> str:
+    rows = []
+    for name, e in results["sections"].get("sampler_scaling", {}).get("engines", {}).items():
+        if "axes" in e:
+            rows.append(["sampler", name] + [f"{e['axes'][a]['fit_tail']['exponent']:.2f}" for a in ("runs", "T", "V")]
+                        + ["", ""])
+    for c in results["sections"].get("theory_scaling", {}).get("cases", {}).values():
+        if "axes" not in c:
+            continue
+        cells = {a: f"{f['fit_tail']['exponent']:.2f} (expect {f['expected_exponent']:g})"
+                 for a, f in c["axes"].items()}
+        rows.append(["theory", c["title"], cells.get("runs", ""), cells.get("T", ""), cells.get("V", ""),
+                     cells.get("M", ""), cells.get("K", "")])
+    return table(["kind", "engine", "runs", "T", "V", "M", "K"], rows)
+
+
+def memory_table(results: dict[str, Any]) -> str:
+    mem = results["sections"].get("memory", {})
+    if "runs" not in mem:
+        return mem.get("skipped", "not measured")
+    rows = [[f"{r:,}", f"{u / MIB:.1f} MiB", f"{s / MIB:.1f} MiB"]
+            for r, u, s in zip(mem["runs"], mem["tracemalloc_unchunked_bytes"], mem["tracemalloc_chunked_sum_bytes"],
+                               strict=True)]
+    out = table(["runs", "one call (tracemalloc peak)", f"chunked_sum, chunk {mem['chunk_size']:,}"], rows)
+    extra = [[k, f"{v['bytes_per_run']:.0f}", f"{v['projected_1e6_runs_bytes'] / MIB:.0f} MiB"]
+             for k, v in mem.get("per_engine", {}).items() if "bytes_per_run" in v]
+    out += "\n\n" + table(["engine", f"bytes per run (V={mem['V']}, T={mem['T']})", "a million runs, projected"], extra)
+    return out
+
+
+def widgets_table(results: dict[str, Any]) -> str:
+    w = results["sections"].get("widgets", {})
+    rows = [[k.split(".")[-1], f"{v['median_s'] * 1e3:.1f} ms", f"{v['first_call_s'] * 1e3:.0f} ms", v["calls"]]
+            for k, v in w.get("updates", {}).items()]
+    rows += [[k.split(".")[-1], "not timed", "", note] for k, note in w.get("notes", {}).items()]
+    return table(["update function", "median", "first call", "calls"], rows)
+
+
+def llm_table(results: dict[str, Any]) -> str:
+    llm = results["sections"].get("llm", {})
+    if "skipped" in llm:
+        return f"Not measured: {llm['skipped']}."
+    rows = [[k, v] for k, v in llm.get("summary", {}).items()]
+    return table(["", ""], rows)
+
+
+def _log_axes(fig: Any, rows: int, cols: int) -> None:
+    for r in range(1, rows + 1):
+        for c in range(1, cols + 1):
+            fig.update_xaxes(type="log", row=r, col=c)
+            fig.update_yaxes(type="log", row=r, col=c)
+
+
+def figures(results: dict[str, Any]) -> dict[str, Any]:
+    """Plotly figures: sampler scaling, theory scaling, memory over runs, widget latency."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    figs: dict[str, Any] = {}
+    scaled = results["sections"].get("sampler_scaling", {}).get("engines", {})
+    engines = {k: v for k, v in scaled.items() if "axes" in v}
+    if engines:
+        fig = make_subplots(rows=1, cols=3, subplot_titles=("runs", "horizon T", "vocabulary V"))
+        for i, (name, e) in enumerate(engines.items()):
+            for c, axis in enumerate(("runs", "T", "V"), start=1):
+                f = e["axes"][axis]
+                fig.add_trace(go.Scatter(x=f["x"], y=f["seconds"], mode="lines+markers", name=name, legendgroup=name,
+                                         showlegend=c == 1, marker_color=_color(i),
+                                         hovertemplate=f"{name}<br>{axis}=%{{x}}<br>%{{y:.3g}} s"
+                                                       f"<br>exponent {f['fit_tail']['exponent']:.2f}<extra></extra>"),
+                              1, c)
+        _log_axes(fig, 1, 3)
+        fig.update_yaxes(title_text="seconds", row=1, col=1)
+        fig.update_layout(title="Samplers: wall time (log-log)", height=420)
+        figs["sampler_scaling"] = fig
+    cases = {k: v for k, v in results["sections"].get("theory_scaling", {}).get("cases", {}).items() if "axes" in v}
+    if cases:
+        axes = [a for a in ("T", "V", "M", "K") if any(a in c["axes"] for c in cases.values())]
+        fig = make_subplots(rows=1, cols=len(axes), subplot_titles=axes)
+        for i, (name, c) in enumerate(cases.items()):
+            for col, axis in enumerate(axes, start=1):
+                if axis not in c["axes"]:
+                    continue
+                f = c["axes"][axis]
+                fig.add_trace(go.Scatter(x=f["x"], y=f["seconds"], mode="lines+markers", name=name, legendgroup=name,
+                                         showlegend=name not in {t.name for t in fig.data}, marker_color=_color(i),
+                                         hovertemplate=f"{name}<br>{axis}=%{{x}}<br>%{{y:.3g}} s<br>exponent "
+                                                       f"{f['fit_tail']['exponent']:.2f} (expect "
+                                                       f"{f['expected_exponent']:g})<extra></extra>"),
+                              1, col)
+        _log_axes(fig, 1, len(axes))
+        fig.update_yaxes(title_text="seconds", row=1, col=1)
+        fig.update_layout(title="Exact theory: wall time (log-log)", height=420)
+        figs["theory_scaling"] = fig
+    mem = results["sections"].get("memory", {})
+    if "runs" in mem:
+        fig = go.Figure()
+        fig.add_trace(go.Scatter(x=mem["runs"], y=[b / MIB for b in mem["tracemalloc_unchunked_bytes"]],
+                                 mode="lines+markers", name="one call"))
+        fig.add_trace(go.Scatter(x=mem["runs"], y=[b / MIB for b in mem["tracemalloc_chunked_sum_bytes"]],
+                                 mode="lines+markers", name=f"chunked_sum, chunk {mem['chunk_size']:,}"))
+        fig.add_hline(y=GIB / MIB, line_dash="dot", annotation_text="1 GiB")
+        fig.update_xaxes(type="log", title_text="runs")
+        fig.update_yaxes(type="log", title_text="peak MiB (tracemalloc)")
+        fig.update_layout(title=f"Peak memory of speculative decoding, V={mem['V']}, T={mem['T']}", height=400)
+        figs["memory"] = fig
+    updates = results["sections"].get("widgets", {}).get("updates", {})
+    if updates:
+        names = [k.split(":")[-1] for k in updates]
+        fig = go.Figure(go.Bar(x=names, y=[v["median_s"] * 1e3 for v in updates.values()], name="median"))
+        fig.add_hline(y=100, line_dash="dot", annotation_text="goal: 100 ms")
+        fig.update_layout(title="Widget update latency at default settings (median)", yaxis_title="ms", height=380)
+        figs["widgets"] = fig
+    return figs
+
+
+def _color(i: int) -> str:
+    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#7f7f7f", "#17becf", "#8c564b"]
+    return palette[i % len(palette)]

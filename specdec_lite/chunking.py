@@ -1,0 +1,103 @@
+"""Run any vectorised sampler in chunks of runs, so that peak memory is set by the chunk.
+
+A sampler vectorised over runs holds every run's tokens at once: its memory grows
+linearly in ``runs``. ``chunked`` calls it on ``ceil(runs / chunk_size)`` blocks with
+independent child seeds and concatenates the results (memory still linear in runs,
+for the output only); ``chunked_sum`` keeps only a per-run statistic summed over
+runs, so its peak memory is that of one chunk whatever ``runs`` is.
+
+Child seeds come from ``SeedSequence.spawn`` (or ``Generator.spawn``): chunk ``i``
+is the sampler called with ``rng = child_rngs(rng, n)[i]``. Runs are i.i.d. within
+a chunk and the children are independent streams, so the chunked output has the
+same law as one unchunked call (not the same numbers).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._rng import RNGLike, check_runs
+
+
+def chunk_sizes(runs: int, chunk_size: int) -> list[int]:
+    """Split ``runs`` into blocks of ``chunk_size`` (the last one may be smaller)."""
+    runs = check_runs(runs)
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        raise ValueError(f"chunk_size: must be an integer >= 1, got {chunk_size!r}")
+    full, rest = divmod(runs, int(chunk_size))
+    return [int(chunk_size)] * full + ([rest] if rest else [])
+
+
+def child_rngs(rng: RNGLike, n: int) -> list[np.random.Generator]:
+    """``n`` independent generators spawned from ``rng`` (a seed, SeedSequence, Generator or None)."""
+    if isinstance(rng, np.random.Generator):
+        return rng.spawn(n)
+    if rng is None or isinstance(rng, (int, np.integer)):
+        rng = np.random.SeedSequence(None if rng is None else int(rng))
+    if not isinstance(rng, np.random.SeedSequence):
+        raise ValueError(f"rng: expected a seed, a numpy Generator or None, got {type(rng).__name__}")
+    return [np.random.default_rng(s) for s in rng.spawn(n)]
+
+
+def concatenate(results: list[Any]) -> Any:
+    """Join per-chunk results along the runs axis.
+
+    Arrays (ndim >= 1) are concatenated; dataclasses (e.g. ``DecodeResult``), tuples
+    and dicts field by field; anything else (a scalar setting) must agree across chunks.
+    """
+    first = results[0]
+    if isinstance(first, np.ndarray) and first.ndim >= 1:
+        return np.concatenate(results, axis=0)
+    if dataclasses.is_dataclass(first) and not isinstance(first, type):
+        values = {f.name: concatenate([getattr(r, f.name) for r in results]) for f in dataclasses.fields(first)
+                  if f.init}
+        return dataclasses.replace(first, **values)
+    if isinstance(first, tuple):
+        parts = [concatenate(list(p)) for p in zip(*results, strict=True)]
+        return type(first)(*parts) if hasattr(first, "_fields") else tuple(parts)
+    if isinstance(first, dict):
+        return {k: concatenate([r[k] for r in results]) for k in first}
+    if all(np.array_equal(np.asarray(r), np.asarray(first)) for r in results[1:]):
+        return first
+    raise ValueError(f"results: cannot join chunks whose {type(first).__name__} values differ")
+
+
+def chunked(
+    sampler: Callable[..., Any], *args: Any, runs: int, chunk_size: int, rng: RNGLike = None, **kwargs: Any
+) -> Any:
+    """``sampler(*args, runs=r, rng=child, **kwargs)`` over chunks of runs, concatenated."""
+    sizes = chunk_sizes(runs, chunk_size)
+    children = child_rngs(rng, len(sizes))
+    return concatenate([sampler(*args, runs=r, rng=g, **kwargs) for r, g in zip(sizes, children, strict=True)])
+
+
+def chunked_sum(
+    sampler: Callable[..., Any],
+    *args: Any,
+    runs: int,
+    chunk_size: int,
+    statistic: Callable[[Any], np.ndarray],
+    rng: RNGLike = None,
+    **kwargs: Any,
+) -> np.ndarray:
+    """``sum over runs of statistic(result)`` with one chunk in memory at a time.
+
+    ``statistic`` maps a chunk's result to a per-run array of shape ``(chunk, ...)``;
+    e.g. ``lambda r: np.stack([r.rejections, r.rejections ** 2], 1)`` gives the first
+    two moments of ``N_rej`` after dividing by ``runs``.
+    """
+    sizes = chunk_sizes(runs, chunk_size)
+    children = child_rngs(rng, len(sizes))
+    total: np.ndarray | None = None
+    for r, g in zip(sizes, children, strict=True):
+        stat = np.asarray(statistic(sampler(*args, runs=r, rng=g, **kwargs)), dtype=np.float64)
+        if stat.ndim < 1 or stat.shape[0] != r:
+            raise ValueError(f"statistic: must return one row per run (leading axis {r}), got shape {stat.shape}")
+        part = stat.sum(axis=0)
+        total = part if total is None else total + part
+    assert total is not None
+    return total
