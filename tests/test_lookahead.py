@@ -179,6 +179,24 @@ def test_tokens_per_call_formula():
     assert la.iid_speedup(0.6, 1, 0.1) == pytest.approx(1.6 / 1.1)  # K = 1: (1 + alpha) / (1 + c)
 
 
+def test_calls_per_token_is_convex_in_alpha():
+    # Chapter 7's Jensen argument: 1 / E[G] = (1 - alpha) / (1 - alpha^(K+1)) is convex in alpha,
+    # and linear (1 - alpha) for K = infinity
+    alpha = np.linspace(0.0, 1.0, 4001)
+    for K in (1, 2, 3, 5, 10, 30, 100):
+        g = 1 / la.expected_tokens_per_call(alpha, K)
+        assert np.diff(g, 2).min() > -1e-12, K
+    low = alpha[alpha <= 0.99]
+    assert np.allclose(1 / la.expected_tokens_per_call(low, 5000), 1 - low, atol=1e-12)
+
+
+def test_stretches_of_tv_make_the_formula_optimistic():
+    T, K = 200, 8
+    sched = np.where((np.arange(T) // 50) % 2 == 0, 0.02, 0.58)
+    draft, target = la.tv_schedule_pair(7, T, sched, rng=2)
+    assert T / la.expected_oracle_calls_k(draft, target, K) < 0.95 * la.expected_tokens_per_call(0.7, K)
+
+
 @pytest.mark.parametrize("V, tv, seed", [(3, 0.3, 0), (9, 0.3, 1), (5, 0.6, 2), (6, 0.05, 3)])
 def test_constant_tv_chain_is_the_iid_model(V, tv, seed):
     T = 60
