@@ -1,11 +1,12 @@
 """Write the Part I labs (lab01-lab03) as notebooks with cleared outputs.
 
-Run from the repository root: ``python notebooks/_build_part1.py``. The Colab badge
+Run ``python notebooks/_build_part1.py [OUT_DIR]`` (default: ``notebooks/``). The Colab badge
 and the setup cell derive from the repository named once in ``_config.yml``.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import nbformat
@@ -242,7 +243,7 @@ def lab03() -> list:
     ]
 
 
-def write(name: str, cells: list) -> None:
+def write(name: str, cells: list, out: Path) -> None:
     nb = new_notebook(
         cells=cells,
         metadata={
@@ -250,11 +251,14 @@ def write(name: str, cells: list) -> None:
             "language_info": {"name": "python"},
         },
     )
+    for i, cell in enumerate(nb.cells):
+        cell.id = f"{name[:5]}-{i:02d}"  # stable ids keep regenerated notebooks diff-free
     nbformat.validate(nb)
-    nbformat.write(nb, ROOT / "notebooks" / f"{name}.ipynb")
+    nbformat.write(nb, out / f"{name}.ipynb")
 
 
 if __name__ == "__main__":
-    write("lab01_markov_chains", lab01())
-    write("lab02_unbiased", lab02())
-    write("lab03_rejections", lab03())
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "notebooks"
+    write("lab01_markov_chains", lab01(), out)
+    write("lab02_unbiased", lab02(), out)
+    write("lab03_rejections", lab03(), out)
