@@ -1,0 +1,176 @@
+"""The draft tree (the book's own variant of batch decoding): unbiasedness, exact rejections, tree <= batch."""
+
+import functools
+import itertools
+
+import numpy as np
+import pytest
+
+import specdec_lite as sd
+from specdec_lite import batch, batch_reference
+from specdec_lite.laws import residual
+from specdec_lite.stats import chi_square, mean_and_se, sequence_index
+from tests.conftest import ALPHA, Z
+
+
+def pair(V, T, seed, concentration=1.0, uniform_init=True):
+    kw = dict(concentration=concentration, uniform_init=uniform_init)
+    return sd.MarkovChain.random(V, T, rng=seed + 1000, **kw), sd.MarkovChain.random(V, T, rng=seed, **kw)
+
+
+def brute_force_rejections(draft, target, M, tree):
+    """E[N_rej] by enumerating every set of M drafts and every outcome of the coins.
+
+    Independent of the package's forward passes: it never uses the Binomial count of
+    survivors or the Markov state, only the algorithm as stated (``tree=False`` keeps
+    the accepted draft alone, Algorithm 4; ``tree=True`` keeps every matching draft).
+    """
+    T, V = target.T, target.V
+
+    @functools.cache
+    def round_from(n0, prev):
+        if n0 == T:
+            return 0.0
+        seqs = list(itertools.product(range(V), repeat=T - n0))
+        probs = []
+        for s in seqs:
+            pr, u = 1.0, prev
+            for j, x in enumerate(s):
+                pr *= draft.conditional(n0 + j, u)[x]
+                u = x
+            probs.append(pr)
+        total = 0.0
+        for combo in itertools.product(range(len(seqs)), repeat=M):
+            w = float(np.prod([probs[i] for i in combo]))
+            if w > 0:
+                total += w * inside(n0, n0, prev, [seqs[i] for i in combo])
+        return total
+
+    def inside(n, n0, prev, alive):
+        p, q = draft.conditional(n, prev), target.conditional(n, prev)
+        j = n - n0
+        value, reach, qm = 0.0, 1.0, q
+        for d in alive:
+            x = d[j]
+            a = min(1.0, qm[x] / p[x])
+            if a > 0 and n + 1 < T:
+                keep = [e for e in alive if e[j] == x] if tree else [d]
+                value += reach * a * inside(n + 1, n0, x, keep)
+            reach *= 1.0 - a
+            qm = residual(p, qm)
+        return value + reach * (1.0 + sum(qm[x] * round_from(n + 1, x) for x in range(V) if qm[x] > 0))
+
+    return round_from(0, None)
+
+
+@pytest.mark.parametrize("V, T, M, seed", [(2, 3, 2, 0), (2, 3, 3, 1), (3, 2, 2, 2), (2, 4, 2, 3)])
+def test_exact_formulas_match_brute_force(V, T, M, seed):
+    draft, target = pair(V, T, seed, uniform_init=False)
+    assert batch.expected_rejections_tree(draft, target, M) == pytest.approx(
+        brute_force_rejections(draft, target, M, tree=True), rel=1e-12
+    )
+    assert batch.expected_rejections_batch(draft, target, M) == pytest.approx(
+        brute_force_rejections(draft, target, M, tree=False), rel=1e-12
+    )
+
+
+def test_brute_force_can_tell_the_tree_from_algorithm4():
+    draft, target = pair(2, 3, 4, uniform_init=False)
+    tree, dfs = (brute_force_rejections(draft, target, 3, tree=t) for t in (True, False))
+    assert tree < dfs - 1e-3
+
+
+@pytest.mark.parametrize("M", [2, 5])
+def test_tree_sampler_is_unbiased(M):
+    V, T = 3, 4
+    draft, target = pair(V, T, seed=7, uniform_init=False)
+    res = batch.tree_speculative(draft, target, M, runs=60_000, rng=M)
+    counts = np.bincount(sequence_index(res.tokens, V), minlength=V**T)
+    assert chi_square(counts, sd.theory.sequence_law(target)).pvalue > ALPHA
+    # Power: the same counts are far from the draft's law.
+    assert chi_square(counts, sd.theory.sequence_law(draft)).pvalue < ALPHA
+
+
+def test_tree_reference_is_unbiased_and_matches_exact():
+    V, T, M = 2, 4, 3
+    draft, target = pair(V, T, seed=8, uniform_init=False)
+    res = batch_reference.tree_speculative(draft, target, M, runs=3000, rng=1)
+    counts = np.bincount(sequence_index(res.tokens, V), minlength=V**T)
+    assert chi_square(counts, sd.theory.sequence_law(target)).pvalue > ALPHA
+    m, se = mean_and_se(res.rejections)
+    assert abs(m - batch.expected_rejections_tree(draft, target, M)) <= Z * se
+    profile = batch.tree_rejection_profile(draft, target, M)
+    se_n = np.sqrt(np.maximum(profile * (1 - profile), 1e-12) / res.runs)
+    assert np.all(np.abs(res.rejected.mean(axis=0) - profile) <= Z * se_n)
+
+
+@pytest.mark.parametrize(
+    "V, T, M, concentration, seed",
+    [(7, 50, 4, 1.0, 10), (7, 50, 16, 1.0, 10), (2, 12, 3, 1.0, 0), (7, 30, 8, 0.2, 11), (12, 20, 2, 0.5, 12)],
+)
+def test_tree_formula_matches_monte_carlo(V, T, M, concentration, seed):
+    draft, target = pair(V, T, seed, concentration)
+    res = batch.tree_speculative(draft, target, M, runs=20_000, rng=seed)
+    m, se = mean_and_se(res.rejections)
+    exact = batch.expected_rejections_tree(draft, target, M)
+    assert abs(m - exact) <= Z * se, (m, exact, se)
+    profile = batch.tree_rejection_profile(draft, target, M)
+    se_n = np.sqrt(np.maximum(profile * (1 - profile), 1e-12) / res.runs)
+    assert np.all(np.abs(res.rejected.mean(axis=0) - profile) <= Z * se_n + 1e-12)
+    assert np.array_equal(res.oracle_calls, 1 + res.rejected[:, :-1].sum(axis=1))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_one_draft_tree_is_theorem1(seed):
+    draft, target = pair(7, 40, seed)
+    assert batch.expected_rejections_tree(draft, target, 1) == pytest.approx(
+        sd.theory.expected_rejections(draft, target), rel=1e-13
+    )
+
+
+def test_tree_never_rejects_more_than_algorithm4():
+    gen = np.random.default_rng(0)
+    for trial in range(40):
+        V, T = int(gen.integers(2, 6)), int(gen.integers(1, 15))
+        conc = float(gen.choice([0.1, 0.5, 1.0, 3.0]))
+        draft, target = pair(V, T, 100 + trial, conc, uniform_init=bool(trial % 2))
+        for M in (1, 2, 3, 6):
+            tree = batch.expected_rejections_tree(draft, target, M)
+            dfs = batch.expected_rejections_batch(draft, target, M)
+            assert tree <= dfs + 1e-12, (trial, M, tree, dfs)
+
+
+def test_tree_keeps_falling_with_full_support_draft():
+    draft, target = pair(5, 20, 3)
+    Ms = [1, 2, 4, 8, 16, 32, 64]
+    tree = np.array([batch.expected_rejections_tree(draft, target, M) for M in Ms])
+    dfs = np.array([batch.expected_rejections_batch(draft, target, M) for M in Ms])
+    assert np.all(np.diff(tree) < 0) and np.all(tree[1:] < dfs[1:])
+    limit = batch.batch_rejection_limit(draft, target)
+    assert tree[-1] < limit < dfs[-1]  # below the floor of Proposition 1
+
+
+def test_tree_edges_and_errors():
+    q = sd.MarkovChain.random(4, 10, rng=0)
+    assert batch.expected_rejections_tree(q, q, 6) == 0.0
+    res = batch.tree_speculative(q, q, 6, runs=300, rng=0)
+    assert not res.rejected.any()
+    V, T = 3, 5
+    e0, e2 = np.eye(V)[0], np.eye(V)[2]
+    draft = sd.MarkovChain(e0, np.broadcast_to(e0, (T - 1, V, V)))
+    target = sd.MarkovChain(e2, np.broadcast_to(e2, (T - 1, V, V)))
+    assert batch.expected_rejections_tree(draft, target, 4) == pytest.approx(T)
+    res = batch.tree_speculative(draft, target, 4, runs=100, rng=1)
+    assert res.rejected.all() and np.all(res.tokens == 2)
+    with pytest.raises(ValueError, match="M"):
+        batch.tree_speculative(q, q, 0, runs=10)
+    with pytest.raises(ValueError, match="runs"):
+        batch.tree_speculative(q, q, 2, runs=0)
+
+
+def test_exact_tree_is_polynomial():
+    target = sd.MarkovChain.random(7, 100, rng=0)
+    draft = sd.draft_for(target, 0.5, rng=1)
+    values = [batch.expected_rejections_tree(draft, target, M) for M in (1, 8, 64)]
+    assert 0 < values[2] < values[1] < values[0] < 100
+    assert values[0] == pytest.approx(sd.theory.expected_rejections(draft, target), rel=1e-12)
