@@ -152,9 +152,16 @@ def chain_sweep(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[floa
     return {"eps": np.asarray(eps_grid, dtype=np.float64), **{k: np.asarray(v) for k, v in out.items()}}
 
 
-def sweep_steps(sweep: dict[str, np.ndarray], total_tv: float, what: str) -> list[tuple[str, list[Any], dict]]:
-    """Slider steps: left, the plane with the front and both paths; right, losses against eps."""
+def sweep_steps(
+    sweep: dict[str, np.ndarray], total_tv: float, what: str, eps_axis: Sequence[float] | None = None
+) -> list[tuple[str, list[Any], dict]]:
+    """Slider steps: left, the plane with the front and both paths; right, losses against eps.
+
+    ``eps_axis`` (default ``sweep["eps"]``) is where each eps is drawn on the right panel's
+    axis, e.g. a small positive stand-in for 0 on a log axis.
+    """
     steps = []
+    xs_eps = np.asarray(sweep["eps"] if eps_axis is None else eps_axis, dtype=np.float64)
     for i, eps in enumerate(sweep["eps"]):
         traces: list[Any] = front_traces(total_tv)
         for kind in ("opt", "uno"):
@@ -163,15 +170,15 @@ def sweep_steps(sweep: dict[str, np.ndarray], total_tv: float, what: str) -> lis
                                      line=dict(color=COLORS[kind], dash="dot")))
             traces.append(go.Scatter(x=[sweep["reject"][i]], y=[sweep[kind][i]], mode="markers",
                                      name=f"{name} at ε = {eps:g}", marker=dict(color=COLORS[kind], size=14)))
-            traces.append(go.Scatter(x=sweep["eps"], y=sweep[kind], mode="lines+markers", showlegend=False,
+            traces.append(go.Scatter(x=xs_eps, y=sweep[kind], mode="lines+markers", showlegend=False,
                                      line=dict(color=COLORS[kind]), xaxis="x2", yaxis="y2"))
-        traces.append(go.Scatter(x=sweep["eps"], y=sweep["reject"], mode="lines+markers", name="P(reject), both",
+        traces.append(go.Scatter(x=xs_eps, y=sweep["reject"], mode="lines+markers", name="P(reject), both",
                                  line=dict(color=COLORS["out"], dash="dash"), xaxis="x2", yaxis="y2"))
-        traces.append(go.Scatter(x=[eps, eps], y=[0, total_tv], mode="lines", showlegend=False,
+        traces.append(go.Scatter(x=[xs_eps[i]] * 2, y=[0, total_tv], mode="lines", showlegend=False,
                                  line=dict(color="black", width=1), xaxis="x2", yaxis="y2"))
         gap = sweep["uno"][i] - sweep["opt"][i]
-        title = (f"{what}: ε = {eps:g}; reject {sweep['reject'][i]:.3f}, loss OPT {sweep['opt'][i]:.3f}, "
-                 f"UNO {sweep['uno'][i]:.3f} (UNO − OPT = {gap:.3f})")
+        title = (f"{what}, ε = {eps:g}<br><sup>P(reject) {sweep['reject'][i]:.3f}; loss OPT {sweep['opt'][i]:.3f}, "
+                 f"UNO {sweep['uno'][i]:.3f} (UNO − OPT = {gap:.3f})</sup>")
         steps.append((f"{eps:g}", traces, {"title": title}))
     return steps
 
@@ -180,16 +187,17 @@ def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, activ
     """An eps slider over ``sweep_steps``: OPT rides the front, UNO sits above it."""
     top = 1.05 * max(total_tv, float(np.max(sweep["uno"])))
     layout = dict(
-        height=500,
+        height=620, margin=dict(t=190),
         xaxis=dict(domain=[0, 0.45], title="P(reject)", range=[0, 1.05 * total_tv]),
         yaxis=dict(title="loss TV(P^A, q)", range=[0, top]),
-        xaxis2=dict(domain=[0.58, 1], title="ε", type="log", anchor="y2"),
+        xaxis2=dict(domain=[0.58, 1], title="ε (log scale; ε = 0 drawn at the left edge)", type="log", anchor="y2"),
         yaxis2=dict(title="loss / P(reject)", range=[0, top], anchor="x2"),
-        legend=dict(orientation="h", y=-0.25),
+        legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
-    eps = np.where(sweep["eps"] > 0, sweep["eps"], 0.002)  # log axis: show eps = 0 at the left edge
-    return slider_figure(sweep_steps({**sweep, "eps": eps}, total_tv, what), label="ε", layout=layout,
-                         active=active)
+    positive = sweep["eps"][sweep["eps"] > 0]
+    stand_in = positive.min() / 2 if positive.size else 1e-3
+    eps_axis = np.where(sweep["eps"] > 0, sweep["eps"], stand_in)
+    return slider_figure(sweep_steps(sweep, total_tv, what, eps_axis), label="ε", layout=layout, active=active)
 
 
 # --- Beyond the paper: whole sequences ---------------------------------------------
@@ -295,13 +303,15 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                        marker=dict(color="black", size=14, symbol="x")),
         ]
         side = "unbiased (ε ≤ 0)" if loss <= 1e-12 else "biased (ε > 0 somewhere it matters)"
-        steps.append((f"{e:g}", traces, {"title": f"ε = {e:g}: P(reject) = {float(r):.3f} vs TV(p, q) = {d:.3f}; "
-                                                  f"bias with the best P = {float(loss):.3f}: {side}"}))
+        title = (f"ε = {e:g}: {side}<br><sup>P(reject) = {float(r):.3f} vs TV(p, q) = {d:.3f}; "
+                 f"bias with the best P = {float(loss):.3f}</sup>")
+        steps.append((f"{e:g}", traces, {"title": title}))
     layout = panel_layout(("output law vs target (bars), rule b (diamonds)", "rejection vs bias"))
     layout["yaxis"].update(range=[0, 1.05])
     layout["xaxis2"].update(title="P(reject)", range=[0, 1])
     layout["yaxis2"].update(title="bias TV(P^A, q)", range=[0, max(d, 0.05) * 1.1])
-    layout.update(height=480, barmode="group", legend=dict(orientation="h", y=-0.25))
+    layout.update(height=600, margin=dict(t=170), barmode="group",
+                  legend=dict(orientation="h", x=0, y=1.06, yanchor="bottom"))
     centre = int(np.argmin(np.abs(grid))) if active is None else active
     return slider_figure(steps, label="ε", layout=layout, active=centre)
 
