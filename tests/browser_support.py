@@ -1,0 +1,152 @@
+"""Run the built book in Debian's headless Chromium (used by ``tests/test_browser.py``).
+
+The book is served from ``_build/html`` on loopback by a thread running
+``http.server``; ``tools/browser/check_pages.mjs`` (Playwright's ``playwright-core``
+from npm, driving ``/usr/bin/chromium``, never a downloaded browser) opens each page.
+Online readers fetch a few assets from CDNs. ``CDN_ASSETS`` names every one of them
+with the npm package (and exact version) it comes from: the browser's requests for
+them are answered from local copies fetched with ``npm pack``, and any other request
+that leaves the machine is blocked and fails the test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOLS = ROOT / "tools" / "browser"
+CACHE = TOOLS / "cdn-cache"
+CHROMIUM = Path("/usr/bin/chromium")
+
+#: Every external asset a page of the book may load, and where its local copy comes from.
+#: ``prefix`` entries map a CDN folder onto the package's folder (MathJax and the widget
+#: manager load fonts and components relative to their own address).
+CDN_ASSETS: list[dict[str, str]] = [
+    # Sphinx's default MathJax 3 (``sphinx.ext.mathjax.MATHJAX_URL``); 3.2.2 is the last 3.x.
+    {"prefix": "https://cdn.jsdelivr.net/npm/mathjax@3/", "npm": "mathjax@3.2.2", "path": ""},
+    # The Jupyter widget manager for widgets embedded in executed pages (``nb_ipywidgets_js`` in _config.yml).
+    {
+        "prefix": "https://cdn.jsdelivr.net/npm/requirejs@2.3.4/",
+        "npm": "requirejs@2.3.4",
+        "path": "",
+    },
+    {
+        "prefix": "https://cdn.jsdelivr.net/npm/@jupyter-widgets/html-manager@1.0.6/",
+        "npm": "@jupyter-widgets/html-manager@1.0.6",
+        "path": "",
+    },
+    # The "Open in Colab" badge image inside each lab's first cell. It is Google's image, not a
+    # package: the local copy is a stand-in drawn here (a page without it still reads "Open in Colab").
+    {"url": "https://colab.research.google.com/assets/colab-badge.svg", "file": "colab-badge.svg"},
+]
+
+
+def chromium_available() -> bool:
+    return CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)
+
+
+def _npm(*args: str, cwd: Path) -> None:
+    npm = shutil.which("npm")
+    if npm is None:
+        raise RuntimeError("npm is needed to fetch playwright-core and the CDN assets (Debian: apt-get install npm)")
+    proc = subprocess.run([npm, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        raise RuntimeError(f"npm {' '.join(args)} failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
+
+
+def ensure_driver() -> Path:
+    """Install ``playwright-core`` (pinned in tools/browser/package-lock.json) once."""
+    lock = json.loads((TOOLS / "package-lock.json").read_text())
+    want = lock["packages"]["node_modules/playwright-core"]["version"]
+    installed = TOOLS / "node_modules" / "playwright-core" / "package.json"
+    if not installed.is_file() or json.loads(installed.read_text())["version"] != want:
+        _npm("ci", "--no-audit", "--no-fund", "--ignore-scripts", cwd=TOOLS)
+    return TOOLS / "check_pages.mjs"
+
+
+def _unpacked(spec: str) -> Path:
+    """The files of npm package ``spec`` (name@exact-version), fetched with ``npm pack`` once."""
+    dest = CACHE / spec.replace("/", "__")
+    if (dest / "package.json").is_file():
+        return dest
+    CACHE.mkdir(parents=True, exist_ok=True)
+    tgz_dir = CACHE / "_packs"
+    tgz_dir.mkdir(exist_ok=True)
+    _npm("pack", spec, "--pack-destination", str(tgz_dir), "--silent", cwd=CACHE)
+    name, version = spec.rsplit("@", 1)
+    tgz = tgz_dir / f"{name.lstrip('@').replace('/', '-')}-{version}.tgz"
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    with tarfile.open(tgz) as tar:
+        tar.extractall(tmp, filter="data")
+    (tmp / "package").rename(dest)
+    shutil.rmtree(tmp)
+    return dest
+
+
+def local_assets() -> list[dict[str, str]]:
+    """``CDN_ASSETS`` resolved to files on this machine (fetching what is missing)."""
+    out = []
+    for a in CDN_ASSETS:
+        if "npm" in a:
+            out.append({"prefix": a["prefix"], "dir": str(_unpacked(a["npm"]) / a["path"])})
+        else:
+            out.append({"url": a["url"], "file": str(TOOLS / a["file"])})
+    return out
+
+
+@contextlib.contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """Serve ``directory`` on 127.0.0.1 (a free port) from a thread; yields the base URL."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(directory))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def check_pages(html: Path, pages: list[str], screenshots: Path, workdir: Path) -> dict[str, dict]:
+    """Open each page (path relative to ``html``) in Chromium; one report per page."""
+    script = ensure_driver()
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is needed to drive Chromium (Debian: apt-get install nodejs)")
+    with serve(html) as base:
+        config = {
+            "baseUrl": base,
+            "pages": pages,
+            "assets": local_assets(),
+            "screenshots": str(screenshots),
+            "chromium": str(CHROMIUM),
+            "result": str(workdir / "browser-result.json"),
+            "maxMovesPerSlider": 3,
+        }
+        (workdir / "browser-config.json").write_text(json.dumps(config, indent=1))
+        proc = subprocess.run(
+            [node, str(script), str(workdir / "browser-config.json")],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"the browser run failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return {r["page"]: r for r in json.loads(Path(config["result"]).read_text())}

@@ -1,0 +1,149 @@
+"""Every page of the built book, as a reader's browser shows it (headless Chromium).
+
+For each page of ``_toc.yml``: no JavaScript error, no failed request for the book's own
+files, no request to anything outside the book except the CDN assets named in
+``browser_support.CDN_ASSETS`` (served from local copies), every formula typeset by
+MathJax, every plotly figure drawn, every slider that moves change the plotted data,
+and every embedded widget rendered. Screenshots of every page are kept for review
+(the folder is printed). Runs wherever ``/usr/bin/chromium`` exists; CI installs it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests import browser_support as bs
+from tests.test_book import toc_files
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [f"{page}.html" for page in toc_files()]
+
+
+@pytest.fixture(scope="module")
+def browser_reports(built_book: Path, tmp_path_factory, request) -> dict[str, dict]:
+    if not bs.chromium_available():
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser test: /usr/bin/chromium is missing (.ci/run installs it)")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium); CI installs it")
+    screenshots = built_book.parent / "screenshots"
+    reports = bs.check_pages(built_book, PAGES, screenshots, tmp_path_factory.mktemp("browser"))
+    with request.config.pluginmanager.get_plugin("capturemanager").global_and_fixture_disabled():
+        print(f"\nscreenshots of every page of the book: {screenshots}")
+    return reports
+
+
+def problems(report: dict) -> list[str]:
+    """What a reader would notice on one page; empty when the page is fine."""
+    if report["fatal"]:
+        return [f"the page could not be checked: {report['fatal']}"]
+    out = [f"JavaScript error: {e}" for e in report["jsErrors"]]
+    out += [f"console error: {e}" for e in report["consoleErrors"]]
+    out += [f"request outside the book (name it in CDN_ASSETS or drop it): {u}" for u in report["external"]]
+    out += [f"failed request: {u}" for u in report["localFailures"]]
+    math = report["math"]
+    if math["typeset"] != math["expected"]:
+        out.append(f"only {math['typeset']} of {math['expected']} formulas typeset; raw: {math['raw']}")
+    out += [f"MathJax error: {e}" for e in math["errors"]]
+    for fig in report["figures"]:
+        name = f"figure {fig['index'] + 1}"
+        if not fig["drawn"]:
+            out.append(f"{name} is not drawn")
+        if fig["sliders"] and not fig["moves"]:
+            out.append(f"{name}: its slider was not moved")
+        for move in fig["moves"]:
+            if not (move["dataChanged"] and move["drawingChanged"] and move["drawn"] and move["active"] == move["to"]):
+                out.append(f"{name}: moving its slider to step {move['to']} ({move['how']}) gave {move}")
+    widgets = report["widgets"]
+    if widgets["rendered"] != widgets["views"]:
+        out.append(f"only {widgets['rendered']} of {widgets['views']} embedded widgets rendered")
+    if not report["screenshot"] or not Path(report["screenshot"]).is_file():
+        out.append("no screenshot")
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_reads_well_in_a_browser(browser_reports, page):
+    report = browser_reports[page]
+    assert not problems(report), f"{page}:\n" + "\n".join(problems(report))
+
+
+def test_checker_notices_broken_pages():
+    """The checks above can fail: a page with each kind of defect yields each complaint."""
+    broken = {
+        "fatal": None,
+        "jsErrors": ["ReferenceError: x"],
+        "consoleErrors": [],
+        "external": ["https://example.org/a.js"],
+        "localFailures": ["404 http://127.0.0.1/x.js"],
+        "math": {"expected": 2, "typeset": 1, "errors": ["Undefined control sequence"], "raw": ["\\(x\\)"]},
+        "figures": [
+            {"index": 0, "drawn": False, "sliders": [], "moves": []},
+            {"index": 1, "drawn": True, "sliders": [{"steps": 3, "active": 0}], "moves": []},
+            {
+                "index": 2,
+                "drawn": True,
+                "sliders": [{"steps": 3, "active": 0}],
+                "moves": [
+                    {"to": 1, "how": "click", "active": 1, "dataChanged": False, "drawingChanged": True, "drawn": True}
+                ],
+            },
+        ],
+        "widgets": {"views": 2, "rendered": 1},
+        "screenshot": None,
+    }
+    found = "\n".join(problems(broken))
+    for words in [
+        "JavaScript error",
+        "outside the book",
+        "failed request",
+        "1 of 2 formulas",
+        "MathJax error",
+        "figure 1 is not drawn",
+        "figure 2: its slider was not moved",
+        "figure 3: moving its slider",
+        "1 of 2 embedded widgets",
+        "no screenshot",
+    ]:
+        assert words in found
+
+
+def test_cdn_assets_are_pinned_npm_packages():
+    for asset in bs.CDN_ASSETS:
+        if "npm" in asset:
+            assert re.fullmatch(r"(@[\w.-]+/)?[\w.-]+@\d+\.\d+\.\d+", asset["npm"]), asset
+        else:
+            assert (bs.TOOLS / asset["file"]).is_file(), asset
+
+
+def test_external_scripts_of_the_book_are_named(built_book):
+    """Every ``src``/``href`` a page loads from outside is covered by CDN_ASSETS."""
+    prefixes = [a.get("prefix") or a["url"] for a in bs.CDN_ASSETS]
+    loaded = re.compile(r'<(?:script|img|link)\b[^>]*?\b(?:src|href)="(https?://[^"]+)"')
+    for page in PAGES:
+        html = (built_book / page).read_text(encoding="utf-8")
+        for tag in re.finditer(r"<(?:script|img|link)\b[^>]*>", html):
+            if 'rel="canonical"' in tag[0] or "rel=\"alternate\"" in tag[0]:
+                continue
+            for url in loaded.findall(tag[0]):
+                assert any(url.startswith(p) for p in prefixes), f"{page} loads {url}, which CDN_ASSETS does not name"
+
+
+def test_widget_scripts_in_config_match_the_served_files():
+    """The integrity hashes in _config.yml are those of the npm files the test serves."""
+    if not bs.shutil.which("npm"):
+        pytest.skip("npm is missing")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]["config"]["nb_ipywidgets_js"]
+    assets = bs.local_assets()
+    for url, attrs in config.items():
+        match = [a for a in assets if "prefix" in a and url.startswith(a["prefix"])]
+        assert match, f"{url} is not among CDN_ASSETS"
+        local = Path(match[0]["dir"]) / url[len(match[0]["prefix"]) :]
+        digest = base64.b64encode(hashlib.sha256(local.read_bytes()).digest()).decode()
+        assert attrs["integrity"] == f"sha256-{digest}", url
