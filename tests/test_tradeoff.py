@@ -6,6 +6,8 @@ from scipy.optimize import linprog
 
 import specdec_lite as sd
 from specdec_lite import tradeoff as tr
+from specdec_lite.stats import chi_square, mean_and_se
+from tests.conftest import ALPHA, Z
 
 
 def random_laws(rng, V, size=(), sparse=False):
@@ -173,3 +175,24 @@ def test_theory_reexports():
     assert sd.theory.tv_loss(p, q, b) == pytest.approx(0.18)
     assert sd.theory.pareto_point(p, q, b) == (pytest.approx(0.12), pytest.approx(0.18))
     np.testing.assert_allclose(sd.theory.optimal_rejection_law(p, q, b), [0, 1])
+
+
+@pytest.mark.parametrize("kind, eps, seed", [("opt", 0.05, 0), ("uno", 0.05, 1), ("opt", 0.2, 2), ("uno", 0.0, 3)])
+def test_one_token_monte_carlo_matches_the_pareto_point(kind, eps, seed):
+    """Simulate one token of over-acceptance: output law P^A (chi-square) and P(reject) (5 SE)."""
+    p, q = np.array([0.45, 0.30, 0.15, 0.10]), np.array([0.20, 0.25, 0.25, 0.30])
+    draft, target = (sd.MarkovChain(x, np.empty((0, 4, 4))) for x in (p, q))
+    res = sd.decoding.biased_speculative(draft, target, eps, kind, runs=100_000, rng=seed)
+    b = tr.over_accept(p, q, eps)
+    out = tr.output_law(p, b, tr.rejection_law(p, q, kind))
+    assert chi_square(np.bincount(res.tokens[:, 0], minlength=4), out).pvalue > ALPHA
+    m, se = mean_and_se(res.rejected[:, 0])
+    reject, loss = tr.over_accept_point(p, q, eps, kind)
+    assert abs(m - reject) <= Z * se
+    # the law sampled is exactly the one whose TV to q is the loss (Theorem 4 for OPT)
+    assert sd.tv(out, q) == pytest.approx(loss)
+    if kind == "opt":
+        assert reject + loss == pytest.approx(sd.tv(p, q))
+    # power: the biased output is told apart from q
+    if loss > 0.02:
+        assert chi_square(np.bincount(res.tokens[:, 0], minlength=4), q).pvalue < ALPHA
