@@ -325,3 +325,27 @@ def test_errors_name_the_argument():
 def test_reexports():
     assert sd.theory.expected_oracle_calls_k is la.expected_oracle_calls_k
     assert sd.decoding.speculative_k is la.speculative_k
+
+
+# --- the readable reference -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("K", [0, 1, 2, 5])
+def test_reference_follows_the_exact_joint_law(K):
+    from specdec_lite import lookahead_reference as ref
+
+    V, T = 3, 4
+    draft, target = random_pair(V, T, 0.7, 42)
+    res = ref.speculative_k(draft, target, K, runs=6000, rng=300 + K)
+    law, J = la.lookahead_joint_law(draft, target, K)
+    idx = sequence_index(J * res.tokens.astype(np.int64) + res.next_round_position, V * J)
+    assert chi_square(np.bincount(idx, minlength=law.size), law).pvalue > ALPHA
+    # its own bookkeeping agrees with the flags, and the means with the exact pass
+    starts = res.round_position == 0
+    np.testing.assert_array_equal(res.oracle_calls, starts.sum(axis=1))
+    np.testing.assert_array_equal(res.draft_calls, (starts * np.minimum(K, T - np.arange(T))).sum(axis=1))
+    prof = la.lookahead_profile(draft, target, K)
+    pairs = [(res.oracle_calls, prof.expected_oracle_calls), (res.draft_calls, prof.expected_draft_calls)]
+    for observed, exact in pairs:
+        m, se = mean_and_se(observed)
+        assert abs(m - exact) <= Z * se + 1e-12
