@@ -117,8 +117,10 @@ def test_bad_mode_and_section_are_refused():
 def test_report_renders_the_results(tiny):
     results, out = tiny
     assert report.load(out) == results
-    md = report.goals_table(results)
+    md = str(report.goals_table(results))
     assert md.startswith("|") and md.count("\n") >= len(results["goals"])
-    assert "speculative" in report.samplers_table(results)
+    assert "speculative" in str(report.samplers_table(results))
+    assert "<table" in report.samplers_table(results)._repr_html_()
+    assert all(isinstance(n, str) for n in report.notes(results))
     for fig in report.figures(results).values():
         assert len(fig.data) >= 1

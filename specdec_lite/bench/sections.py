@@ -76,7 +76,7 @@ SIZES: dict[str, Sizes] = {
         theory_base={"T": {"V": 30}, "V": {"T": 20}, "M": {"V": 30, "T": 200}, "K": {"V": 30, "T": 200}},
         theorem1_pass=(200, 1_000), memory_runs=(10_000, 100_000, 1_000_000), memory_chunk=100_000,
         memory_per_engine_runs=100_000, rss=True, widget_calls=15,
-        llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3},
+        llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3, "train": True},
     ),
 }
 
@@ -149,7 +149,24 @@ def samplers(sizes: Sizes, log: Log) -> dict[str, Any]:
         log(f"  {engine.name}: {r['vectorised_s'] * 1e3:.1f} ms for {r['runs']:,} runs "
             f"({r['token_steps_per_s']:.3g} token-steps/s); {ref}; "
             f"{r['floor_multiple']:.1f}x the time to draw its {r['uniforms']:,} uniforms")
-    return {"V": sizes.V, "T": sizes.T, "runs": sizes.runs, "engines": engines}
+    return {"V": sizes.V, "T": sizes.T, "runs": sizes.runs, "engines": engines,
+            "inverse_cdf": inverse_cdf_cost(sizes.V, sizes.runs, sizes.repeat)}
+
+
+def inverse_cdf_cost(V: int, runs: int, repeat: int) -> dict[str, Any]:
+    """One inverse-CDF draw per run (``decoding.sample_rows``) against drawing the uniforms it consumes.
+
+    Explains most of the distance to the random-number floor: a binary search per
+    run on unsorted keys costs far more than producing the uniform it searches for.
+    """
+    from ..decoding import cumulative, sample_rows
+
+    gen = np.random.default_rng(0)
+    cdf = cumulative(gen.dirichlet(np.ones(V), size=V))
+    rows, u = gen.integers(0, V, runs), gen.random(runs)
+    t_draw = best_time(lambda: sample_rows(cdf, rows, u), 5 * repeat)
+    t_uniform = best_time(lambda: gen.random(runs), 5 * repeat)
+    return {"V": V, "runs": runs, "sample_rows_s": t_draw, "uniforms_s": t_uniform, "ratio": t_draw / t_uniform}
 
 
 # --- how cost grows ----------------------------------------------------------------
@@ -357,7 +374,8 @@ SECTIONS: tuple[Section, ...] = (
     Section("memory", "Peak memory over runs, and chunking", ("specdec_lite.chunking:chunked_sum",), memory),
     Section("widgets", "Widget update latency at default settings", ("specdec_lite.widgets",), widget_latency),
     Section("llm", "Real models: speculative vs autoregressive vs Hugging Face assisted generation",
-            ("torch", "transformers", "specdec_lite.llm:speculative_generate"), _llm),
+            ("torch", "transformers", "specdec_lite.llm.measure:speed_benchmark", "specdec_lite.llm.pairs:load_pair"),
+            _llm),
 )
 
 
