@@ -270,7 +270,10 @@ def quality_sweep_slider(
         layout={
             "xaxis": {"title": "draft quality (0: unrelated chain, 1: the target itself)"},
             "yaxis": {"title": "expected rejections E[N_rej]", "rangemode": "tozero"},
-            "yaxis2": {"title": "speed-up (log scale)", "overlaying": "y", "side": "right", "type": "log"},
+            "yaxis2": {
+                "title": "speed-up (log scale)", "overlaying": "y", "side": "right", "type": "log",
+                "tickvals": [1, 2, 5, 10, 20, 50, 100, 200], "showgrid": False,
+            },
             "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
             "margin": {"t": 110},
             "height": 500,
