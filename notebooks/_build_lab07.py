@@ -130,15 +130,19 @@ def cells() -> list:
             "1. Draft quality 0.7: move `c` from 0.01 to 0.5. How does the best `K` move?\n"
             "2. Find the cost ratio above which the best `K` is 0. Compare it with the `alpha` in the legend.\n"
             "3. With `c = 0` and quality 1, what is the speed-up at `K = 30`, and why is it not 50?\n"
-            "4. For large `K` the exact curve lies above the dotted one. Why? (Hint: the horizon.)"
+            "4. At the default settings the exact curve lies above the dotted one for large `K`. Why? "
+            "(Hint: how many tokens does the last round draft?) Set `c = 0`: what changes?"
         ),
         new_code_cell("lookahead_explorer()"),
     ]
 
 
 def write(out: Path) -> None:
+    numbered = cells()
+    for i, cell in enumerate(numbered):  # stable ids: regenerating gives an identical file
+        cell["id"] = f"lab07-{i:02d}"
     nb = new_notebook(
-        cells=cells(),
+        cells=numbered,
         metadata={
             "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
             "language_info": {"name": "python"},
