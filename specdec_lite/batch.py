@@ -191,12 +191,12 @@ def tree_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> n
     p, q = draft.laws(), target.laws()
     reach, laws = residual_cascade(p, q, M)
     T, V = target.T, target.V
-    comb = _binomial_table(M)
-    kk, dd = np.meshgrid(np.arange(M), np.arange(M), indexing="ij")
-    stage = kk - dd  # 0-based stage m-1 of candidate count k (index k-1) with d = k - m untested left
-    valid = stage >= 0
     ii = np.arange(M)
-    expo = np.maximum(np.subtract.outer(ii, ii), 0)  # (d, i): exponent d - i of (1 - p)
+    # thin[d, i] = binom(d, i) on i <= d; the exponent d - i of (1 - p) is read from a table.
+    thin, expo = _binomial_table(M), np.maximum(np.subtract.outer(ii, ii), 0)
+    # shift[k-1, d, m-1] = 1 when k = m + d: stage m of k candidates leaves d untested ones.
+    kidx = ii[None, :] + ii[:, None]  # (d, stage) -> k - 1
+    inside = kidx < M
     profile = np.empty(T)
     state = np.zeros((V, M))  # state[u, k-1]
     state[0, M - 1] = 1.0  # position 0: every row is init; a round starts with M drafts
@@ -204,11 +204,12 @@ def tree_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> n
         r = reach[:, n]  # (M+1, V)
         profile[n] = float(np.einsum("uk,ku->", state, r[1:]))
         rejected = np.einsum("uk,kux->x", state, r[1:, :, None] * laws[1:, n])
-        acc = r[:M, :, None] * np.minimum(p[n], laws[:M, n])  # (M stages, V, V)
-        gathered = np.where(valid[..., None, None], acc[np.where(valid, stage, 0)], 0.0)  # (k, d, u, x)
-        A = np.einsum("uk,kdux->uxd", state, gathered)
-        pn = p[n][:, :, None, None]
-        binom = comb * pn**ii * (1.0 - pn) ** expo  # (u, x, d, i): P(Binomial(d, p) = i)
+        acc = r[:M, :, None] * np.minimum(p[n], laws[:M, n])  # (stage, u, x)
+        by_d = np.where(inside, state[:, np.minimum(kidx, M - 1)], 0.0)  # (u, d, stage)
+        A = np.einsum("uds,sux->uxd", by_d, acc)  # accepted mass with d untested candidates left
+        pn = p[n][:, :, None]
+        pw, qw = pn**ii, (1.0 - pn) ** ii  # (u, x, M)
+        binom = thin * pw[:, :, None, :] * qw[:, :, expo]  # (u, x, d, i): P(Binomial(d, p) = i)
         state = np.einsum("uxd,uxdi->xi", A, binom)
         state[:, M - 1] += rejected
     return profile
