@@ -170,12 +170,22 @@ def batch_joint_law(draft: MarkovChain, target: MarkovChain, M: int, max_sequenc
 # --- the draft tree on first-order chains --------------------------------------
 
 
-def _binomial_table(M: int) -> np.ndarray:
-    """``C[d, i] = binom(d, i)`` for ``0 <= i, d < M`` (0 when ``i > d``)."""
-    from scipy.special import comb
+def _thin(A: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``out[i] = sum_d A[d] P(Binomial(d, p) = i)`` along the first axis, by Horner's rule.
 
-    d = np.arange(M)
-    return comb(d[:, None], d[None, :])
+    ``sum_d A_d (b * ... * b)`` with ``d`` convolutions by ``b = (1 - p, p)``: each
+    step is a convex combination, so no binomial coefficient or power is formed.
+    """
+    M = A.shape[0]
+    out = np.zeros(A.shape)
+    for d in range(M - 1, -1, -1):
+        s = M - 1 - d  # entries that can be nonzero so far
+        if s:
+            tail = p * out[:s]
+            out[:s] *= 1.0 - p
+            out[1 : s + 1] += tail
+        out[0] += A[d]
+    return out
 
 
 def tree_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> np.ndarray:
@@ -192,10 +202,7 @@ def tree_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> n
     reach, laws = residual_cascade(p, q, M)
     T, V = target.T, target.V
     ii = np.arange(M)
-    # thin[d, i] = binom(d, i) on i <= d; the exponent d - i of (1 - p) is read from a table.
-    thin, expo = _binomial_table(M), np.maximum(np.subtract.outer(ii, ii), 0)
-    # shift[k-1, d, m-1] = 1 when k = m + d: stage m of k candidates leaves d untested ones.
-    kidx = ii[None, :] + ii[:, None]  # (d, stage) -> k - 1
+    kidx = ii[:, None] + ii[None, :]  # (d, stage m-1) -> k - 1 = d + m - 1: d untested candidates left
     inside = kidx < M
     profile = np.empty(T)
     state = np.zeros((V, M))  # state[u, k-1]
@@ -206,11 +213,8 @@ def tree_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> n
         rejected = np.einsum("uk,kux->x", state, r[1:, :, None] * laws[1:, n])
         acc = r[:M, :, None] * np.minimum(p[n], laws[:M, n])  # (stage, u, x)
         by_d = np.where(inside, state[:, np.minimum(kidx, M - 1)], 0.0)  # (u, d, stage)
-        A = np.einsum("uds,sux->uxd", by_d, acc)  # accepted mass with d untested candidates left
-        pn = p[n][:, :, None]
-        pw, qw = pn**ii, (1.0 - pn) ** ii  # (u, x, M)
-        binom = thin * pw[:, :, None, :] * qw[:, :, expo]  # (u, x, d, i): P(Binomial(d, p) = i)
-        state = np.einsum("uxd,uxdi->xi", A, binom)
+        A = np.einsum("uds,sux->dux", by_d, acc)  # accepted mass with d untested candidates left
+        state = _thin(A, p[n]).sum(axis=1).T  # 1 + Binomial(d, p(x)) survivors
         state[:, M - 1] += rejected
     return profile
 

@@ -1,0 +1,81 @@
+"""Chapter 6 explorer: Algorithm 4 against the draft tree as the number of drafts grows.
+
+``batch_update`` draws, for m = 1..M drafts, the exact expected rejections of
+Algorithm 4 (Theorem 3) and of the draft tree, Proposition 1's limit and Theorem 1's
+value as lines, and Monte Carlo means (±2 SE) of both samplers at m = 1 and m = M.
+``batch_explorer`` wires it to controls.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import batch, theory
+from ..figures.batch import COLORS, draft_counts
+from ..figures.part1 import pair
+from ..stats import mean_and_se
+from .core import explorer
+
+#: Largest number of drafts the explorer offers.
+M_MAX = 64
+
+
+def batch_update(
+    M: int = 8, V: int = 7, quality: float = 0.0, T: int = 50, runs: int = 300, seed: int = 10
+) -> go.Figure:
+    """Exact ``E[N_rej]`` of Algorithm 4 and of the tree for m = 1..M, with Monte Carlo points at 1 and M."""
+    if isinstance(M, bool) or not isinstance(M, (int, np.integer)) or not 1 <= M <= M_MAX:
+        raise ValueError(f"M: number of drafts must be an integer in [1, {M_MAX}], got {M!r}")
+    draft, target, s_mc = pair(V, T, quality, seed)
+    Ms = draft_counts(int(M), dense_up_to=8, points=7)
+    exact_batch = np.array([batch.expected_rejections_batch(draft, target, int(m)) for m in Ms])
+    exact_tree = np.array([batch.expected_rejections_tree(draft, target, int(m)) for m in Ms])
+    limit = batch.batch_rejection_limit(draft, target)
+    thm1 = theory.expected_rejections(draft, target)
+    gen = np.random.default_rng(s_mc)
+    mc_Ms = sorted({1, int(M)})
+    mc = {
+        name: np.array([mean_and_se(sampler(draft, target, m, runs, gen).rejections) for m in mc_Ms])
+        for name, sampler in (("batch", batch.batch_speculative), ("tree", batch.tree_speculative))
+    }
+    ends = [1, max(int(M), 2)]
+    traces = [
+        go.Scatter(x=Ms, y=exact_batch, mode="lines", name="Algorithm 4: exact (Theorem 3)",
+                   line=dict(color=COLORS["batch"])),
+        go.Scatter(x=Ms, y=exact_tree, mode="lines", name="draft tree: exact", line=dict(color=COLORS["tree"])),
+        go.Scatter(x=ends, y=[limit, limit], mode="lines", name=f"Algorithm 4 as M → ∞ (Proposition 1): {limit:.2f}",
+                   line=dict(color=COLORS["limit"], dash="dash")),
+        go.Scatter(x=ends, y=[thm1, thm1], mode="lines", name=f"one draft (Theorem 1): {thm1:.2f}",
+                   line=dict(color=COLORS["thm1"], dash="dot")),
+    ]
+    for name, label, symbol in (("batch", "Algorithm 4", "circle-open"), ("tree", "draft tree", "diamond-open")):
+        traces.append(go.Scatter(
+            x=mc_Ms, y=mc[name][:, 0], mode="markers", name=f"{label}: Monte Carlo ({runs} runs, ±2 SE)",
+            error_y=dict(type="data", array=2 * mc[name][:, 1], visible=True),
+            marker=dict(color=COLORS[name], size=9, symbol=symbol),
+        ))
+    fig = go.Figure(traces)
+    fig.update_layout(
+        height=460, margin=dict(t=90), xaxis_title="number of drafts m", yaxis_title="expected rejections E[N_rej]",
+        title=(f"M = {M}: Algorithm 4 {exact_batch[-1]:.2f}, draft tree {exact_tree[-1]:.2f} rejections"
+               f"<br><sup>V = {V}, T = {T}, draft quality {quality:.2f}; Theorem 1 (M = 1): {thm1:.2f}</sup>"),
+    )
+    return fig
+
+
+def batch_explorer() -> Any:
+    """The lab widget: M, V, draft quality and T drive ``batch_update``."""
+    import ipywidgets as w
+
+    style = {"description_width": "initial"}
+    slider = dict(continuous_update=False, style=style)
+    controls = {
+        "M": w.IntSlider(value=8, min=1, max=M_MAX, description="drafts M", **slider),
+        "V": w.IntSlider(value=7, min=2, max=20, description="tokens V", **slider),
+        "quality": w.FloatSlider(value=0.0, min=0, max=1, step=0.05, description="draft quality", **slider),
+        "T": w.IntSlider(value=50, min=1, max=100, description="horizon T", **slider),
+    }
+    return explorer(batch_update, controls, columns=2)
