@@ -1,0 +1,296 @@
+"""Autoregressive and speculative generation with two Hugging Face causal LMs.
+
+``speculative_generate`` is Algorithm 1 of the book with a finite lookahead ``K``
+and KV caches: each round the draft ``p`` proposes up to ``K`` tokens one by one,
+the target ``q`` scores all of them in one forward pass (one *oracle call*), the
+tokens are accepted left to right with probability ``b = min(1, (q + eps)/p)``,
+and the first rejected one is replaced by a draw from the rejection law (the
+residual ``[q - p]_+`` for ``"opt"``, ``q`` for ``"uno"``). If all ``K`` are
+accepted the target's law at the next position is already computed, and a
+*bonus* token is sampled from it. Both caches are then cropped back to the
+tokens that were kept.
+
+One sequence at a time (batch size 1), exactly ``max_new_tokens`` new tokens (no
+stopping at an end-of-text token, so that runs are comparable).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from . import _hf
+from .verify import REJECTION_LAWS, over_accept, position_stats, probs_from_logits
+from .verify import rejection_law as law_after_rejection
+
+GeneratorLike = Any  # None, an int seed, or a torch.Generator on the models' device
+
+
+@dataclass(frozen=True)
+class GenerationResult:
+    """New tokens and one record per generated position.
+
+    ``drafted[i]``: position i was proposed by the draft and verified (else the
+    target sampled it directly: a bonus token, or autoregressive decoding).
+    ``accepted[i]``: the draft token was kept (False where not drafted).
+    ``tv[i]``: ``TV(p_i, q_i)`` from the two models' logits (NaN where not drafted).
+    ``reject_prob[i]``: ``sum (1 - b) p``, the chance position i was rejected (= ``tv`` when eps = 0).
+    ``bias_opt[i]``, ``bias_uno[i]``: ``TV(P^A_i, q_i)``, the exact distance from the target's law of the law
+    position i outputs, with rejection law ``[q - p]_+`` (Decoding-OPT) or ``q`` (Decoding-UNO) and this
+    run's acceptance rule (``bias_opt`` is 0 when eps = 0). ``bias`` is the one of ``rejection_law``.
+    ``target_logprob[i]``: ``log q_i(x_i)`` at temperature 1, the target's own log-likelihood of the token.
+    ``oracle_calls``: target forward passes; ``draft_calls``: draft forward passes; ``wall_time`` in seconds.
+    """
+
+    tokens: torch.Tensor
+    prompt_length: int
+    drafted: np.ndarray
+    accepted: np.ndarray
+    tv: np.ndarray
+    reject_prob: np.ndarray
+    bias_opt: np.ndarray
+    bias_uno: np.ndarray
+    target_logprob: np.ndarray
+    oracle_calls: int
+    draft_calls: int
+    wall_time: float
+    rejection_law: str = "opt"
+
+    @property
+    def bias(self) -> np.ndarray:
+        return self.bias_opt if self.rejection_law == "opt" else self.bias_uno
+
+    @property
+    def rejected(self) -> np.ndarray:
+        """``R_n``: drafted and not accepted."""
+        return self.drafted & ~self.accepted
+
+    @property
+    def rejections(self) -> int:
+        return int(self.rejected.sum())
+
+    @property
+    def acceptance_rate(self) -> float:
+        """Accepted draft tokens over drafted positions (NaN if nothing was drafted)."""
+        n = int(self.drafted.sum())
+        return float(self.accepted.sum() / n) if n else math.nan
+
+    @property
+    def predicted_rejections(self) -> float:
+        """Theorem 1 along this run: the summed rejection probability at drafted positions."""
+        return float(np.nansum(self.reject_prob[self.drafted]))
+
+    @property
+    def tokens_per_second(self) -> float:
+        return len(self.tokens) / self.wall_time if self.wall_time > 0 else math.inf
+
+
+def _check_int(value: Any, name: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _check_temperature(temperature: Any) -> float:
+    t = float(temperature) if isinstance(temperature, (int, float, np.floating)) else math.nan
+    if not math.isfinite(t) or t < 0:
+        raise ValueError(f"temperature: must be a finite number >= 0 (0 = greedy), got {temperature!r}")
+    return t
+
+
+def _prompt(input_ids: Any, device: torch.device) -> torch.Tensor:
+    ids = torch.as_tensor(input_ids)
+    if ids.dim() == 2 and ids.shape[0] == 1:
+        ids = ids[0]
+    if ids.dim() != 1 or ids.numel() < 1 or ids.dtype.is_floating_point or ids.dtype == torch.bool:
+        raise ValueError(
+            f"input_ids: expected one non-empty sequence of token ids, shape (n,) or (1, n), got {tuple(ids.shape)}"
+        )
+    return ids.to(device=device, dtype=torch.long)
+
+
+def _generator(generator: GeneratorLike, device: torch.device) -> torch.Generator | None:
+    if generator is None:
+        return None
+    if isinstance(generator, (int, np.integer)) and not isinstance(generator, bool):
+        return torch.Generator(device=device).manual_seed(int(generator))
+    if isinstance(generator, torch.Generator):
+        if torch.device(generator.device).type != device.type:
+            raise ValueError(f"generator: lives on {generator.device} but the models on {device}")
+        return generator
+    raise ValueError(f"generator: expected None, an int seed or a torch.Generator, got {type(generator).__name__}")
+
+
+def _check_model(model: Any, name: str) -> None:
+    if not isinstance(model, torch.nn.Module) or not hasattr(model, "get_output_embeddings"):
+        raise ValueError(
+            f"{name}: expected a Hugging Face causal LM (e.g. from AutoModelForCausalLM), got {type(model).__name__}"
+        )
+
+
+def _draw(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    return torch.multinomial(probs, 1, generator=generator)
+
+
+def _logprob(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    return torch.log_softmax(logits, dim=-1).gather(-1, tokens[:, None])[:, 0]
+
+
+@torch.inference_mode()
+def autoregressive_generate(
+    model: Any,
+    input_ids: Any,
+    max_new_tokens: int,
+    *,
+    temperature: float = 1.0,
+    generator: GeneratorLike = None,
+) -> GenerationResult:
+    """Algorithm 3 with a KV cache: ``x_n ~ softmax(logits_n / temperature)``, one model call per token."""
+    _check_model(model, "model")
+    m = _check_int(max_new_tokens, "max_new_tokens", 1)
+    temperature = _check_temperature(temperature)
+    device = _hf.model_device(model)
+    prompt = _prompt(input_ids, device)
+    gen = _generator(generator, device)
+    start = time.perf_counter()
+    cache = _hf.new_cache(model)
+    fed = prompt
+    tokens, logprobs = [], []
+    for _ in range(m):
+        logits = _hf.forward(model, fed, cache)[-1:]
+        x = _draw(probs_from_logits(logits, temperature), gen)[:, 0]
+        tokens.append(x)
+        logprobs.append(_logprob(logits, x))
+        fed = x
+    out = torch.cat(tokens)
+    lp = torch.cat(logprobs).cpu().double().numpy()
+    wall = time.perf_counter() - start
+    nan = np.full(m, np.nan)
+    off = np.zeros(m, bool)
+    return GenerationResult(
+        out.cpu(), len(prompt), off, off.copy(), nan, nan.copy(), nan.copy(), nan.copy(), lp, m, 0, wall
+    )
+
+
+@torch.inference_mode()
+def speculative_generate(
+    draft: Any,
+    target: Any,
+    input_ids: Any,
+    max_new_tokens: int,
+    *,
+    lookahead: int = 4,
+    temperature: float = 1.0,
+    eps: float = 0.0,
+    rejection_law: str = "opt",
+    generator: GeneratorLike = None,
+) -> GenerationResult:
+    """Speculative decoding of ``target`` (q) with ``draft`` (p), lookahead ``K = lookahead``.
+
+    ``eps = 0`` with ``rejection_law="opt"`` is speculative decoding: the output has
+    exactly the target's law. ``eps > 0`` over-accepts, ``b = min(1, (q + eps)/p)``,
+    with rejection law ``"opt"`` (``[q - p]_+``, Decoding-OPT) or ``"uno"`` (``q``,
+    Decoding-UNO); both are then biased, and UNO is biased even at ``eps = 0``. ``temperature = 0``
+    reproduces the target's greedy output. A round never drafts past the last
+    requested token: with ``R`` tokens left it drafts ``min(K, R - 1)``.
+    """
+    _check_model(draft, "draft")
+    _check_model(target, "target")
+    v_draft, v_target = _hf.vocab_size(draft), _hf.vocab_size(target)
+    if v_draft != v_target:
+        raise ValueError(
+            f"draft and target must share a vocabulary: the draft outputs {v_draft} logits, the target {v_target}"
+        )
+    m = _check_int(max_new_tokens, "max_new_tokens", 1)
+    K = _check_int(lookahead, "lookahead", 1)
+    temperature = _check_temperature(temperature)
+    eps_f = float(eps) if isinstance(eps, (int, float, np.floating)) else math.nan
+    if not math.isfinite(eps_f) or eps_f < 0:
+        raise ValueError(f"eps: must be a finite number >= 0, got {eps!r}")
+    if rejection_law not in REJECTION_LAWS:
+        raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law!r}")
+    device = _hf.model_device(target)
+    if _hf.model_device(draft) != device:
+        raise ValueError(f"draft and target must be on the same device, got {_hf.model_device(draft)} and {device}")
+    prompt = _prompt(input_ids, device)
+    gen = _generator(generator, device)
+
+    start = time.perf_counter()
+    d_cache, t_cache = _hf.new_cache(draft), _hf.new_cache(target)
+    seq = prompt.clone()
+    n0 = len(prompt)
+    oracle_calls = draft_calls = 0
+    records: list[torch.Tensor] = []  # per round: rows [drafted, accepted, tv, reject, bias_opt, bias_uno, logprob]
+    while len(seq) - n0 < m:
+        k = min(K, m - (len(seq) - n0) - 1)
+        # Draft k tokens one by one; the draft has not yet seen seq[d_len:].
+        drafts, p_rows = [], []
+        if k:
+            fed = seq[_hf.cache_length(d_cache) :]
+            for _ in range(k):
+                p = probs_from_logits(_hf.forward(draft, fed, d_cache)[-1:], temperature)
+                draft_calls += 1
+                fed = _draw(p, gen)[:, 0]
+                drafts.append(fed)
+                p_rows.append(p)
+        x = torch.cat(drafts) if k else seq.new_empty(0)
+        # One oracle call scores the k drafts and the position after them.
+        t_logits = _hf.forward(target, torch.cat([seq[_hf.cache_length(t_cache) :], x]), t_cache)[-(k + 1) :]
+        oracle_calls += 1
+        q = probs_from_logits(t_logits, temperature)
+        if k:
+            p = torch.cat(p_rows)
+            b_all = over_accept(p, q[:k], eps_f)
+            P_opt, P_uno = law_after_rejection(p, q[:k], "opt"), law_after_rejection(p, q[:k], "uno")
+            tv_k, r_k, bias_opt = position_stats(p, q[:k], b_all, P_opt)
+            bias_uno = position_stats(p, q[:k], b_all, P_uno)[2]
+            P_all = P_opt if rejection_law == "opt" else P_uno
+            b = b_all.gather(-1, x[:, None])[:, 0]
+            u = torch.rand(k, generator=gen, device=device)
+            ok = u < b
+            n_acc = int(ok.long().cumprod(0).sum())  # accepted prefix length
+        else:
+            n_acc = 0
+        if n_acc < k:  # first rejection at draft n_acc: resample from the rejection law there
+            y = _draw(P_all[n_acc : n_acc + 1], gen)[:, 0]
+        else:  # all accepted (or nothing drafted): bonus token from the target's next law
+            y = _draw(q[k : k + 1], gen)[:, 0]
+        new = torch.cat([x[:n_acc], y])
+        j = len(new)
+        rec = torch.zeros(j, 7, device=device)
+        rec[:, 6] = _logprob(t_logits[:j], new)
+        if k:
+            d = min(j, k)
+            rec[:d, 0] = 1.0
+            rec[:n_acc, 1] = 1.0
+            rec[:d, 2], rec[:d, 3], rec[:d, 4], rec[:d, 5] = tv_k[:d], r_k[:d], bias_opt[:d], bias_uno[:d]
+        if j > k:
+            rec[k:, 2:6] = math.nan
+        records.append(rec)
+        seq = torch.cat([seq, new])
+        # Keep in each cache only tokens of seq[:-1]; the draft never saw the last draft x[k-1].
+        _hf.crop(t_cache, _hf.cache_length(t_cache) - (len(seq) - 1))
+        _hf.crop(d_cache, max(0, _hf.cache_length(d_cache) - (len(seq) - 1)))
+    stats = torch.cat(records).cpu().double().numpy()
+    wall = time.perf_counter() - start
+    return GenerationResult(
+        tokens=seq[n0:].cpu(),
+        prompt_length=n0,
+        drafted=stats[:, 0] > 0.5,
+        accepted=stats[:, 1] > 0.5,
+        tv=stats[:, 2],
+        reject_prob=stats[:, 3],
+        bias_opt=stats[:, 4],
+        bias_uno=stats[:, 5],
+        target_logprob=stats[:, 6],
+        oracle_calls=oracle_calls,
+        draft_calls=draft_calls,
+        wall_time=wall,
+        rejection_law=rejection_law,
+    )
+

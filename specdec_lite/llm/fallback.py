@@ -1,0 +1,313 @@
+"""The offline model pair: a draft and a target that specdec_lite trains itself.
+
+No download is needed: the text is the Python standard library's own source,
+which every Python installation carries. A byte-level BPE tokenizer is trained on
+it with the ``tokenizers`` library, then two GPT-NeoX models (the Pythia
+architecture) of very different cost: a one-layer narrow draft and a deeper,
+wider target, both trained on the same text so that they often agree. Everything
+is saved with ``save_pretrained`` and read back through ``from_pretrained``, the
+same path a hub model takes, under a cache folder, so it is trained once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import os
+import shutil
+import sys
+import sysconfig
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ._hf import require_transformers
+
+#: Environment variable that overrides where trained pairs are cached.
+CACHE_ENV = "SPECDEC_LITE_CACHE"
+EOS = "<|endoftext|>"
+_SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__", "test", "tests", "idlelib", "turtledemo"}
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """Size of one GPT-NeoX model: layers, width, attention heads."""
+
+    layers: int
+    hidden: int
+    heads: int
+
+
+@dataclass(frozen=True)
+class FallbackRecipe:
+    """Everything that decides the trained pair (its hash names the cache folder).
+
+    ``draft_max_seconds`` and ``target_max_seconds`` cap each model's training
+    time: on a slow or busy machine training stops early (the pair's
+    ``meta.json`` records the steps actually done).
+    """
+
+    corpus_bytes: int = 3_000_000
+    vocab_size: int = 2048
+    seq_len: int = 128
+    batch_size: int = 8
+    draft: ModelShape = field(default_factory=lambda: ModelShape(layers=1, hidden=64, heads=2))
+    target: ModelShape = field(default_factory=lambda: ModelShape(layers=4, hidden=256, heads=4))
+    draft_steps: int = 800
+    target_steps: int = 600
+    draft_lr: float = 3e-3
+    target_lr: float = 2e-3
+    draft_max_seconds: float = 40.0
+    target_max_seconds: float = 120.0
+    seed: int = 0
+
+    def key(self) -> str:
+        """Short hash of the recipe and the Python version (whose library is the corpus)."""
+        blob = json.dumps(dataclasses.asdict(self), sort_keys=True) + sys.version.split()[0]
+        return hashlib.sha256(blob.encode()).hexdigest()[:12]
+
+
+def default_cache_dir() -> Path:
+    """``$SPECDEC_LITE_CACHE`` if set, else ``~/.cache/specdec_lite``."""
+    env = os.environ.get(CACHE_ENV)
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "specdec_lite"
+
+
+def stdlib_texts(max_bytes: int) -> list[str]:
+    """Source files of the standard library (sorted by path, tests left out) up to ``max_bytes`` characters."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    texts, total = [], 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("test"))
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            text = (Path(dirpath) / name).read_text(encoding="utf-8", errors="replace")
+            texts.append(text)
+            total += len(text)
+            if total >= max_bytes:
+                return texts
+    if not texts:
+        raise RuntimeError(f"no Python sources found under {root}")
+    return texts
+
+
+def train_tokenizer(texts: list[str], vocab_size: int) -> Any:
+    """A byte-level BPE tokenizer trained on ``texts``, wrapped for ``transformers``."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=[EOS],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tok.train_from_iterator(texts, trainer)
+    fast = require_transformers().PreTrainedTokenizerFast
+    return fast(tokenizer_object=tok, eos_token=EOS, bos_token=EOS, pad_token=EOS)
+
+
+def encode_corpus(tokenizer: Any, texts: list[str]) -> torch.Tensor:
+    """All texts as one token stream, files separated by the end-of-text token."""
+    ids: list[int] = []
+    for enc in tokenizer(texts, add_special_tokens=False)["input_ids"]:
+        ids.extend(enc)
+        ids.append(tokenizer.eos_token_id)
+    return torch.tensor(ids, dtype=torch.long)
+
+
+def make_model(shape: ModelShape, vocab_size: int, seq_len: int, eos_id: int) -> Any:
+    """A freshly initialised GPT-NeoX causal LM of the given shape."""
+    tf = require_transformers()
+    config = tf.GPTNeoXConfig(
+        vocab_size=vocab_size,
+        hidden_size=shape.hidden,
+        num_hidden_layers=shape.layers,
+        num_attention_heads=shape.heads,
+        intermediate_size=4 * shape.hidden,
+        max_position_embeddings=4 * seq_len,
+        bos_token_id=eos_id,
+        eos_token_id=eos_id,
+        tie_word_embeddings=False,
+    )
+    return tf.GPTNeoXForCausalLM(config)
+
+
+def _batch(data: torch.Tensor, batch: int, seq_len: int, gen: torch.Generator) -> torch.Tensor:
+    start = torch.randint(0, len(data) - seq_len - 1, (batch,), generator=gen)
+    return torch.stack([data[s : s + seq_len + 1] for s in start.tolist()])
+
+
+def train_lm(
+    model: Any,
+    data: torch.Tensor,
+    *,
+    steps: int,
+    batch_size: int,
+    seq_len: int,
+    lr: float,
+    seed: int = 0,
+    max_seconds: float = math.inf,
+    progress: bool = True,
+    desc: str = "training",
+) -> dict[str, Any]:
+    """Next-token cross-entropy with AdamW, linear warm-up then cosine decay; returns the loss history.
+
+    Stops after ``steps`` steps or ``max_seconds`` seconds, whichever comes first.
+    """
+    from tqdm.auto import tqdm
+
+    gen = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
+    warm = max(1, steps // 20)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    )
+    model.train()
+    losses: list[float] = []
+    start = time.perf_counter()
+    bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=1.0)
+    for _ in bar:
+        xy = _batch(data, batch_size, seq_len, gen)
+        logits = model(input_ids=xy[:, :-1]).logits
+        loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), xy[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(float(loss.detach()))
+        bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
+        if time.perf_counter() - start > max_seconds:
+            break
+    bar.close()
+    model.eval()
+    return {"losses": losses, "steps": len(losses), "seconds": time.perf_counter() - start}
+
+
+@torch.inference_mode()
+def evaluate_pair(draft: Any, target: Any, data: torch.Tensor, *, batches: int = 4, batch_size: int = 8,
+                  seq_len: int = 128, seed: int = 1) -> dict[str, float]:
+    """Held-out cross-entropy of both models and their mean ``TV(p_n, q_n)`` along real text."""
+    from ..laws import tv
+
+    gen = torch.Generator().manual_seed(seed)
+    ce_d = ce_t = tv_sum = 0.0
+    for _ in range(batches):
+        xy = _batch(data, batch_size, seq_len, gen)
+        ld, lt = draft(input_ids=xy[:, :-1]).logits.float(), target(input_ids=xy[:, :-1]).logits.float()
+        y = xy[:, 1:].reshape(-1)
+        ce_d += float(torch.nn.functional.cross_entropy(ld.reshape(-1, ld.shape[-1]), y))
+        ce_t += float(torch.nn.functional.cross_entropy(lt.reshape(-1, lt.shape[-1]), y))
+        tv_sum += float(tv(torch.softmax(ld, -1), torch.softmax(lt, -1)).mean())
+    return {"draft_loss": ce_d / batches, "target_loss": ce_t / batches, "mean_tv": tv_sum / batches}
+
+
+def training_threads() -> int:
+    """Threads for training: all cores on an idle machine, one when other work keeps the cores busy.
+
+    Oversubscribed cores make torch's intra-op threads wait on each other; one
+    thread is then several times faster than two.
+    """
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - no load average on this platform
+        busy = 0.0
+    return max(1, min(torch.get_num_threads(), cores - int(busy)))
+
+
+def train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool = True) -> dict[str, Any]:
+    """Train tokenizer, draft and target per ``recipe`` and save them under ``directory``."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(training_threads())
+    try:
+        return _train_pair(directory, recipe, progress=progress)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> dict[str, Any]:
+    torch.manual_seed(recipe.seed)
+    t0 = time.perf_counter()
+    texts = stdlib_texts(recipe.corpus_bytes)
+    tokenizer = train_tokenizer(texts, recipe.vocab_size)
+    data = encode_corpus(tokenizer, texts)
+    split = int(0.95 * len(data))
+    train, held_out = data[:split], data[split:]
+    tokenizer_seconds = time.perf_counter() - t0
+    vocab = len(tokenizer)
+    meta: dict[str, Any] = {
+        "recipe": dataclasses.asdict(recipe),
+        "python": sys.version.split()[0],
+        "corpus_files": len(texts),
+        "corpus_tokens": len(data),
+        "vocab_size": vocab,
+        "tokenizer_seconds": tokenizer_seconds,
+        "threads": torch.get_num_threads(),
+    }
+    for role, shape, steps, lr, cap in (
+        ("draft", recipe.draft, recipe.draft_steps, recipe.draft_lr, recipe.draft_max_seconds),
+        ("target", recipe.target, recipe.target_steps, recipe.target_lr, recipe.target_max_seconds),
+    ):
+        model = make_model(shape, vocab, recipe.seq_len, tokenizer.eos_token_id)
+        hist = train_lm(model, train, steps=steps, batch_size=recipe.batch_size, seq_len=recipe.seq_len, lr=lr,
+                        seed=recipe.seed, max_seconds=cap, progress=progress,
+                        desc=f"training the {role} ({shape.layers} layer(s), width {shape.hidden})")
+        model.save_pretrained(directory / role)
+        meta[role] = {
+            "parameters": sum(p.numel() for p in model.parameters()),
+            "steps": hist["steps"],
+            "seconds": hist["seconds"],
+            "first_loss": hist["losses"][0],
+            "final_loss": sum(hist["losses"][-10:]) / len(hist["losses"][-10:]),
+            "losses": hist["losses"],
+        }
+        meta[f"_{role}_model"] = model
+    draft, target = meta.pop("_draft_model"), meta.pop("_target_model")
+    meta["held_out"] = evaluate_pair(draft, target, held_out, seq_len=recipe.seq_len)
+    meta["total_seconds"] = time.perf_counter() - t0
+    tokenizer.save_pretrained(directory / "tokenizer")
+    (directory / "meta.json").write_text(json.dumps(meta, indent=1))
+    return meta
+
+
+def fallback_pair_dir(recipe: FallbackRecipe | None = None, cache_dir: str | Path | None = None, *,
+                      progress: bool = True) -> Path:
+    """Folder holding the trained pair for ``recipe``; trains it there first if it is not cached.
+
+    Training happens in a temporary folder that is renamed when complete, so an
+    interrupted run never leaves a half-written pair behind.
+    """
+    recipe = recipe or FallbackRecipe()
+    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    final = root / f"stdlib-pair-{recipe.key()}"
+    if (final / "meta.json").is_file():
+        return final
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".training-", dir=root))
+    try:
+        train_pair(tmp, recipe, progress=progress)
+        try:
+            tmp.rename(final)
+        except OSError:  # another process finished first: keep theirs
+            if not (final / "meta.json").is_file():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
+def read_meta(directory: str | Path) -> dict[str, Any]:
+    """The training record ``meta.json`` of a trained pair."""
+    return json.loads((Path(directory) / "meta.json").read_text())

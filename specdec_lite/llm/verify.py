@@ -1,0 +1,59 @@
+"""Token-wise verification on torch tensors: laws from logits, acceptance, rejection law.
+
+The numpy originals of these formulas are ``specdec_lite.tradeoff.over_accept``,
+``tradeoff.rejection_law`` and ``tradeoff.over_accept_point`` (which work on
+float64 arrays); the engine needs them on the device, on float32 tensors, so they
+are restated here once for torch and tested against the originals. ``tv`` and the
+guarded ``residual`` are ``specdec_lite.laws``' own (they accept tensors).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from ..laws import residual, tv
+
+REJECTION_LAWS = ("opt", "uno")
+
+
+def probs_from_logits(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+    """The sampling law ``softmax(logits / temperature)`` in float32 on the last axis.
+
+    ``temperature = 0`` means greedy: the one-hot law of the argmax (first maximum).
+    """
+    logits = logits.float()
+    if temperature == 0:
+        return torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).float()
+    return torch.softmax(logits / temperature, dim=-1)
+
+
+def over_accept(p: torch.Tensor, q: torch.Tensor, eps: float) -> torch.Tensor:
+    """``b(x) = min(1, (q(x) + eps) / p(x))``; ``eps = 0`` is speculative decoding's ``min(1, q/p)``.
+
+    Where ``p(x) = 0`` the token is never proposed; we return 1 there.
+    """
+    safe = torch.where(p > 0, p, torch.ones_like(p))
+    return torch.where(p > 0, ((q + eps) / safe).clamp(max=1.0), torch.ones_like(p))
+
+
+def rejection_law(p: torch.Tensor, q: torch.Tensor, kind: str) -> torch.Tensor:
+    """Law sampled after a rejection: ``"opt"`` = ``[q - p]_+`` (guarded), ``"uno"`` = ``q``."""
+    if kind == "opt":
+        return residual(p, q)
+    if kind == "uno":
+        return q
+    raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {kind!r}")
+
+
+def position_stats(
+    p: torch.Tensor, q: torch.Tensor, accept: torch.Tensor, rejection: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per-position ``TV(p, q)``, rejection probability ``sum (1 - b) p`` and bias ``TV(P^A, q)``.
+
+    ``P^A = b p + (sum (1 - b) p) P`` is the law of the token the position outputs.
+    With ``eps = 0`` the rejection probability equals ``TV(p, q)`` (Theorem 1's
+    per-position fact) and the bias is 0.
+    """
+    r = ((1.0 - accept) * p).sum(dim=-1, keepdim=True)
+    output = accept * p + r * rejection
+    return tv(p, q), r.squeeze(-1), tv(output, q)
