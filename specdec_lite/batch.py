@@ -229,35 +229,45 @@ def expected_rejections_tree(draft: MarkovChain, target: MarkovChain, M: int) ->
 
 def _cascade_position(
     gen: np.random.Generator,
-    p: np.ndarray,
-    laws: np.ndarray,
+    cdf_p: np.ndarray,
+    cdfs: np.ndarray,
+    accept: np.ndarray,
     prev: np.ndarray,
     k: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One position of the cascade for runs with ``k`` i.i.d. candidates from ``p[prev]``.
 
-    ``laws[m]`` is ``q^{m+1}`` (V, V). Returns the tokens, the rejection marks and the
+    ``cdf_p`` (V, V) is the draft's CDF, ``cdfs[m]`` that of ``q^{m+1}`` and
+    ``accept[m] = min(1, q^{m+1}/p)``. Returns the tokens, the rejection marks and the
     0-based stage at which each run accepted (``k`` where all were rejected).
     """
-    from .decoding import cumulative, sample_rows
+    from .decoding import sample_rows
 
     runs = prev.shape[0]
     x = np.empty(runs, dtype=np.int64)
     stage = k.copy()
     active = np.arange(runs)
-    cdf_p = cumulative(p)
     for m in range(int(k.max()) + 1):
         done = active[k[active] == m]  # all k candidates rejected: draw from q^{k+1}
         if done.size:
-            x[done] = sample_rows(cumulative(laws[m]), prev[done], gen.random(done.size))
+            x[done] = sample_rows(cdfs[m], prev[done], gen.random(done.size))
             active = active[k[active] > m]
         if active.size == 0:
             break
         xt = sample_rows(cdf_p, prev[active], gen.random(active.size))
-        ok = gen.random(active.size) < acceptance(p, laws[m])[prev[active], xt]
+        ok = gen.random(active.size) < accept[m][prev[active], xt]
         x[active[ok]], stage[active[ok]] = xt[ok], m
         active = active[~ok]
     return x, stage == k, stage
+
+
+def _cascade_tables(draft: MarkovChain, target: MarkovChain, M: int) -> tuple[np.ndarray, ...]:
+    """Draft laws, their CDFs, and CDFs and acceptance tables of every ``q^m``, for all positions."""
+    from .decoding import cumulative
+
+    p = draft.laws()
+    _, laws = residual_cascade(p, target.laws(), M)
+    return p, cumulative(p), cumulative(laws), acceptance(p, laws)
 
 
 def batch_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int, rng: RNGLike = None) -> DecodeResult:
@@ -270,8 +280,7 @@ def batch_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int
 
     _check_pair(draft, target)
     M, runs, gen = _check_M(M), check_runs(runs), as_generator(rng)
-    p_laws = draft.laws()
-    _, laws = residual_cascade(p_laws, target.laws(), M)
+    _, cdf_p, cdfs, accept = _cascade_tables(draft, target, M)
     T = target.T
     tokens = np.empty((runs, T), dtype=_token_dtype(target.V))
     rejected = np.zeros((runs, T), dtype=bool)
@@ -279,7 +288,7 @@ def batch_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int
     start = np.ones(runs, dtype=bool)
     for n in range(T):
         k = np.where(start, M, 1)
-        prev, start, _ = _cascade_position(gen, p_laws[n], laws[:, n], prev, k)
+        prev, start, _ = _cascade_position(gen, cdf_p[n], cdfs[:, n], accept[:, n], prev, k)
         tokens[:, n], rejected[:, n] = prev, start
     return DecodeResult(tokens, rejected, 1 + rejected[:, :-1].sum(axis=1))
 
@@ -295,15 +304,14 @@ def tree_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int,
 
     _check_pair(draft, target)
     M, runs, gen = _check_M(M), check_runs(runs), as_generator(rng)
-    p_laws = draft.laws()
-    _, laws = residual_cascade(p_laws, target.laws(), M)
+    p_laws, cdf_p, cdfs, accept = _cascade_tables(draft, target, M)
     T = target.T
     tokens = np.empty((runs, T), dtype=_token_dtype(target.V))
     rejected = np.zeros((runs, T), dtype=bool)
     prev = np.zeros(runs, dtype=np.int64)
     k = np.full(runs, M)
     for n in range(T):
-        x, rej, stage = _cascade_position(gen, p_laws[n], laws[:, n], prev, k)
+        x, rej, stage = _cascade_position(gen, cdf_p[n], cdfs[:, n], accept[:, n], prev, k)
         untested = np.where(rej, 0, k - stage - 1)
         k = np.where(rej, M, 1 + gen.binomial(untested, p_laws[n][prev, x]))
         tokens[:, n], rejected[:, n], prev = x, rej, x
