@@ -10,12 +10,16 @@
 * The widget controls typeset their labels with MathJax 2's ``MathJax.Hub.Queue``; the
   book loads MathJax 3, so each widget threw a TypeError. A two-line bridge maps the
   call onto MathJax 3's ``typesetPromise``.
+* The theme's "Launch on Colab" button of a chapter opened the chapter's ``.md`` file,
+  which Colab cannot open: on ``book/chNN_*`` pages it opens the companion lab
+  ``notebooks/labNN_*.ipynb`` instead (and disappears where there is no lab).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 # Runs before the widget manager renders (both wait for DOMContentLoaded; this one is registered first).
@@ -38,8 +42,40 @@ def _script_key(js: Any) -> tuple[str, str]:
     return str(getattr(js, "filename", js) or ""), repr(sorted(attributes.items()))
 
 
+def _companion_lab(srcdir: Path, pagename: str) -> str | None:
+    match = re.fullmatch(r"book/ch(\d\d)_\w+", pagename)
+    if not match:
+        return None
+    labs = sorted((srcdir / "notebooks").glob(f"lab{match[1]}_*.ipynb"))
+    return f"notebooks/{labs[0].name}" if labs else None
+
+
+def _colab_opens_notebooks(app: Any, pagename: str, context: dict[str, Any]) -> None:
+    source = str(context.get("sourcename") or "")
+    if not source.endswith((".md", ".md.txt")):
+        return
+    for group in context.get("header_buttons") or []:
+        if group.get("label") != "launch-buttons":
+            continue
+        for button in list(group["buttons"]):
+            url = str(button.get("url", ""))
+            if not url.startswith("https://colab.research.google.com/"):
+                continue
+            lab = _companion_lab(Path(app.srcdir), pagename)
+            tail = pagename + Path(source.removesuffix(".txt")).suffix
+            if lab is None or not url.endswith(tail):
+                group["buttons"].remove(button)
+                continue
+            button["url"] = url[: -len(tail)] + lab
+            button["text"] = "Colab (the lab)"
+            button["tooltip"] = "Open the chapter's lab in Colab"
+        if not group["buttons"]:
+            context["header_buttons"].remove(group)
+
+
 def _fix_page(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     context.setdefault("default_mode", "auto")  # the theme reads it from the page context
+    _colab_opens_notebooks(app, pagename, context)
     scripts = context.get("script_files")
     if not scripts:
         return
