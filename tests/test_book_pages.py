@@ -1,0 +1,170 @@
+"""The built book's pages, read as HTML: numbering, cross-references, bibliography, buttons.
+
+* Theorems, lemmas, corollaries, propositions, definitions, algorithms and exercises
+  carry a number, and no two of one kind share it.
+* Every internal link (``{prf:ref}``, ``{ref}``, citations, the table of contents)
+  lands on an existing page and anchor; every ``{prf:ref}`` shows a numbered name.
+* The bibliography lists every work the chapters cite.
+* Lab pages have the "Launch on Colab" button (to the lab in the repository of
+  ``_config.yml``) and a download button for the ``.ipynb``; no Colab button anywhere
+  opens something other than a lab notebook.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urljoin
+
+import pytest
+import yaml
+
+from tests.test_book import toc_files
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [f"{page}.html" for page in toc_files()]
+LAB_PAGES = [p for p in PAGES if p.startswith("notebooks/lab")]
+NUMBERED = ["theorem", "lemma", "corollary", "proposition", "definition", "algorithm", "exercise"]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
+
+
+class Page(HTMLParser):
+    """Ids, links and numbered admonitions of one HTML page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+        self.links: list[tuple[str, str]] = []  # (href, class)
+        self.numbered: list[tuple[str, str, str]] = []  # (kind, id, title text)
+        self._open: tuple[str, str] | None = None  # numbered admonition whose title we read
+        self._title: list[str] | None = None
+        self._link: list | None = None
+        self.prf_refs: list[tuple[str, str]] = []  # (href, text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            self.ids.add(a["id"])
+        if tag == "a" and a.get("name"):
+            self.ids.add(a["name"])
+        classes = (a.get("class") or "").split()
+        if tag == "div" and "admonition" in classes:
+            kind = next((k for k in NUMBERED if k in classes), None)
+            if kind and ("proof" in classes or kind == "exercise"):
+                self._open = (kind, a.get("id", ""))
+        if tag == "p" and "admonition-title" in classes and self._open:
+            self._title = []
+        if tag == "a" and "href" in a:
+            self.links.append((a["href"], a.get("class") or ""))
+            self._link = [a["href"], []]
+
+    def handle_endtag(self, tag):
+        if tag == "p" and self._title is not None:
+            kind, ident = self._open
+            self.numbered.append((kind, ident, " ".join("".join(self._title).split())))
+            self._title, self._open = None, None
+        if tag == "a" and self._link is not None:
+            self.prf_refs.append((self._link[0], "".join(self._link[1]).strip()))
+            self._link = None
+
+    def handle_data(self, data):
+        if self._title is not None:
+            self._title.append(data)
+        if self._link is not None:
+            self._link[1].append(data)
+
+
+@pytest.fixture(scope="module")
+def pages(built_book: Path) -> dict[str, Page]:
+    out = {}
+    for name in [*PAGES, "genindex.html", "search.html"]:
+        parser = Page()
+        parser.feed((built_book / name).read_text(encoding="utf-8"))
+        out[name] = parser
+    return out
+
+
+def test_numbered_environments_have_unique_numbers(pages):
+    seen: dict[tuple[str, str], str] = {}
+    counts: dict[str, int] = defaultdict(int)
+    for name in PAGES:
+        for kind, ident, title in pages[name].numbered:
+            match = re.match(rf"{kind.capitalize()} (\d+(?:\.\d+)*)\b", title)
+            assert match, f"{name}: the {kind} {ident!r} has no number: {title!r}"
+            key = (kind, match[1])
+            assert key not in seen, f"{kind.capitalize()} {match[1]} appears twice: {seen[key]} and {name}#{ident}"
+            seen[key] = f"{name}#{ident}"
+            counts[kind] += 1
+    chapters = [p for p in PAGES if re.match(r"book/ch\d\d_", p)]
+    if chapters:
+        assert counts["theorem"] >= 1 and counts["exercise"] >= 3 * len(chapters), dict(counts)
+
+
+def test_internal_links_land(pages, built_book):
+    """Every link to a page of the book, with or without #anchor, resolves."""
+    for name in PAGES:
+        for href, _ in pages[name].links:
+            if re.match(r"^[a-z]+:", href) or href.startswith("//"):
+                continue
+            target, anchor = urldefrag(urljoin(name, href))
+            target = unquote(target) or name
+            path = built_book / target
+            assert path.exists(), f"{name} links to missing {target}"
+            if anchor and target.endswith(".html"):
+                if target not in pages:
+                    parser = Page()
+                    parser.feed(path.read_text(encoding="utf-8"))
+                    pages[target] = parser
+                assert unquote(anchor) in pages[target].ids, f"{name} links to missing anchor {target}#{anchor}"
+
+
+def test_prf_references_show_numbers(pages):
+    """A {prf:ref} renders as 'Theorem 3', not as a bare label."""
+    labels = {ident: kind for name in PAGES for kind, ident, _ in pages[name].numbered}
+    for name in PAGES:
+        for href, text in pages[name].prf_refs:
+            anchor = urldefrag(href)[1]
+            if anchor in labels and labels[anchor] != "exercise" and text:
+                if re.fullmatch(r"[\w-]+", text) and text == anchor:
+                    pytest.fail(f"{name}: reference to {anchor} shows its label, not its number")
+
+
+def test_bibliography_lists_every_citation(built_book):
+    keys = set()
+    for page in toc_files():
+        for suffix in (".md", ".ipynb"):
+            src = ROOT / f"{page}{suffix}"
+            if src.is_file():
+                for group in re.findall(r"\{cite:?[a-z]*\}`([^`]+)`", src.read_text(encoding="utf-8")):
+                    keys |= {k.strip() for k in group.split(",")}
+    refs = (built_book / "book" / "references.html").read_text(encoding="utf-8")
+    bib = (ROOT / "references.bib").read_text(encoding="utf-8")
+    for key in sorted(keys):
+        entry = re.search(r"@\w+\{" + re.escape(key) + r",(.*?)\n\}", bib, re.S)
+        assert entry, f"cited key {key} is not in references.bib"
+        title = re.search(r"title\s*=\s*[{\"]+(.+?)[}\"]+,?\s*\n", entry[1])
+        words = re.sub(r"[{}\\]", "", title[1]).split()[:4] if title else []
+        assert words and " ".join(words).lower() in " ".join(refs.split()).lower(), f"{key}: not in the bibliography"
+    assert refs.count('role="doc-biblioentry"') >= len(keys)
+
+
+@pytest.mark.parametrize("page", LAB_PAGES)
+def test_lab_pages_have_colab_and_download_buttons(pages, built_book, page):
+    repo = CONFIG["repository"]["url"].rstrip("/").removeprefix("https://github.com/")
+    branch = CONFIG["repository"]["branch"]
+    colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{page.removesuffix('.html')}.ipynb"
+    hrefs = [h for h, _ in pages[page].links]
+    assert colab in hrefs, f"{page}: no 'Launch on Colab' to {colab}"
+    download = f"../_sources/{page.removesuffix('.html')}.ipynb"
+    assert download in hrefs, f"{page}: no download button for the notebook"
+    assert (built_book / "_sources" / f"{page.removesuffix('.html')}.ipynb").is_file()
+
+
+def test_every_colab_button_opens_a_lab(pages):
+    for name in PAGES:
+        for href, _ in pages[name].links:
+            if href.startswith("https://colab.research.google.com/github/"):
+                path = href.split("/blob/", 1)[1].split("/", 1)[1]
+                assert path.endswith(".ipynb") and (ROOT / path).is_file(), f"{name}: Colab opens {path}"
