@@ -56,6 +56,7 @@ def machine_table(results: dict[str, Any]) -> Table:
         ["CPU", f"{m['cpu']} ({m['machine']}), {m['cores']} cores ({m.get('usable_cores')} usable)"],
         ["memory", f"{m['memory_bytes'] / GIB:.1f} GiB" if m.get("memory_bytes") else "?"],
         ["load average at start (1, 5, 15 min)", load_avg or "?"],
+        ["numpy BLAS threads", m.get("openblas_threads") or "library default"],
         ["software", f"Python {m['python']}, numpy {m['numpy']}, scipy {m.get('scipy')}, torch {m.get('torch')}, "
                      f"transformers {m.get('transformers')}"],
         ["measured", f"{m['date_utc']}, commit {m.get('git_commit')}, mode {results['mode']}, "
@@ -178,8 +179,8 @@ def notes(results: dict[str, Any]) -> list[str]:
             out.append(f"**{what}**: {g['measured']} instead of T·V²; " + "; ".join(parts) + ". The algorithm "
                        "itself is one pass with O(T V²) arithmetic (the curves below show the regimes).")
         elif g["section"] == "widgets":
-            out.append(f"**{what}**: {g['measured']} (goal {g['goal']}): this explorer's default setting does more "
-                       "work than a redraw should; a smaller default Monte Carlo size would bring it under the goal.")
+            out.append(f"**{what}**: {g['measured']} (goal {g['goal']}) at its default setting: a reader waits "
+                       "that long after moving a slider, before the browser draws the figure.")
         elif g["section"] == "llm":
             llm = sec["llm"]
             out.append(

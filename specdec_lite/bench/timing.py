@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import statistics
@@ -107,19 +108,22 @@ def peak_traced_bytes(fn: Callable[[], Any]) -> int:
 def rss_in_subprocess(setup: str, statement: str, timeout: float = 600) -> dict[str, int]:
     """Peak resident memory of ``statement`` in a fresh interpreter, above that after ``setup``.
 
-    ``ru_maxrss`` is a high-water mark, so the baseline is read after ``setup`` (imports,
-    building the chains) and the increase is what ``statement`` needed on top.
+    Reads ``VmHWM`` (the high-water mark of resident memory) from ``/proc/self/status``,
+    which starts afresh with the new process image (``ru_maxrss`` would inherit the
+    parent's peak across ``exec``). The baseline is read after ``setup`` (imports,
+    building the chains), so the increase is what ``statement`` needed on top.
     """
     code = (
-        "import resource, json\n"
+        "import json, re\n"
+        "def hwm():\n"
+        "    return int(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1))\n"
         f"{setup}\n"
-        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "base = hwm()\n"
         f"{statement}\n"
-        "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "print(json.dumps({'baseline_kib': base, 'peak_kib': peak}))\n"
+        "print(json.dumps({'baseline_kib': base, 'peak_kib': hwm()}))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, check=True)
-    out = {k: int(v) for k, v in __import__("json").loads(proc.stdout.strip().splitlines()[-1]).items()}
+    out = {k: int(v) for k, v in json.loads(proc.stdout.strip().splitlines()[-1]).items()}
     out["increase_bytes"] = 1024 * (out["peak_kib"] - out["baseline_kib"])
     return out
 
@@ -160,6 +164,7 @@ def machine() -> dict[str, Any]:
         "usable_cores": usable,
         "memory_bytes": mem,
         "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
+        "openblas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
         "os": platform.platform(),
         "python": platform.python_version(),
         "numpy": np.__version__,
