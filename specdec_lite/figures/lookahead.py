@@ -64,7 +64,7 @@ def finite_k_figure(
             error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
         ))
         fig.add_hline(y=limit, line=dict(color=color, dash="dash"),
-                      annotation_text=f"K = ∞ (Theorem 1): {limit:.2f}", annotation_position=where)
+                      annotation_text=f"K = ∞ (paper's Theorem 1): {limit:.2f}", annotation_position=where)
     fig.update_layout(
         xaxis_title="lookahead K (drafted tokens per round)", yaxis_title="expected count per sequence",
         height=440, legend=dict(orientation="h", y=-0.2),
