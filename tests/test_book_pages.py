@@ -168,3 +168,16 @@ def test_every_colab_button_opens_a_lab(pages):
             if href.startswith("https://colab.research.google.com/github/"):
                 path = href.split("/blob/", 1)[1].split("/", 1)[1]
                 assert path.endswith(".ipynb") and (ROOT / path).is_file(), f"{name}: Colab opens {path}"
+
+
+def test_publish_workflow_runs_the_readme_command():
+    """.github/workflows/book.yml builds with the README's command and deploys _build/html."""
+    readme = (ROOT / "README.md").read_text()
+    command = re.search(r"^(pip install -r requirements\.txt && jupyter-book build \.)", readme, re.M)
+    assert command, "the README's build command changed: update the workflow and this test"
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "book.yml").read_text())
+    steps = workflow["jobs"]["build"]["steps"]
+    assert any(s.get("run", "").strip() == command[1] for s in steps)
+    upload = next(s for s in steps if "upload-pages-artifact" in s.get("uses", ""))
+    assert upload["with"]["path"] == "_build/html"
+    assert any("deploy-pages" in s.get("uses", "") for s in workflow["jobs"]["deploy"]["steps"])
