@@ -124,3 +124,48 @@ def test_report_renders_the_results(tiny):
     assert all(isinstance(n, str) for n in report.notes(results))
     for fig in report.figures(results).values():
         assert len(fig.data) >= 1
+
+
+class _CharTokenizer:
+    """Enough of a tokenizer for the benchmark: characters to ids modulo the vocabulary."""
+
+    eos_token_id = 0
+
+    def __init__(self, vocab):
+        self.vocab = vocab
+
+    def __call__(self, text, add_special_tokens=False):
+        return {"input_ids": [1 + ord(c) % (self.vocab - 1) for c in text]}
+
+    def decode(self, ids):
+        return " ".join(map(str, ids))
+
+
+def test_llm_section_on_a_tiny_pair():
+    """The real-model section's structure, on two tiny random GPT-NeoX models (no training, no hub)."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from specdec_lite.bench.llm import llm_section
+    from specdec_lite.llm.pairs import ModelPair
+
+    def neox(layers, seed):
+        torch.manual_seed(seed)
+        cfg = transformers.GPTNeoXConfig(vocab_size=16, hidden_size=16, num_hidden_layers=layers,
+                                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+        return transformers.GPTNeoXForCausalLM(cfg).eval()
+
+    pair = ModelPair(neox(1, 0), neox(2, 1), _CharTokenizer(16), "tiny-1", "tiny-2", "test", torch.device("cpu"),
+                     torch.float32)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        out = llm_section(bench.SIZES["tiny"], lambda _: None, pair=pair)
+    finally:
+        torch.set_num_threads(threads)
+    assert 0 <= out["acceptance_rate"] <= 1 and out["achieved_speedup"] > 0 and out["predicted_speedup"] > 0
+    assert out["fraction_of_predicted"] == pytest.approx(out["achieved_speedup"] / out["predicted_speedup"])
+    assert {"autoregressive", "speculative", "HF autoregressive", "HF assisted"} == {r["method"] for r in out["rows"]}
+    assert out["hf_assisted_over_hf_autoregressive"] > 0 and out["costs"]["c"] > 0
+    (goal,) = [g for g in bench.goals({"sections": {"llm": out}}) if g["section"] == "llm"]
+    assert goal["met"] == (out["fraction_of_predicted"] >= 0.8)
+    report.llm_table({"sections": {"llm": out}})

@@ -30,18 +30,20 @@ def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def llm_section(sizes: Any, log: Any) -> dict[str, Any]:
+def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
+    """Speed of the real-model engine on ``pair`` (default: ``llm.load_pair()``'s choice)."""
     import torch
 
     from ..llm.measure import speed_benchmark
     from ..llm.pairs import load_pair, pick_device
 
     cfg = sizes.llm
-    if pick_device().type == "cpu" and not cfg.get("train", False) and not _cached_fallback():
-        note = "the offline model pair is not trained on this machine yet (full mode trains it once)"
-        log(f"  llm: skipped ({note})")
-        return {"skipped": note}
-    pair = load_pair(verbose=False, progress=False)
+    if pair is None:
+        if pick_device().type == "cpu" and not cfg.get("train", False) and not _cached_fallback():
+            note = "the offline model pair is not trained on this machine yet (full mode trains it once)"
+            log(f"  llm: skipped ({note})")
+            return {"skipped": note}
+        pair = load_pair(verbose=False, progress=False)
     K = cfg["lookahead"]
     rows, costs = speed_benchmark(pair, list(PROMPTS[: cfg["prompts"]]), max_new_tokens=cfg["new_tokens"],
                                   lookaheads=(K,), hf_lookaheads=(K,), repeats=cfg["repeat"], hf=True,
