@@ -1,8 +1,15 @@
 """Lab 6 checks: right answers pass, typical wrong answers get a message naming the mistake."""
 
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
 import numpy as np
 import pytest
 
+import specdec_lite as sd
 from specdec_lite import batch, theory
 from specdec_lite.exercises import batch as ex
 from specdec_lite.laws import residual, tv
@@ -155,3 +162,60 @@ def test_tree_survivors():
 def test_checks_return_feedback_with_markdown():
     fb = ex.check_tree_survivors(lambda k, m, px: 0)
     assert "Not yet" in str(fb) and "❌" in fb._repr_markdown_()
+
+
+# --- chapter 6 and lab 6: structure ---------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_chapter_has_exercises_with_dropdown_solutions_and_package_code():
+    text = (ROOT / "book" / "ch06_batch.md").read_text()
+    exercises = re.findall(r":::\{exercise\}\n:label: (\S+)", text)
+    solutions = re.findall(r":::\{solution\} (\S+)\n:class: dropdown", text)
+    assert len(exercises) >= 3 and sorted(exercises) == sorted(solutions)
+    assert "*coding (lab" in text.lower() and "*exploration (lab" in text.lower()
+    assert ":pyobject: residual_cascade" in text and ":pyobject: _batch_forward" in text
+    assert not re.search(r"^def ", text, re.M)  # no formula is redefined in the chapter
+    assert "not in the paper" in text  # the tree is the book's own analysis, and says so
+
+
+def test_chapter_numbers_in_solutions_are_the_package_numbers():
+    from specdec_lite.figures.part1 import pair
+
+    draft, target, _ = pair(7, 50, 0.0, 10)
+    limit = batch.batch_rejection_limit(draft, target)
+    assert round(theory.expected_rejections(draft, target), 1) == 23.0 and round(limit, 1) == 15.8
+    gap = theory.expected_rejections(draft, target) - limit
+    half = next(M for M in range(1, 100) if batch.expected_rejections_batch(draft, target, M) - limit < gap / 2)
+    below = next(M for M in range(1, 100) if batch.expected_rejections_tree(draft, target, M) < limit)
+    assert (half, below) == (5, 18)
+    assert round(batch.expected_rejections_batch(draft, target, 64), 1) == 16.5
+    assert round(batch.expected_rejections_tree(draft, target, 64), 1) == 13.6
+    # The two-position exercise: p = (0.8, 0.2), q = (0.5, 0.5) at both positions.
+    p, q = np.array([0.8, 0.2]), np.array([0.5, 0.5])
+    d = sd.MarkovChain(p, np.broadcast_to(p, (1, 2, 2)))
+    t = sd.MarkovChain(q, np.broadcast_to(q, (1, 2, 2)))
+    assert [batch.expected_rejections_batch(d, t, M) for M in (1, 2)] == pytest.approx([0.6, 0.5256])
+    assert batch.batch_rejection_limit(d, t) == pytest.approx(0.3)
+
+
+def test_lab_is_what_the_generator_writes(tmp_path):
+    gen = ROOT / "notebooks" / "_build_lab06.py"
+    subprocess.run([sys.executable, str(gen), str(tmp_path)], check=True, cwd=ROOT)
+    fresh = nbformat.read(tmp_path / "lab06_batch.ipynb", as_version=4)
+    committed = nbformat.read(ROOT / "notebooks" / "lab06_batch.ipynb", as_version=4)
+    assert [c.source for c in committed.cells] == [c.source for c in fresh.cells], f"rerun {gen.name}"
+
+
+def test_lab_structure():
+    nb = nbformat.read(ROOT / "notebooks" / "lab06_batch.ipynb", as_version=4)
+    assert "/blob/main/notebooks/lab06_batch.ipynb)" in nb.cells[0].source and "Open in Colab" in nb.cells[0].source
+    assert nb.cells[1].source.startswith("# Setup: installs specdec_lite when it is missing")
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(not c.get("outputs") and c.get("execution_count") is None for c in code), "clear the outputs"
+    solutions = [i for i, c in enumerate(nb.cells) if "solution" in c.metadata.get("tags", [])]
+    assert len(solutions) == 3
+    for i in solutions:
+        assert nb.cells[i + 1].source.startswith("check_")
+    assert nb.cells[-1].source.endswith("_explorer()")
