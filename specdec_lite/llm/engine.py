@@ -134,7 +134,13 @@ def _check_model(model: Any, name: str) -> None:
 
 
 def _draw(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
-    return torch.multinomial(probs, 1, generator=generator)
+    """One token per row by inverse CDF: the first index whose cumulative mass exceeds ``u * total``.
+
+    Zero-probability tokens are never drawn (their cumulative mass equals the previous one).
+    """
+    cdf = probs.cumsum(dim=-1)
+    u = torch.rand(probs.shape[0], 1, generator=generator, device=probs.device) * cdf[:, -1:]
+    return torch.searchsorted(cdf, u, right=True).clamp_(max=probs.shape[-1] - 1)
 
 
 def _logprob(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:

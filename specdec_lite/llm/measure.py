@@ -22,6 +22,26 @@ from . import _hf
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
 from .pairs import ModelPair
 
+#: Prompts for the offline pair, which has only ever read Python source.
+CODE_PROMPTS = (
+    "def __init__(self, ",
+    "import os\nimport sys\n\n",
+    "        for i in range(len(",
+    "class Error(Exception):\n    ",
+)
+#: Prompts for natural-language models (instructions in the style of AlpacaFarm's evaluation set).
+TEXT_PROMPTS = (
+    "Give three tips for staying healthy.",
+    "Explain why the sky is blue to a ten-year-old.",
+    "Write a short story about a robot that learns to paint.",
+    "What are the main differences between a list and a tuple in Python?",
+)
+
+
+def default_prompts(pair: ModelPair) -> tuple[str, ...]:
+    """Code prompts for the offline pair, instructions for hub models."""
+    return CODE_PROMPTS if pair.source == "fallback" else TEXT_PROMPTS
+
 
 def _progress(iterable: Any, total: int, desc: str, progress: bool) -> Any:
     from tqdm.auto import tqdm
@@ -323,3 +343,37 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
         pred = predicted_speedup(alpha, K, costs) if name == "speculative" else math.nan
         rows.append(SpeedRow(name, K, tps, tps / base, alpha, per_call, pred))
     return rows, costs
+
+
+def speed_verdict(rows: Sequence[SpeedRow], costs: CallCosts, *, goal: float = 1.5) -> str:
+    """The speed goals in words: best-K speed-up against ``goal``, ours against Hugging Face's, and why."""
+    ours = [r for r in rows if r.method == "speculative"]
+    if not ours:
+        raise ValueError("rows: no speculative rows to judge")
+    best = max(ours, key=lambda r: r.speedup)
+    lines = [f"Best lookahead K = {best.lookahead}: {best.speedup:.2f}x the tokens per second of autoregressive "
+             f"sampling (goal {goal:g}x: {'met' if best.speedup >= goal else 'missed'})."]
+    a = best.acceptance_rate
+    ceiling = 1.0 / (1.0 - a) if a < 1 else math.inf
+    lines.append(f"Measured acceptance rate {a:.3f} (at most {ceiling:.2f} tokens per target call for any K), "
+                 f"cost ratio c = {costs.c:.3f}, predicted speed-up at this K {best.predicted_speedup:.2f}x, "
+                 f"measured {best.tokens_per_call:.2f} tokens per target call.")
+    if best.speedup < goal:
+        if best.predicted_speedup < goal:
+            lines.append(f"The prediction itself is below {goal:g}x: with this acceptance rate and cost ratio the "
+                         "draft does not agree with the target often enough.")
+        else:
+            lines.append("The prediction reaches the goal but the measurement does not: per-call overhead "
+                         "(Python, small matrix products) makes short calls cost more than the timing of one "
+                         "call suggests, or the machine was busy.")
+    hf = [r for r in rows if r.method == "HF assisted"]
+    if hf:
+        hf_best = max(hf, key=lambda r: r.speedup)
+        same = [r for r in ours if r.lookahead == hf_best.lookahead]
+        ratio = best.tokens_per_second / hf_best.tokens_per_second
+        lines.append(f"Hugging Face assisted generation: best {hf_best.speedup:.2f}x at K = {hf_best.lookahead}; "
+                     f"ours at its best K is {ratio:.2f}x as fast "
+                     f"({'at least as fast: goal met' if ratio >= 1 else 'slower: goal missed'})"
+                     + (f", and {same[0].tokens_per_second / hf_best.tokens_per_second:.2f}x at the same K."
+                        if same else "."))
+    return "\n".join(lines)

@@ -90,6 +90,10 @@ class ModelPair:
     def decode(self, tokens: Any) -> str:
         return self.tokenizer.decode(torch.as_tensor(tokens).tolist())
 
+    def pieces(self, tokens: Any) -> list[str]:
+        """Each token decoded on its own (for showing where each came from)."""
+        return [self.tokenizer.decode([t]) for t in torch.as_tensor(tokens).tolist()]
+
 
 def _from_pretrained(name: str | Path, device: torch.device, dtype: torch.dtype) -> Any:
     tf = require_transformers()

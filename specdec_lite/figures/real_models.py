@@ -1,0 +1,148 @@
+"""Figures of Chapter 8: speculative decoding with real language models.
+
+These functions only lay out numbers measured by ``specdec_lite.llm.measure`` (or a
+``GenerationResult``); they import neither torch nor transformers. Every title
+carries ``label``, the line naming the model pair, so a figure never loses it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+#: Okabe-Ito colours.
+BLUE, ORANGE, GREEN, PINK, RED, SKY = "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"
+LAW_COLORS = {"opt": BLUE, "uno": ORANGE}
+
+
+def _title(text: str, label: str) -> dict[str, Any]:
+    return dict(text=f"{text}<br><sup>{label}</sup>", x=0.02)
+
+
+def training_figure(losses: Mapping[str, Sequence[float]], label: str) -> go.Figure:
+    """Training loss per step of each model (the draft's is a distillation loss when it learned from the target)."""
+    fig = go.Figure()
+    for (role, hist), color in zip(losses.items(), (BLUE, ORANGE, GREEN), strict=False):
+        fig.add_trace(go.Scatter(x=np.arange(1, len(hist) + 1), y=list(hist), mode="lines", name=role,
+                                 line=dict(color=color)))
+    fig.update_layout(title=_title("Training the offline pair", label), xaxis_title="step",
+                      yaxis_title="loss (nats per token)", height=380)
+    return fig
+
+
+def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
+    """Observed mean rejections against Theorem 1's prediction (mean summed TV at drafted positions), ±2 SE."""
+    obs = np.array([r.observed for r in rows])
+    pred = np.array([r.predicted for r in rows])
+    lo, hi = float(min(obs.min(), pred.min())) * 0.9, float(max(obs.max(), pred.max())) * 1.1
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="observed = predicted",
+                             line=dict(color="grey", dash="dash")))
+    fig.add_trace(go.Scatter(
+        x=pred, y=obs, mode="markers", name="prompts",
+        marker=dict(size=10, color=BLUE),
+        error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows])),
+        error_x=dict(type="data", array=2 * np.array([r.predicted_se for r in rows])),
+        text=[repr(r.prompt) for r in rows],
+        hovertemplate="%{text}<br>predicted %{x:.2f}<br>observed %{y:.2f}<extra></extra>",
+    ))
+    fig.update_layout(title=_title("Theorem 1 on real models: rejections per run, ±2 SE", label),
+                      xaxis_title="predicted: mean of Σ TV(p_n, q_n) over drafted positions",
+                      yaxis_title="observed: mean number of rejections", height=420)
+    return fig
+
+
+def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
+    """Rejection rate against the exact per-token TV loss for Decoding-OPT and Decoding-UNO across eps."""
+    fig = go.Figure()
+    for law in ("opt", "uno"):
+        sel = [r for r in rows if r.rejection_law == law]
+        if not sel:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[r.reject_prob for r in sel], y=[r.loss for r in sel], mode="lines+markers+text",
+            name=f"Decoding-{law.upper()}", line=dict(color=LAW_COLORS[law]),
+            text=[f"ε={r.eps:g}" for r in sel], textposition="top right",
+        ))
+    fig.update_layout(title=_title("The quality/speed trade-off, per drafted token", label),
+                      xaxis_title="rejection probability Σ(1 − b)p (mean over drafted positions)",
+                      yaxis_title="TV(P^A, q): exact loss per token", height=420)
+    return fig
+
+
+def loglik_figure(rows: Sequence[Any], label: str) -> go.Figure:
+    """The target's mean log-likelihood per generated token (a quality proxy) against eps, ±2 SE."""
+    fig = go.Figure()
+    for law in ("opt", "uno"):
+        sel = [r for r in rows if r.rejection_law == law]
+        if not sel:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[r.eps for r in sel], y=[r.loglik for r in sel], mode="lines+markers",
+            name=f"Decoding-{law.upper()}", line=dict(color=LAW_COLORS[law]),
+            error_y=dict(type="data", array=[2 * r.loglik_se for r in sel]),
+        ))
+    fig.update_layout(title=_title("Quality proxy: the target's log-likelihood of the generated text", label),
+                      xaxis_title="ε (over-acceptance)", yaxis_title="mean log q(x_n | x_<n) per token",
+                      height=400)
+    return fig
+
+
+def speed_figure(rows: Sequence[Any], label: str) -> go.Figure:
+    """Measured speed-up over our autoregressive sampling of the target, by lookahead, with the prediction."""
+    fig = go.Figure()
+    ours = sorted((r for r in rows if r.method == "speculative"), key=lambda r: r.lookahead)
+    hf = sorted((r for r in rows if r.method == "HF assisted"), key=lambda r: r.lookahead)
+    ks = [r.lookahead for r in ours]
+    fig.add_trace(go.Scatter(x=ks, y=[r.speedup for r in ours], mode="lines+markers", name="ours, measured",
+                             line=dict(color=BLUE)))
+    fig.add_trace(go.Scatter(x=ks, y=[r.predicted_speedup for r in ours], mode="lines", name="ours, predicted",
+                             line=dict(color=BLUE, dash="dot")))
+    if hf:
+        fig.add_trace(go.Scatter(x=[r.lookahead for r in hf], y=[r.speedup for r in hf], mode="markers",
+                                 name="HF assisted generation", marker=dict(color=ORANGE, size=11, symbol="diamond")))
+    for r in rows:
+        if r.method == "HF autoregressive":
+            fig.add_hline(y=r.speedup, line=dict(color=ORANGE, dash="dash"), annotation_text="HF sampling")
+    fig.add_hline(y=1.0, line=dict(color="grey", dash="dash"), annotation_text="our autoregressive sampling")
+    fig.update_layout(title=_title("Wall-clock speed-up over autoregressive sampling of the target", label),
+                      xaxis_title="lookahead K", yaxis_title="speed-up (tokens per second ratio)", height=420)
+    return fig
+
+
+def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = None) -> go.Figure:
+    """One run position by position: bars of TV(p_n, q_n), coloured accepted / rejected / bonus."""
+    n = len(result.drafted)
+    x = np.arange(1, n + 1)
+    kinds = np.where(~result.drafted, "bonus", np.where(result.accepted, "accepted", "rejected"))
+    height = np.where(result.drafted, np.nan_to_num(result.tv), 0.02)
+    fig = go.Figure()
+    for kind, color in (("accepted", GREEN), ("rejected", RED), ("bonus", SKY)):
+        sel = kinds == kind
+        fig.add_trace(go.Bar(
+            x=x[sel], y=height[sel], name=kind, marker_color=color,
+            text=None if tokens is None else [repr(tokens[i]) for i in np.flatnonzero(sel)],
+            hovertemplate="position %{x}<br>TV %{y:.3f}<br>%{text}<extra></extra>",
+        ))
+    head = (f"{result.rejections} rejections, Σ TV at drafted positions = {result.predicted_rejections:.2f}, "
+            f"{n / result.oracle_calls:.2f} tokens per target call")
+    fig.update_layout(title=_title(head, label), xaxis_title="generated position n",
+                      yaxis_title="TV(p_n, q_n)", yaxis_range=[0, 1], height=380, barmode="overlay")
+    return fig
+
+
+def annotated_html(pieces: Sequence[str], result: Any) -> str:
+    """The generated text as HTML, each token coloured: accepted draft, resampled after a rejection, or bonus."""
+    import html
+
+    colors = {"accepted": "#c8efd9", "rejected": "#f7c6b4", "bonus": "#cfe6f7"}
+    spans = []
+    for i, piece in enumerate(pieces):
+        kind = "bonus" if not result.drafted[i] else ("accepted" if result.accepted[i] else "rejected")
+        tip = f"{kind}" + (f", TV {result.tv[i]:.2f}" if result.drafted[i] else "")
+        spans.append(f'<span style="background:{colors[kind]}" title="{tip}">{html.escape(piece)}</span>')
+    legend = " ".join(f'<span style="background:{c}">&nbsp;{k}&nbsp;</span>' for k, c in colors.items())
+    return f'<pre style="white-space:pre-wrap">{"".join(spans)}</pre><p>{legend}</p>'
