@@ -56,6 +56,7 @@ class ChainEngine:
     settings: dict[str, Any] = field(default_factory=dict)
     needs_draft: bool = True
     no_reference_note: str = ""
+    baseline: bool = False
 
     @property
     def requires(self) -> tuple[str, ...]:
@@ -91,7 +92,7 @@ CHAIN_ENGINES: tuple[ChainEngine, ...] = (
                 "specdec_lite.lookahead:speculative_k", "specdec_lite.lookahead_reference:speculative_k",
                 settings={"K": 4}),
     ChainEngine("autoregressive", "autoregressive sampling (Algorithm 3, baseline)",
-                "specdec_lite.decoding:autoregressive", None, needs_draft=False,
+                "specdec_lite.decoding:autoregressive", None, needs_draft=False, baseline=True,
                 no_reference_note="baseline engine: there is no per-run reference loop for it"),
 )
 

@@ -73,7 +73,7 @@ SIZES: dict[str, Sizes] = {
         scale_V=(4, 8, 16, 32, 64, 128, 256), scale_base_runs=10_000,
         theory={"T": (250, 500, 1_000, 2_000, 4_000, 8_000), "V": (25, 50, 100, 200, 400, 800),
                 "M": (1, 2, 4, 8, 16, 32), "K": (1, 2, 4, 8, 16, 32, 64, 128)},
-        theory_base={"T": {"V": 30}, "V": {"T": 20}, "M": {"V": 30, "T": 200}, "K": {"V": 30, "T": 200}},
+        theory_base={"T": {"V": 30}, "V": {"T": 20}, "M": {"V": 60, "T": 50}, "K": {"V": 60, "T": 200}},
         theorem1_pass=(200, 1_000), memory_runs=(10_000, 100_000, 1_000_000), memory_chunk=100_000,
         memory_per_engine_runs=100_000, rss=True, widget_calls=15,
         llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3, "train": True},
@@ -128,7 +128,8 @@ def measure_sampler(engine: Any, V: int, T: int, runs: int, reference_runs: int,
     uniforms = count_uniforms(lambda g: vec(runs, g))
     t_vec, floor = interleaved_best(lambda: vec(runs, 0), lambda: rng_floor(uniforms, 1), repeat)
     out: dict[str, Any] = {
-        "title": engine.title, "V": V, "T": T, "runs": runs, "settings": dict(engine.settings),
+        "title": engine.title, "baseline": engine.baseline, "V": V, "T": T, "runs": runs,
+        "settings": dict(engine.settings),
         "vectorised_s": t_vec, "token_steps_per_s": runs * T / t_vec,
         "uniforms": uniforms, "uniforms_per_token_step": uniforms / (runs * T),
         "rng_floor_s": floor, "floor_multiple": t_vec / floor,
