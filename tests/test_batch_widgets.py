@@ -76,3 +76,12 @@ def test_draft_counts():
     assert list(F.draft_counts(5)) == [1, 2, 3, 4, 5]
     c = F.draft_counts(64)
     assert c[0] == 1 and c[-1] == 64 and np.all(np.diff(c) > 0)
+
+
+def test_monte_carlo_markers_agree_with_the_exact_curves():
+    draft, target, _ = pair(5, 15, 0.3, 4)
+    traces = F.rejections_vs_M_traces(draft, target, [1, 2, 4, 8], tree=True, mc_Ms=(2, 8), runs=2000, seed=1)
+    for tr, exact in zip(traces[-2:], (batch.expected_rejections_batch, batch.expected_rejections_tree), strict=True):
+        want = np.array([exact(draft, target, int(m)) for m in tr.x])
+        se = np.asarray(tr.error_y.array) / 2
+        assert np.all(np.abs(np.asarray(tr.y) - want) <= 5 * se), (tr.name, tr.y, want)

@@ -73,8 +73,14 @@ def rejections_vs_M_traces(
     *,
     tree: bool = False,
     tree_Ms: Sequence[int] | None = None,
+    mc_Ms: Sequence[int] = (),
+    runs: int = 500,
+    seed: int = 0,
 ) -> list[go.Scatter]:
-    """Exact ``E[N_rej]`` of Algorithm 4 against M, Proposition 1's limit as a line, optionally the tree."""
+    """Exact ``E[N_rej]`` of Algorithm 4 against M, Proposition 1's limit as a line, optionally the tree.
+
+    With ``mc_Ms``, Monte Carlo means (±2 SE, ``runs`` runs) of each algorithm drawn are added as markers.
+    """
     Ms = np.asarray(Ms, dtype=int)
     values = [batch.expected_rejections_batch(draft, target, int(M)) for M in Ms]
     limit = batch.batch_rejection_limit(draft, target)
@@ -90,6 +96,17 @@ def rejections_vs_M_traces(
         tvals = [batch.expected_rejections_tree(draft, target, int(M)) for M in tMs]
         traces.append(go.Scatter(x=tMs, y=tvals, mode="lines+markers", name="draft tree (this book)",
                                  line=dict(color=COLORS["tree"]), marker=dict(size=5, symbol="diamond")))
+    if len(mc_Ms):
+        gen = np.random.default_rng(seed)
+        samplers = [("batch", "Algorithm 4", batch.batch_speculative)]
+        samplers += [("tree", "draft tree", batch.tree_speculative)] if tree else []
+        for key, label, sampler in samplers:
+            stats = np.array([mean_and_se(sampler(draft, target, int(M), runs, gen).rejections) for M in mc_Ms])
+            traces.append(go.Scatter(
+                x=list(mc_Ms), y=stats[:, 0], mode="markers", name=f"{label}: Monte Carlo ({runs} runs, ±2 SE)",
+                error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
+                marker=dict(color=COLORS[key], size=10, symbol="circle-open", line=dict(width=2)),
+            ))
     return traces
 
 
@@ -105,14 +122,24 @@ def rejections_vs_M_figure(draft: MarkovChain, target: MarkovChain, M_max: int =
 
 
 def tree_vs_batch_slider(
-    qualities: Sequence[float] = (0.0, 0.25, 0.5, 0.75), *, V: int = 7, T: int = 50, M_max: int = 64, seed: int = 10
+    qualities: Sequence[float] = (0.0, 0.25, 0.5, 0.75),
+    *,
+    V: int = 7,
+    T: int = 50,
+    M_max: int = 64,
+    mc_Ms: Sequence[int] = (),
+    runs: int = 500,
+    seed: int = 10,
 ) -> go.Figure:
-    """Algorithm 4 against the draft tree for M = 1..M_max, one slider step per draft quality."""
+    """Algorithm 4 against the draft tree for M = 1..M_max, one slider step per draft quality.
+
+    Exact curves, Proposition 1's floor, and Monte Carlo points of both samplers at ``mc_Ms``.
+    """
     Ms = draft_counts(M_max, dense_up_to=8, points=10)
     steps = []
     for w in qualities:
         draft, target, _ = pair(V, T, float(w), seed)
-        traces = rejections_vs_M_traces(draft, target, Ms, tree=True)
+        traces = rejections_vs_M_traces(draft, target, Ms, tree=True, mc_Ms=mc_Ms, runs=runs, seed=seed)
         b, t = traces[0].y[-1], traces[2].y[-1]
         steps.append((f"{w:.2f}", traces, {"title": f"M = {M_max}: Algorithm 4 {b:.2f}, tree {t:.2f} rejections"}))
     return slider_figure(
@@ -161,16 +188,18 @@ def figure3(
         [(f"r = {r:g}", lambda M, r=r: batch.batch_improvement_uniform(r, M), np.full(V, 1 / V),
           np.r_[np.full(round(V / r), 1 / round(V / r)), np.zeros(V - round(V / r))]) for r in rs],
     ]
-    for (xa, ya), panel in zip(cells, panels, strict=True):
+    styles = [("Bernoulli", "solid"), ("uniform", "dash")]
+    for (xa, ya), panel, (group, dash) in zip(cells, panels, styles, strict=True):
         for i, (name, closed, p, q) in enumerate(panel):
             color = PALETTE[i % len(PALETTE)]
             traces.append(go.Scatter(x=Ms, y=[closed(int(M)) for M in Ms], mode="lines", name=name + " (closed form)",
-                                     line=dict(color=color), xaxis=xa, yaxis=ya))
+                                     line=dict(color=color, dash=dash), xaxis=xa, yaxis=ya, legendgroup=group,
+                                     legendgrouptitle_text=group if i == 0 else None))
             mc = np.array([batch_improvement_mc(p, q, int(M), runs, gen) for M in mc_Ms])
             traces.append(go.Scatter(x=mc_Ms, y=mc[:, 0], mode="markers", name=name + " (Monte Carlo)",
                                      error_y=dict(type="data", array=2 * mc[:, 1], visible=True),
                                      marker=dict(color=color, size=7, symbol="circle-open"), xaxis=xa, yaxis=ya,
-                                     showlegend=False))
+                                     showlegend=False, legendgroup=group))
     fig = go.Figure(traces, layout)
     fig.update_layout(height=460, xaxis_title="number of drafts M", xaxis2_title="number of drafts M",
                       yaxis_title="batch improvement TV − Π r_m")
