@@ -174,3 +174,27 @@ def test_exact_tree_is_polynomial():
     values = [batch.expected_rejections_tree(draft, target, M) for M in (1, 8, 64)]
     assert 0 < values[2] < values[1] < values[0] < 100
     assert values[0] == pytest.approx(sd.theory.expected_rejections(draft, target), rel=1e-12)
+
+
+def test_zero_draft_probabilities():
+    # Tokens the draft never proposes: brute force agrees, and Monte Carlo agrees on a longer chain.
+    V, T = 3, 2
+    target = sd.MarkovChain.random(V, T, rng=5, uniform_init=False)
+    draft = sd.MarkovChain([0.0, 0.6, 0.4], np.array([[[0.7, 0.0, 0.3]] * V]))
+    for M in (2, 3):
+        for tree, exact in ((True, batch.expected_rejections_tree), (False, batch.expected_rejections_batch)):
+            assert exact(draft, target, M) == pytest.approx(brute_force_rejections(draft, target, M, tree), rel=1e-12)
+    gen = np.random.default_rng(4)
+    V, T = 4, 8
+    target = sd.MarkovChain.random(V, T, rng=4, concentration=0.5)
+    p = (0.5 + gen.random((T, V, V))) * (gen.random((T, V, V)) > 0.4)
+    p[..., 1] += 0.3
+    p /= p.sum(axis=-1, keepdims=True)
+    draft = sd.MarkovChain(p[0, 0], p[1:])
+    M = 10
+    res = batch.tree_speculative(draft, target, M, runs=20_000, rng=1)
+    m, se = mean_and_se(res.rejections)
+    assert abs(m - batch.expected_rejections_tree(draft, target, M)) <= Z * se
+    counts = np.bincount(sequence_index(res.tokens[:, :3], V), minlength=V**3)
+    head = sd.MarkovChain(target.init, target.trans[:2])
+    assert chi_square(counts, sd.theory.sequence_law(head)).pvalue > ALPHA
