@@ -157,11 +157,8 @@ def test_llm_section_on_a_tiny_pair():
     pair = ModelPair(neox(1, 0), neox(2, 1), _CharTokenizer(16), "tiny-1", "tiny-2", "test", torch.device("cpu"),
                      torch.float32)
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        out = llm_section(bench.SIZES["tiny"], lambda _: None, pair=pair)
-    finally:
-        torch.set_num_threads(threads)
+    out = llm_section(bench.SIZES["tiny"], lambda _: None, pair=pair)
+    assert torch.get_num_threads() == threads and out["torch_threads"] == 1
     assert 0 <= out["acceptance_rate"] <= 1 and out["achieved_speedup"] > 0 and out["predicted_speedup"] > 0
     assert out["fraction_of_predicted"] == pytest.approx(out["achieved_speedup"] / out["predicted_speedup"])
     assert {"autoregressive", "speculative", "HF autoregressive", "HF assisted"} == {r["method"] for r in out["rows"]}

@@ -45,15 +45,21 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
             return {"skipped": note}
         pair = load_pair(verbose=False, progress=False)
     K = cfg["lookahead"]
-    rows, costs = speed_benchmark(pair, list(PROMPTS[: cfg["prompts"]]), max_new_tokens=cfg["new_tokens"],
-                                  lookaheads=(K,), hf_lookaheads=(K,), repeats=cfg["repeat"], hf=True,
-                                  progress=False)
+    # One intra-op thread: these models are small, and threads that wait for a shared core make timings erratic.
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        rows, costs = speed_benchmark(pair, list(PROMPTS[: cfg["prompts"]]), max_new_tokens=cfg["new_tokens"],
+                                      lookaheads=(K,), hf_lookaheads=(K,), repeats=cfg["repeat"], hf=True,
+                                      progress=False)
+    finally:
+        torch.set_num_threads(threads)
     by = {(r.method, r.lookahead): r for r in rows}
     ours, ar = by[("speculative", K)], by[("autoregressive", 0)]
     hf_ar, hf_as = by.get(("HF autoregressive", 0)), by.get(("HF assisted", K))
     achieved = ours.tokens_per_second / ar.tokens_per_second
     out: dict[str, Any] = {
-        "pair": pair.describe(), "device": str(pair.device), "threads": torch.get_num_threads(),
+        "pair": pair.describe(), "device": str(pair.device), "torch_threads": 1,
         "lookahead": K, "new_tokens": cfg["new_tokens"], "prompts": cfg["prompts"], "repeats": cfg["repeat"],
         "rows": [{k: _num(v) if isinstance(v, float) else v for k, v in vars(r).items()} for r in rows],
         "costs": {"draft_s": costs.draft, "target_s": costs.target, "c": costs.c,
