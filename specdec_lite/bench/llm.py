@@ -38,6 +38,9 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
     from ..llm.pairs import load_pair, pick_device
 
     cfg = sizes.llm
+    if pair is None and cfg.get("off"):
+        log(f"  llm: skipped ({cfg['off']})")
+        return {"skipped": cfg["off"]}
     if pair is None:
         if pick_device().type == "cpu" and not cfg.get("train", False) and not _cached_fallback():
             note = "the offline model pair is not trained on this machine yet (full mode trains it once)"

@@ -57,7 +57,9 @@ SIZES: dict[str, Sizes] = {
         theory={"T": (8, 16, 32), "V": (4, 8, 16), "M": (1, 2, 4), "K": (1, 2, 4)},
         theory_base={"T": {"V": 5}, "V": {"T": 5}, "M": {"V": 5, "T": 10}, "K": {"V": 5, "T": 10}},
         theorem1_pass=(5, 10), memory_runs=(1_000, 4_000), memory_chunk=500, memory_per_engine_runs=500,
-        rss=False, widget_calls=1, llm={"new_tokens": 8, "lookahead": 4, "repeat": 1, "prompts": 1},
+        rss=False, widget_calls=1,
+        llm={"new_tokens": 8, "lookahead": 4, "repeat": 1, "prompts": 1,
+             "off": "tiny mode does not load models (tests/test_bench.py runs this section on a tiny random pair)"},
     ),
     "quick": Sizes(
         V=7, T=50, runs=10_000, reference_runs=50, reference_budget_s=0.3, repeat=2, budget_s=0.5,
