@@ -192,7 +192,11 @@ def eps_sweep(pair: ModelPair, prompts: Sequence[str], eps_values: Sequence[floa
 
 @torch.inference_mode()
 def forward_seconds(model: Any, *, tokens: int = 1, context: int = 32, repeats: int = 20, seed: int = 0) -> float:
-    """Median wall time of one cached forward pass on ``tokens`` new tokens after ``context`` tokens."""
+    """Wall time of one cached forward pass on ``tokens`` new tokens after ``context`` tokens.
+
+    The minimum over ``repeats`` passes (as ``timeit`` does): other work on the
+    machine can only add time, so the fastest pass is the best estimate of the cost.
+    """
     gen = torch.Generator().manual_seed(seed)
     V = _hf.vocab_size(model)
     dev = _hf.model_device(model)
@@ -207,7 +211,7 @@ def forward_seconds(model: Any, *, tokens: int = 1, context: int = 32, repeats: 
             torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
         _hf.crop(cache, tokens)
-    return float(np.median(times[2:]))
+    return float(np.min(times[2:]))
 
 
 @dataclass(frozen=True)
@@ -288,13 +292,16 @@ class SpeedRow:
 
 
 def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: int = 48,
-                    lookaheads: Sequence[int] = (1, 2, 3, 4, 6, 8), repeats: int = 1, temperature: float = 1.0,
+                    lookaheads: Sequence[int] = (1, 2, 3, 4, 6, 8), repeats: int = 3, temperature: float = 1.0,
                     hf: bool = True, hf_lookaheads: Sequence[int] | None = None, seed: int = 0,
                     progress: bool = True) -> tuple[list[SpeedRow], CallCosts]:
     """Wall-clock of autoregressive vs speculative sampling (ours for each K, and Hugging Face's).
 
-    Methods are interleaved prompt by prompt so that a slow spell of the machine
-    hits all of them alike. Returns the rows and the measured call costs.
+    Each (prompt, method) run is seeded, so repeating it redoes exactly the same
+    work (same tokens, same acceptances); its time is the minimum over ``repeats``
+    repetitions, which filters out other work on the machine without favouring
+    lucky runs. Methods are interleaved prompt by prompt. Returns the rows and the
+    measured call costs.
     """
     repeats = _runs(repeats, "repeats", 1)
     ids = _prompts(pair, prompts)
@@ -302,13 +309,14 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
     methods: list[tuple[str, int]] = [("autoregressive", 0)] + [("speculative", K) for K in lookaheads]
     if hf:
         methods += [("HF autoregressive", 0)] + [("HF assisted", K) for K in hf_ks]
-    gen = torch.Generator(device=pair.device).manual_seed(seed)
     wall = dict.fromkeys(methods, 0.0)
     tokens = dict.fromkeys(methods, 0)
     accepted, drafted, calls = dict.fromkeys(methods, 0), dict.fromkeys(methods, 0), dict.fromkeys(methods, 0)
 
-    def run(method: tuple[str, int], prompt: torch.Tensor, n: int, s: int) -> None:
+    def run(method: tuple[str, int], prompt: torch.Tensor, n: int, s: int) -> float:
+        """One seeded run: adds its tokens and counts, returns its wall time."""
         name, K = method
+        gen = torch.Generator(device=pair.device).manual_seed(s)
         if name == "autoregressive":
             r = autoregressive_generate(pair.target, prompt, n, temperature=temperature, generator=gen)
         elif name == "speculative":
@@ -316,22 +324,25 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
                                      generator=gen)
         else:
             out, t = hf_generate(pair, prompt, n, lookahead=K or None, temperature=temperature, seed=s)
-            wall[method] += t
             tokens[method] += len(out)
-            return
-        wall[method] += r.wall_time
+            return t
         tokens[method] += len(r.tokens)
         accepted[method] += int(r.accepted.sum())
         drafted[method] += int(r.drafted.sum())
         calls[method] += r.oracle_calls
+        return r.wall_time
 
     for m in methods:  # warm-up (first calls pay one-off costs)
         run(m, ids[0], 4, seed)
     for m in methods:
-        wall[m], tokens[m], accepted[m], drafted[m], calls[m] = 0.0, 0, 0, 0, 0
-    jobs = [(rep, i, m) for rep in range(repeats) for i in range(len(ids)) for m in methods]
-    for rep, i, m in _progress(jobs, len(jobs), "speed", progress):
-        run(m, ids[i], max_new_tokens, seed + 1000 * rep + i)
+        tokens[m], accepted[m], drafted[m], calls[m] = 0, 0, 0, 0
+    jobs = [(i, m) for i in range(len(ids)) for m in methods]
+    for i, m in _progress(jobs, len(jobs), "speed", progress):
+        times = [run(m, ids[i], max_new_tokens, seed + i) for _ in range(repeats)]
+        wall[m] += min(times)
+    for m in methods:  # every repetition counted its tokens: keep one repetition's worth
+        tokens[m], accepted[m], drafted[m], calls[m] = (v // repeats for v in (tokens[m], accepted[m], drafted[m],
+                                                                                 calls[m]))
     costs = call_costs(pair, [K for K in set(lookaheads) | set(hf_ks)])
     base = tokens[methods[0]] / wall[methods[0]]
     rows = []
