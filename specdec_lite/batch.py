@@ -188,6 +188,35 @@ def _thin(A: np.ndarray, p: np.ndarray) -> np.ndarray:
     return out
 
 
+def _tree_forward(p: np.ndarray, reach: np.ndarray, laws: np.ndarray, Ms: list[int]) -> np.ndarray:
+    """Per-position ``E[R_n]`` of the tree for each number of drafts in ``Ms``, shape ``(len(Ms), T)``.
+
+    Needs a cascade of at least ``max(Ms)`` stages. The runs for different M share
+    every table and differ only in where a rejection sends the mass (k = M), so they
+    advance together along a leading axis.
+    """
+    T, V = p.shape[0], p.shape[-1]
+    K, rows = max(Ms), np.arange(len(Ms))
+    top = np.asarray(Ms) - 1  # index k - 1 of a fresh round's M candidates
+    G = reach[1 : K + 1, ..., None] * laws[1 : K + 1]  # (k, T, u, x): mass rejected by k candidates
+    acc = reach[:K, ..., None] * np.minimum(p, laws[:K])  # (stage, T, u, x): accepted at that stage
+    ii = np.arange(K)
+    kidx = ii[:, None] + ii[None, :]  # (d, stage m-1) -> k - 1 = d + m - 1: d untested candidates left
+    inside = kidx < K
+    kidx = np.minimum(kidx, K - 1)
+    profile = np.empty((len(Ms), T))
+    state = np.zeros((len(Ms), V, K))  # state[., u, k-1]
+    state[rows, 0, top] = 1.0  # position 0: every row is init; a round starts with M drafts
+    for n in range(T):
+        profile[:, n] = (state * reach[1 : K + 1, n].T).sum(axis=(1, 2))
+        rejected = np.tensordot(state, G[:, n], axes=([1, 2], [1, 0]))  # (., x)
+        by_d = np.where(inside, state[:, :, kidx], 0.0)  # (., u, d, stage)
+        A = np.matmul(by_d, acc[:, n].transpose(1, 0, 2)).transpose(2, 0, 1, 3)  # (d, ., u, x)
+        state = _thin(A, p[n]).sum(axis=2).transpose(1, 2, 0)  # 1 + Binomial(d, p(x)) survivors
+        state[rows, :, top] += rejected
+    return profile
+
+
 def tree_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> np.ndarray:
     """Per-position ``E[R_n]`` of the draft tree with ``M`` drafts, shape ``(T,)``; O(T V^2 M^2).
 
@@ -198,30 +227,28 @@ def tree_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> n
     """
     _check_pair(draft, target)
     M = _check_M(M)
-    p, q = draft.laws(), target.laws()
-    reach, laws = residual_cascade(p, q, M)
-    T, V = target.T, target.V
-    ii = np.arange(M)
-    kidx = ii[:, None] + ii[None, :]  # (d, stage m-1) -> k - 1 = d + m - 1: d untested candidates left
-    inside = kidx < M
-    profile = np.empty(T)
-    state = np.zeros((V, M))  # state[u, k-1]
-    state[0, M - 1] = 1.0  # position 0: every row is init; a round starts with M drafts
-    for n in range(T):
-        r = reach[:, n]  # (M+1, V)
-        profile[n] = float(np.einsum("uk,ku->", state, r[1:]))
-        rejected = np.einsum("uk,kux->x", state, r[1:, :, None] * laws[1:, n])
-        acc = r[:M, :, None] * np.minimum(p[n], laws[:M, n])  # (stage, u, x)
-        by_d = np.where(inside, state[:, np.minimum(kidx, M - 1)], 0.0)  # (u, d, stage)
-        A = np.einsum("uds,sux->dux", by_d, acc)  # accepted mass with d untested candidates left
-        state = _thin(A, p[n]).sum(axis=1).T  # 1 + Binomial(d, p(x)) survivors
-        state[:, M - 1] += rejected
-    return profile
+    p = draft.laws()
+    reach, laws = residual_cascade(p, target.laws(), M)
+    return _tree_forward(p, reach, laws, [M])[0]
 
 
 def expected_rejections_tree(draft: MarkovChain, target: MarkovChain, M: int) -> float:
     """``E[N_rej]`` of the draft tree with ``M`` drafts (the book's own analysis, not the paper's)."""
     return float(tree_rejection_profile(draft, target, M).sum())
+
+
+def rejections_by_M(draft: MarkovChain, target: MarkovChain, Ms: Any, *, tree: bool = False) -> np.ndarray:
+    """``E[N_rej]`` of Algorithm 4 (or the tree) for each number of drafts in ``Ms``, sharing one cascade."""
+    _check_pair(draft, target)
+    Ms = [_check_M(M, "Ms") for M in np.atleast_1d(Ms).tolist()]
+    p = draft.laws()
+    reach, laws = residual_cascade(p, target.laws(), max(Ms))
+    if tree:
+        # One joint pass costs like len(Ms) runs of the largest M: worth it when the Ms are alike.
+        together = len(Ms) * max(Ms) ** 2 <= 4 * sum(M * M for M in Ms)
+        groups = [Ms] if together else [[M] for M in Ms]
+        return np.concatenate([_tree_forward(p, reach, laws, g).sum(axis=1) for g in groups])
+    return np.array([_batch_forward(draft, target, reach[M], reach[M][..., None] * laws[M]).sum() for M in Ms])
 
 
 # --- samplers, vectorised over runs --------------------------------------------

@@ -82,7 +82,7 @@ def rejections_vs_M_traces(
     With ``mc_Ms``, Monte Carlo means (±2 SE, ``runs`` runs) of each algorithm drawn are added as markers.
     """
     Ms = np.asarray(Ms, dtype=int)
-    values = [batch.expected_rejections_batch(draft, target, int(M)) for M in Ms]
+    values = batch.rejections_by_M(draft, target, Ms)
     limit = batch.batch_rejection_limit(draft, target)
     ends = [int(Ms.min()), int(Ms.max())]
     traces = [
@@ -93,7 +93,7 @@ def rejections_vs_M_traces(
     ]
     if tree:
         tMs = np.asarray(tree_Ms if tree_Ms is not None else Ms, dtype=int)
-        tvals = [batch.expected_rejections_tree(draft, target, int(M)) for M in tMs]
+        tvals = batch.rejections_by_M(draft, target, tMs, tree=True)
         traces.append(go.Scatter(x=tMs, y=tvals, mode="lines+markers", name="draft tree (this book)",
                                  line=dict(color=COLORS["tree"]), marker=dict(size=5, symbol="diamond")))
     if len(mc_Ms):
