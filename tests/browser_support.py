@@ -139,6 +139,7 @@ def check_pages(html: Path, pages: list[str], screenshots: Path, workdir: Path) 
             "chromium": str(CHROMIUM),
             "result": str(workdir / "browser-result.json"),
             "maxMovesPerSlider": 3,
+            "concurrency": 2,
         }
         (workdir / "browser-config.json").write_text(json.dumps(config, indent=1))
         proc = subprocess.run(

@@ -319,3 +319,17 @@ def test_chapter_ends_with_three_kinds_of_exercises(chapter):
         lab_code = "\n".join(c.source for c in nbformat.read(labs[0], as_version=4).cells if c.cell_type == "code")
         missing = [c for c in e["checks"] if c not in lab_code]
         assert not missing, f"{chapter.name}: {labs[0].name} does not call {missing}"
+
+
+def test_instructors_page_covers_every_chapter_and_lab():
+    """book/instructors.md: a row per chapter (what it assumes) and per lab (how long it takes)."""
+    page = (ROOT / "book" / "instructors.md").read_text(encoding="utf-8")
+    for chapter in CHAPTERS:
+        number = int(chapter.name[2:4])
+        assert re.search(rf"^\| {number} · ", page, re.M), f"instructors.md: no row for chapter {number}"
+    for lab in LABS:
+        number = int(lab.name[3:5])
+        assert re.search(rf"^\| Lab {number} · .*\| \d+ s", page, re.M), f"instructors.md: no timing for lab {number}"
+    for section in ["What each chapter assumes", "How long the labs take", "A two-week plan", "A one-lecture plan"]:
+        assert f"## {section}" in page
+    assert "python -m specdec_lite.classroom strip notebooks/ --out student/" in page

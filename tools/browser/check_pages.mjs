@@ -47,7 +47,7 @@ async function waitForMath() {
   return { expected: nodes.length, typeset, errors, raw };
 }
 
-function figureStates() {
+function figureStates(only) {
   const toArray = (v) => (v && typeof v === "object" && ArrayBuffer.isView(v) ? Array.from(v) : v);
   // The first SVG holds the plot area and axes; sliders and legends live in the last one.
   const plotted = (gd) => {
@@ -55,6 +55,7 @@ function figureStates() {
     return svg ? svg.innerHTML : "";
   };
   return [...document.querySelectorAll(".plotly-graph-div")].map((gd, index) => {
+    if (only !== undefined && only !== null && index !== only) return null;
     const full = gd._fullData || [];
     const visible = full.filter((t) => t.visible === true);
     const data = JSON.stringify(visible.map((t) => [t.type, toArray(t.x), toArray(t.y), toArray(t.z), toArray(t.values)]));
@@ -168,11 +169,11 @@ async function checkPage(context, path) {
         let after = null;
         const t1 = Date.now();
         do {
-          await sleep(60);
-          after = (await page.evaluate(figureStates))[fig.index];
+          await sleep(50);
+          after = (await page.evaluate(figureStates, fig.index))[fig.index];
         } while (after.data === before.data && Date.now() - t1 < 3000);
-        await sleep(100);
-        after = (await page.evaluate(figureStates))[fig.index];
+        await sleep(50);
+        after = (await page.evaluate(figureStates, fig.index))[fig.index];
         report.moves.push({
           to: step, how, active: after.sliders[0] ? after.sliders[0].active : null,
           dataChanged: after.data !== before.data, drawingChanged: after.plotted !== before.plotted,
@@ -205,7 +206,15 @@ const browser = await chromium.launch({
   ],
 });
 const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-const results = [];
-for (const path of config.pages) results.push(await checkPage(context, path));
+// A few pages at a time: a page spends much of its time waiting on its own requests.
+const queue = [...config.pages];
+const byPage = {};
+async function worker() {
+  while (queue.length) {
+    const path = queue.shift();
+    byPage[path] = await checkPage(context, path);
+  }
+}
+await Promise.all(Array.from({ length: config.concurrency || 1 }, worker));
 await browser.close();
-writeFileSync(config.result, JSON.stringify(results, null, 1));
+writeFileSync(config.result, JSON.stringify(config.pages.map((p) => byPage[p]), null, 1));
