@@ -198,3 +198,14 @@ def test_zero_draft_probabilities():
     counts = np.bincount(sequence_index(res.tokens[:, :3], V), minlength=V**3)
     head = sd.MarkovChain(target.init, target.trans[:2])
     assert chi_square(counts, sd.theory.sequence_law(head)).pvalue > ALPHA
+
+
+@pytest.mark.parametrize("Ms", [[1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 3, 4, 40], [7], [3, 1, 2]])
+def test_rejections_by_M_equals_one_M_at_a_time(Ms):
+    draft, target = pair(5, 12, 9)
+    tree = batch.rejections_by_M(draft, target, Ms, tree=True)
+    dfs = batch.rejections_by_M(draft, target, Ms)
+    np.testing.assert_allclose(tree, [batch.expected_rejections_tree(draft, target, M) for M in Ms], rtol=1e-12)
+    np.testing.assert_allclose(dfs, [batch.expected_rejections_batch(draft, target, M) for M in Ms], rtol=1e-12)
+    with pytest.raises(ValueError, match="Ms"):
+        batch.rejections_by_M(draft, target, [2, 0])
