@@ -70,12 +70,12 @@ SIZES: dict[str, Sizes] = {
         rss=False, widget_calls=3, llm={"new_tokens": 32, "lookahead": 4, "repeat": 1, "prompts": 1},
     ),
     "full": Sizes(
-        V=7, T=50, runs=10_000, reference_runs=500, reference_budget_s=4.0, repeat=5, budget_s=2.0,
+        V=7, T=50, runs=10_000, reference_runs=500, reference_budget_s=4.0, repeat=3, budget_s=2.0,
         scale_runs=(1_000, 3_000, 10_000, 30_000, 100_000, 300_000), scale_T=(12, 25, 50, 100, 200, 400, 800),
         scale_V=(4, 8, 16, 32, 64, 128, 256), scale_base_runs=10_000,
         theory={"T": (250, 500, 1_000, 2_000, 4_000, 8_000), "V": (25, 50, 100, 200, 400, 800),
                 "M": (1, 2, 4, 8, 16, 32), "K": (1, 2, 4, 8, 16, 32, 64, 128)},
-        theory_base={"T": {"V": 30}, "V": {"T": 20}, "M": {"V": 60, "T": 50}, "K": {"V": 60, "T": 200}},
+        theory_base={"T": {"V": 30}, "V": {"T": 10}, "M": {"V": 60, "T": 50}, "K": {"V": 60, "T": 200}},
         theorem1_pass=(200, 1_000), memory_runs=(10_000, 100_000, 1_000_000), memory_chunk=100_000,
         memory_per_engine_runs=100_000, rss=True, widget_calls=15,
         llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3, "train": True},
@@ -191,19 +191,14 @@ def sampler_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
             engines[engine.name] = _skip(gap, log, engine.name)
             continue
         axes: dict[str, Any] = {}
-        vec, _ = engine.samplers(sizes.V, sizes.T)
-        axes["runs"] = scaling(sizes.scale_runs, [best_time(lambda r=r, f=vec: f(r, 0), sizes.repeat, sizes.budget_s)
-                                                  for r in sizes.scale_runs])
-        times = []
-        for T in sizes.scale_T:
-            vec, _ = engine.samplers(sizes.V, T)
-            times.append(best_time(lambda f=vec: f(sizes.scale_base_runs, 0), sizes.repeat, sizes.budget_s))
-        axes["T"] = scaling(sizes.scale_T, times)
-        times = []
-        for V in sizes.scale_V:
-            vec, _ = engine.samplers(V, sizes.T)
-            times.append(best_time(lambda f=vec: f(sizes.scale_base_runs, 0), sizes.repeat, sizes.budget_s))
-        axes["V"] = scaling(sizes.scale_V, times)
+
+        def timed(V: int, T: int, runs: int, engine: Any = engine) -> float:
+            vec, _ = engine.samplers(V, T)
+            return best_time(lambda: vec(runs, 0), sizes.repeat, sizes.budget_s, warmup=1)
+
+        axes["runs"] = scaling(sizes.scale_runs, [timed(sizes.V, sizes.T, r) for r in sizes.scale_runs])
+        axes["T"] = scaling(sizes.scale_T, [timed(sizes.V, T, sizes.scale_base_runs) for T in sizes.scale_T])
+        axes["V"] = scaling(sizes.scale_V, [timed(V, sizes.T, sizes.scale_base_runs) for V in sizes.scale_V])
         engines[engine.name] = {"title": engine.title, "axes": axes}
         log(f"  {engine.name}: cost ~ " + ", ".join(f"{a}^{axes[a]['fit_tail']['exponent']:.2f}" for a in axes))
     return {"base": {"V": sizes.V, "T": sizes.T, "runs": sizes.scale_base_runs}, "engines": engines}
@@ -231,7 +226,7 @@ def theory_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
                     fn = case.call(value, base["T"])
                 else:
                     fn = case.call(base["V"], base["T"], value)
-                times.append(best_time(fn, sizes.repeat, sizes.budget_s))
+                times.append(best_time(fn, sizes.repeat, sizes.budget_s, warmup=1))
                 del fn
             fit = scaling(sizes.theory[axis], times)
             fit["base"] = base
@@ -257,7 +252,8 @@ def theory_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
     from .. import theory
 
     out["theorem1_pass"] = {"V": V, "T": T,
-                            "seconds": best_time(lambda: theory.expected_rejections(draft, target), sizes.repeat)}
+                            "seconds": best_time(lambda: theory.expected_rejections(draft, target), sizes.repeat,
+                                                 warmup=1)}
     log(f"  Theorem 1 forward pass, T={T} V={V}: {out['theorem1_pass']['seconds'] * 1e3:.1f} ms")
     return out
 

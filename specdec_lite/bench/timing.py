@@ -21,11 +21,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def best_time(fn: Callable[[], Any], repeat: int = 3, budget: float = float("inf")) -> float:
+def best_time(fn: Callable[[], Any], repeat: int = 3, budget: float = float("inf"), warmup: int = 0) -> float:
     """Smallest wall time of ``repeat`` calls (seconds): the least disturbed by other load.
 
     Stops repeating once the calls so far took more than ``budget`` seconds in all.
+    ``warmup`` untimed calls come first: the first touch of freshly allocated memory
+    can cost more than the computation (seen here on a virtual machine: about 7 ms
+    per MiB), and the steady state is what a reader's repeated calls see.
     """
+    for _ in range(warmup):
+        fn()
     times: list[float] = []
     while len(times) < max(1, repeat) and sum(times) <= budget:
         t0 = time.perf_counter()
