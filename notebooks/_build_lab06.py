@@ -148,7 +148,7 @@ def cells() -> list:
         new_markdown_cell(
             "## 4. Explore\n\n"
             "The explorer draws the exact rejections of both algorithms for 1 to `M` drafts, Proposition 1's "
-            "floor and Theorem 1's single-draft value, with Monte Carlo points at 1 and `M` drafts.\n\n"
+            "floor and Theorem 1's single-draft value, with Monte Carlo points of both samplers at `M` drafts.\n\n"
             "1. At the defaults, slide `M` to 64. How far above its floor is Algorithm 4 still?\n"
             "2. From which `M` is the tree below Algorithm 4's floor?\n"
             "3. Raise the draft quality. Do the two curves move closer or further apart? Why?\n"
