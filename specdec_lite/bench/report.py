@@ -90,13 +90,14 @@ def scaling_table(results: dict[str, Any]) -> Table:
     rows = []
     for name, e in results["sections"].get("sampler_scaling", {}).get("engines", {}).items():
         if "axes" in e:
-            rows.append(["sampler", name] + [f"{e['axes'][a]['fit_tail']['exponent']:.2f}" for a in ("runs", "T", "V")]
+            rows.append(["sampler", name] + [f"{e['axes'][a]['fit_tail']['exponent']:.2f} (all points "
+                                             f"{e['axes'][a]['fit_all']['exponent']:.2f})" for a in ("runs", "T", "V")]
                         + ["", ""])
     for c in results["sections"].get("theory_scaling", {}).get("cases", {}).values():
         if "axes" not in c:
             continue
-        cells = {a: f"{f['fit_tail']['exponent']:.2f} (expect {f['expected_exponent']:g})"
-                 for a, f in c["axes"].items()}
+        cells = {a: f"{f['fit_tail']['exponent']:.2f} (all points {f['fit_all']['exponent']:.2f}; expect "
+                    f"{f['expected_exponent']:g})" for a, f in c["axes"].items()}
         rows.append(["theory", c["title"], cells.get("runs", ""), cells.get("T", ""), cells.get("V", ""),
                      cells.get("M", ""), cells.get("K", "")])
     return table(["kind", "engine", "runs", "T", "V", "M", "K"], rows)
