@@ -191,3 +191,32 @@ def test_measurements_and_explorer_on_the_tiny_pair(tiny_fallback):
         measure.theorem1_check(pair, "def f(", runs=3)
     with pytest.raises(ValueError, match="runs"):
         measure.theorem1_check(pair, prompts, runs=1)
+
+
+def test_automatic_choice_of_pair(monkeypatch, capsys):
+    """On a GPU: Pythia pairs by memory, the offline pair when the hub fails or is switched off."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from specdec_lite.llm import pairs
+
+    asked = []
+    fallback = pairs.ModelPair(None, None, None, "d", "t", "fallback", torch.device("cpu"), torch.float32)
+
+    def hub(draft, target, **kwargs):
+        asked.append((draft, target))
+        raise OSError("no internet")
+
+    monkeypatch.setattr(pairs, "pick_device", lambda device=None: torch.device("cuda"))
+    monkeypatch.setattr(pairs, "load_named_pair", hub)
+    monkeypatch.setattr(pairs, "load_fallback_pair", lambda *a, **k: fallback)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda dev: SimpleNamespace(total_memory=16 * 2**30))
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    assert pairs.load_pair() is fallback
+    assert asked == [pairs.COLAB_PAIR] and "could not load EleutherAI/pythia-1b" in capsys.readouterr().out
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda dev: SimpleNamespace(total_memory=80 * 2**30))
+    pairs.load_pair(verbose=False)
+    assert asked[-1] == pairs.PAPER_PAIR
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    pairs.load_pair()
+    assert len(asked) == 2 and "HF_HUB_OFFLINE is set" in capsys.readouterr().out

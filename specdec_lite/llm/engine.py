@@ -44,7 +44,8 @@ class GenerationResult:
     position i outputs, with rejection law ``[q - p]_+`` (Decoding-OPT) or ``q`` (Decoding-UNO) and this
     run's acceptance rule (``bias_opt`` is 0 when eps = 0). ``bias`` is the one of ``rejection_law``.
     ``target_logprob[i]``: ``log q_i(x_i)`` at temperature 1, the target's own log-likelihood of the token.
-    ``oracle_calls``: target forward passes; ``draft_calls``: draft forward passes; ``wall_time`` in seconds.
+    ``oracle_calls``: target forward passes; ``draft_calls``: draft forward passes; ``wall_time`` in seconds,
+    of which ``target_seconds`` and ``draft_seconds`` were spent inside the two models' forward passes.
     """
 
     tokens: torch.Tensor
@@ -59,6 +60,8 @@ class GenerationResult:
     oracle_calls: int
     draft_calls: int
     wall_time: float
+    target_seconds: float = math.nan
+    draft_seconds: float = math.nan
     rejection_law: str = "opt"
 
     @property
@@ -133,6 +136,23 @@ def _check_model(model: Any, name: str) -> None:
         )
 
 
+class _Clock:
+    """Seconds spent in forward passes (waiting for the device where it runs asynchronously)."""
+
+    def __init__(self, device: torch.device) -> None:
+        syncs = {"cuda": torch.cuda.synchronize, "mps": getattr(getattr(torch, "mps", None), "synchronize", None)}
+        self.sync = syncs.get(device.type)
+        self.seconds = 0.0
+
+    def forward(self, model: Any, ids: torch.Tensor, cache: Any) -> torch.Tensor:
+        t0 = time.perf_counter()
+        out = _hf.forward(model, ids, cache)
+        if self.sync is not None:
+            self.sync()
+        self.seconds += time.perf_counter() - t0
+        return out
+
+
 def _draw(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
     """One token per row by inverse CDF: the first index whose cumulative mass exceeds ``u * total``.
 
@@ -164,11 +184,12 @@ def autoregressive_generate(
     prompt = _prompt(input_ids, device)
     gen = _generator(generator, device)
     start = time.perf_counter()
+    clock = _Clock(device)
     cache = _hf.new_cache(model)
     fed = prompt
     tokens, logprobs = [], []
     for _ in range(m):
-        logits = _hf.forward(model, fed, cache)[-1:]
+        logits = clock.forward(model, fed, cache)[-1:]
         x = _draw(probs_from_logits(logits, temperature), gen)[:, 0]
         tokens.append(x)
         logprobs.append(_logprob(logits, x))
@@ -179,7 +200,8 @@ def autoregressive_generate(
     nan = np.full(m, np.nan)
     off = np.zeros(m, bool)
     return GenerationResult(
-        out.cpu(), len(prompt), off, off.copy(), nan, nan.copy(), nan.copy(), nan.copy(), lp, m, 0, wall
+        out.cpu(), len(prompt), off, off.copy(), nan, nan.copy(), nan.copy(), nan.copy(), lp, m, 0, wall,
+        target_seconds=clock.seconds, draft_seconds=0.0,
     )
 
 
@@ -227,11 +249,14 @@ def speculative_generate(
     gen = _generator(generator, device)
 
     start = time.perf_counter()
+    d_clock, t_clock = _Clock(device), _Clock(device)
     d_cache, t_cache = _hf.new_cache(draft), _hf.new_cache(target)
     seq = prompt.clone()
     n0 = len(prompt)
     oracle_calls = draft_calls = 0
-    records: list[torch.Tensor] = []  # per round: rows [drafted, accepted, tv, reject, bias_opt, bias_uno, logprob]
+    rounds: list[tuple[int, int, int]] = []  # per round: (drafted positions kept, accepted, tokens emitted)
+    stat_rows: list[torch.Tensor] = []  # per round: (drafted positions kept, 4) [tv, reject, bias_opt, bias_uno]
+    logprobs: list[torch.Tensor] = []
     while len(seq) - n0 < m:
         k = min(K, m - (len(seq) - n0) - 1)
         # Draft k tokens one by one; the draft has not yet seen seq[d_len:].
@@ -239,23 +264,22 @@ def speculative_generate(
         if k:
             fed = seq[_hf.cache_length(d_cache) :]
             for _ in range(k):
-                p = probs_from_logits(_hf.forward(draft, fed, d_cache)[-1:], temperature)
+                p = probs_from_logits(d_clock.forward(draft, fed, d_cache)[-1:], temperature)
                 draft_calls += 1
                 fed = _draw(p, gen)[:, 0]
                 drafts.append(fed)
                 p_rows.append(p)
         x = torch.cat(drafts) if k else seq.new_empty(0)
         # One oracle call scores the k drafts and the position after them.
-        t_logits = _hf.forward(target, torch.cat([seq[_hf.cache_length(t_cache) :], x]), t_cache)[-(k + 1) :]
+        t_logits = t_clock.forward(target, torch.cat([seq[_hf.cache_length(t_cache) :], x]), t_cache)[-(k + 1) :]
         oracle_calls += 1
         q = probs_from_logits(t_logits, temperature)
         if k:
-            p = torch.cat(p_rows)
-            b_all = over_accept(p, q[:k], eps_f)
-            P_opt, P_uno = law_after_rejection(p, q[:k], "opt"), law_after_rejection(p, q[:k], "uno")
-            tv_k, r_k, bias_opt = position_stats(p, q[:k], b_all, P_opt)
-            bias_uno = position_stats(p, q[:k], b_all, P_uno)[2]
-            P_all = P_opt if rejection_law == "opt" else P_uno
+            p, qk = torch.cat(p_rows), q[:k]
+            b_all = over_accept(p, qk, eps_f)
+            P_opt = law_after_rejection(p, qk, "opt")
+            P_all = P_opt if rejection_law == "opt" else law_after_rejection(p, qk, "uno")
+            stats_k = torch.stack(position_stats(p, qk, b_all, P_opt, qk), dim=1)
             b = b_all.gather(-1, x[:, None])[:, 0]
             u = torch.rand(k, generator=gen, device=device)
             ok = u < b
@@ -268,35 +292,36 @@ def speculative_generate(
             y = _draw(q[k : k + 1], gen)[:, 0]
         new = torch.cat([x[:n_acc], y])
         j = len(new)
-        rec = torch.zeros(j, 7, device=device)
-        rec[:, 6] = _logprob(t_logits[:j], new)
+        logprobs.append(_logprob(t_logits[:j], new))
+        rounds.append((min(j, k), n_acc, j))
         if k:
-            d = min(j, k)
-            rec[:d, 0] = 1.0
-            rec[:n_acc, 1] = 1.0
-            rec[:d, 2], rec[:d, 3], rec[:d, 4], rec[:d, 5] = tv_k[:d], r_k[:d], bias_opt[:d], bias_uno[:d]
-        if j > k:
-            rec[k:, 2:6] = math.nan
-        records.append(rec)
+            stat_rows.append(stats_k[: min(j, k)])
         seq = torch.cat([seq, new])
         # Keep in each cache only tokens of seq[:-1]; the draft never saw the last draft x[k-1].
         _hf.crop(t_cache, _hf.cache_length(t_cache) - (len(seq) - 1))
         _hf.crop(d_cache, max(0, _hf.cache_length(d_cache) - (len(seq) - 1)))
-    stats = torch.cat(records).cpu().double().numpy()
+    drafted = np.concatenate([np.arange(j) < d for d, _, j in rounds])
+    accepted = np.concatenate([np.arange(j) < a for _, a, j in rounds])
+    stats = np.full((m, 4), np.nan)
+    if stat_rows:
+        stats[drafted] = torch.cat(stat_rows).cpu().double().numpy()
+    logprob = torch.cat(logprobs).cpu().double().numpy()
     wall = time.perf_counter() - start
     return GenerationResult(
         tokens=seq[n0:].cpu(),
         prompt_length=n0,
-        drafted=stats[:, 0] > 0.5,
-        accepted=stats[:, 1] > 0.5,
-        tv=stats[:, 2],
-        reject_prob=stats[:, 3],
-        bias_opt=stats[:, 4],
-        bias_uno=stats[:, 5],
-        target_logprob=stats[:, 6],
+        drafted=drafted,
+        accepted=accepted,
+        tv=stats[:, 0],
+        reject_prob=stats[:, 1],
+        bias_opt=stats[:, 2],
+        bias_uno=stats[:, 3],
+        target_logprob=logprob,
         oracle_calls=oracle_calls,
         draft_calls=draft_calls,
         wall_time=wall,
+        target_seconds=t_clock.seconds,
+        draft_seconds=d_clock.seconds,
         rejection_law=rejection_law,
     )
 

@@ -229,6 +229,7 @@ class CallCosts:
 
 
 def call_costs(pair: ModelPair, lookaheads: Sequence[int], *, repeats: int = 20) -> CallCosts:
+    """Call costs from a micro-benchmark (fastest of ``repeats`` calls), outside any generation."""
     return CallCosts(
         draft=forward_seconds(pair.draft, repeats=repeats),
         target=forward_seconds(pair.target, repeats=repeats),
@@ -280,7 +281,12 @@ def hf_generate(pair: ModelPair, prompt: torch.Tensor, max_new_tokens: int, *, l
 
 @dataclass(frozen=True)
 class SpeedRow:
-    """One decoding method: tokens per second, speed-up over our autoregressive loop, and what explains it."""
+    """One decoding method: tokens per second, speed-up over our autoregressive loop, and what explains it.
+
+    ``target_ms_per_token`` and ``draft_ms_per_token``: time inside the two models'
+    forward passes per generated token (the rest of ``ms_per_token`` is the engine's
+    own work); NaN for Hugging Face's methods, which we time only as a whole.
+    """
 
     method: str
     lookahead: int
@@ -289,6 +295,9 @@ class SpeedRow:
     acceptance_rate: float
     tokens_per_call: float
     predicted_speedup: float
+    ms_per_token: float = math.nan
+    target_ms_per_token: float = math.nan
+    draft_ms_per_token: float = math.nan
 
 
 def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: int = 48,
@@ -300,8 +309,12 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
     Each (prompt, method) run is seeded, so repeating it redoes exactly the same
     work (same tokens, same acceptances); its time is the minimum over ``repeats``
     repetitions, which filters out other work on the machine without favouring
-    lucky runs. Methods are interleaved prompt by prompt. Returns the rows and the
-    measured call costs.
+    lucky runs. Methods are interleaved prompt by prompt.
+
+    Returns the rows and the call costs *measured inside these runs* (time in the
+    models' forward passes per call: the draft's, the target's on one token in
+    autoregressive decoding, and on ``K + 1`` tokens when verifying), from which
+    each speculative row's ``predicted_speedup`` is computed.
     """
     repeats = _runs(repeats, "repeats", 1)
     ids = _prompts(pair, prompts)
@@ -312,9 +325,10 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
     wall = dict.fromkeys(methods, 0.0)
     tokens = dict.fromkeys(methods, 0)
     accepted, drafted, calls = dict.fromkeys(methods, 0), dict.fromkeys(methods, 0), dict.fromkeys(methods, 0)
+    t_target, t_draft, d_calls = dict.fromkeys(methods, 0.0), dict.fromkeys(methods, 0.0), dict.fromkeys(methods, 0)
 
-    def run(method: tuple[str, int], prompt: torch.Tensor, n: int, s: int) -> float:
-        """One seeded run: adds its tokens and counts, returns its wall time."""
+    def run(method: tuple[str, int], prompt: torch.Tensor, n: int, s: int) -> tuple[float, float, float]:
+        """One seeded run: adds its tokens and counts; returns its wall time and time in the target and draft."""
         name, K = method
         gen = torch.Generator(device=pair.device).manual_seed(s)
         if name == "autoregressive":
@@ -325,34 +339,47 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
         else:
             out, t = hf_generate(pair, prompt, n, lookahead=K or None, temperature=temperature, seed=s)
             tokens[method] += len(out)
-            return t
+            return t, math.nan, math.nan
         tokens[method] += len(r.tokens)
         accepted[method] += int(r.accepted.sum())
         drafted[method] += int(r.drafted.sum())
         calls[method] += r.oracle_calls
-        return r.wall_time
+        d_calls[method] += r.draft_calls
+        return r.wall_time, r.target_seconds, r.draft_seconds
 
     for m in methods:  # warm-up (first calls pay one-off costs)
         run(m, ids[0], 4, seed)
     for m in methods:
-        tokens[m], accepted[m], drafted[m], calls[m] = 0, 0, 0, 0
+        tokens[m], accepted[m], drafted[m], calls[m], d_calls[m] = 0, 0, 0, 0, 0
     jobs = [(i, m) for i in range(len(ids)) for m in methods]
     for i, m in _progress(jobs, len(jobs), "speed", progress):
-        times = [run(m, ids[i], max_new_tokens, seed + i) for _ in range(repeats)]
-        wall[m] += min(times)
+        fastest = min(run(m, ids[i], max_new_tokens, seed + i) for _ in range(repeats))
+        wall[m] += fastest[0]
+        t_target[m] += fastest[1]
+        t_draft[m] += fastest[2]
     for m in methods:  # every repetition counted its tokens: keep one repetition's worth
-        tokens[m], accepted[m], drafted[m], calls[m] = (v // repeats for v in (tokens[m], accepted[m], drafted[m],
-                                                                                 calls[m]))
-    costs = call_costs(pair, [K for K in set(lookaheads) | set(hf_ks)])
-    base = tokens[methods[0]] / wall[methods[0]]
+        tokens[m], accepted[m], drafted[m], calls[m], d_calls[m] = (
+            v // repeats for v in (tokens[m], accepted[m], drafted[m], calls[m], d_calls[m])
+        )
+    spec = [m for m in methods if m[0] == "speculative"]
+    ar = methods[0]
+    costs = CallCosts(
+        draft=sum(t_draft[m] for m in spec) / max(1, sum(d_calls[m] for m in spec)),
+        target=t_target[ar] / calls[ar],
+        verify={m[1]: t_target[m] / calls[m] for m in spec},
+    )
+    base = tokens[ar] / wall[ar]
     rows = []
     for m in methods:
         name, K = m
         tps = tokens[m] / wall[m]
         alpha = accepted[m] / drafted[m] if drafted[m] else math.nan
-        per_call = tokens[m] / calls[m] if calls[m] else math.nan
+        ours = name in ("autoregressive", "speculative")
+        per_call = tokens[m] / calls[m] if ours else math.nan
         pred = predicted_speedup(alpha, K, costs) if name == "speculative" else math.nan
-        rows.append(SpeedRow(name, K, tps, tps / base, alpha, per_call, pred))
+        t_ms, d_ms = ((1e3 * t_target[m] / tokens[m], 1e3 * t_draft[m] / tokens[m]) if ours
+                      else (math.nan, math.nan))
+        rows.append(SpeedRow(name, K, tps, tps / base, alpha, per_call, pred, 1e3 / tps, t_ms, d_ms))
     return rows, costs
 
 
@@ -369,14 +396,19 @@ def speed_verdict(rows: Sequence[SpeedRow], costs: CallCosts, *, goal: float = 1
     lines.append(f"Measured acceptance rate {a:.3f} (at most {ceiling:.2f} tokens per target call for any K), "
                  f"cost ratio c = {costs.c:.3f}, predicted speed-up at this K {best.predicted_speedup:.2f}x, "
                  f"measured {best.tokens_per_call:.2f} tokens per target call.")
+    ar = next((r for r in rows if r.method == "autoregressive"), None)
+    if ar is not None and not math.isnan(best.target_ms_per_token):
+        lines.append(f"Per generated token: autoregressive {ar.ms_per_token:.2f} ms ({ar.target_ms_per_token:.2f} in "
+                     f"the target); speculative {best.ms_per_token:.2f} ms = target {best.target_ms_per_token:.2f} "
+                     f"+ draft {best.draft_ms_per_token:.2f} + engine "
+                     f"{best.ms_per_token - best.target_ms_per_token - best.draft_ms_per_token:.2f}.")
     if best.speedup < goal:
         if best.predicted_speedup < goal:
-            lines.append(f"The prediction itself is below {goal:g}x: with this acceptance rate and cost ratio the "
-                         "draft does not agree with the target often enough.")
+            lines.append(f"The prediction itself is below {goal:g}x: with this acceptance rate, the draft's cost and "
+                         "the cost of verifying K + 1 tokens, no engine reaches the goal at this K.")
         else:
-            lines.append("The prediction reaches the goal but the measurement does not: per-call overhead "
-                         "(Python, small matrix products) makes short calls cost more than the timing of one "
-                         "call suggests, or the machine was busy.")
+            lines.append("The prediction reaches the goal but the measurement does not: the gap is the engine's "
+                         "own work per round and correlated acceptances, which the i.i.d. prediction leaves out.")
     hf = [r for r in rows if r.method == "HF assisted"]
     if hf:
         hf_best = max(hf, key=lambda r: r.speedup)

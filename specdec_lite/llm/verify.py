@@ -46,14 +46,15 @@ def rejection_law(p: torch.Tensor, q: torch.Tensor, kind: str) -> torch.Tensor:
 
 
 def position_stats(
-    p: torch.Tensor, q: torch.Tensor, accept: torch.Tensor, rejection: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per-position ``TV(p, q)``, rejection probability ``sum (1 - b) p`` and bias ``TV(P^A, q)``.
+    p: torch.Tensor, q: torch.Tensor, accept: torch.Tensor, *rejections: torch.Tensor
+) -> tuple[torch.Tensor, ...]:
+    """Per-position ``TV(p, q)``, rejection probability ``sum (1 - b) p``, and one bias per rejection law.
 
-    ``P^A = b p + (sum (1 - b) p) P`` is the law of the token the position outputs.
-    With ``eps = 0`` the rejection probability equals ``TV(p, q)`` (Theorem 1's
-    per-position fact) and the bias is 0.
+    The bias of rejection law ``P`` is ``TV(P^A, q)`` with ``P^A = b p + (sum (1 - b) p) P``,
+    the law of the token the position outputs. With ``eps = 0`` the rejection
+    probability equals ``TV(p, q)`` (Theorem 1's per-position fact) and the bias of
+    ``[q - p]_+`` is 0.
     """
     r = ((1.0 - accept) * p).sum(dim=-1, keepdim=True)
-    output = accept * p + r * rejection
-    return tv(p, q), r.squeeze(-1), tv(output, q)
+    kept = accept * p
+    return (tv(p, q), r.squeeze(-1), *(tv(kept + r * P, q) for P in rejections))
