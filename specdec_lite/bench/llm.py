@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-#: Prompts in the offline pair's language (it is trained on Python's standard library).
+#: Prompts in the offline pair's language, if ``llm.measure.default_prompts`` is missing.
 PROMPTS = ("def __init__(self, ", "import os\nimport sys\n\n", "    for key, value in ", "class Error(Exception):\n")
 
 
@@ -28,6 +28,30 @@ def _cached_fallback() -> bool:
 
 def _num(x: float) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _prompts(pair: Any) -> tuple[str, ...]:
+    try:
+        from ..llm.measure import default_prompts
+    except ImportError:
+        return PROMPTS
+    return default_prompts(pair)
+
+
+def _widget_latency(pair: Any, prompt: str, calls: int) -> dict[str, Any]:
+    """Median time of the real-models explorer's update at its defaults (it needs a pair, so it is timed here)."""
+    from .timing import clock, median_time
+
+    try:
+        from ..widgets.real_models import generation_update
+    except ImportError as err:
+        return {"skipped": f"no real-models widget ({err})"}
+    update = generation_update(pair, prompt)
+    t0 = clock()
+    update()
+    first = clock() - t0
+    return {"function": "real_models:generation_update", "first_call_s": first,
+            "median_s": median_time(update, calls), "calls": calls}
 
 
 def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
@@ -47,14 +71,16 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
             log(f"  llm: skipped ({note})")
             return {"skipped": note}
         pair = load_pair(verbose=False, progress=False)
+    prompts = list(_prompts(pair))[: cfg["prompts"]]
     K = cfg["lookahead"]
     # One intra-op thread: these models are small, and threads that wait for a shared core make timings erratic.
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        rows, costs = speed_benchmark(pair, list(PROMPTS[: cfg["prompts"]]), max_new_tokens=cfg["new_tokens"],
+        rows, costs = speed_benchmark(pair, prompts, max_new_tokens=cfg["new_tokens"],
                                       lookaheads=(K,), hf_lookaheads=(K,), repeats=cfg["repeat"], hf=True,
                                       progress=False)
+        widget = _widget_latency(pair, prompts[0], cfg.get("widget_calls", 3))
     finally:
         torch.set_num_threads(threads)
     by = {(r.method, r.lookahead): r for r in rows}
@@ -85,6 +111,9 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
         summary["HF assisted / HF autoregressive"] = f"{out['hf_assisted_over_hf_autoregressive']:.2f}×"
         summary["ours speculative / HF assisted"] = f"{out['ours_over_hf_assisted']:.2f}×"
         summary["ours autoregressive / HF autoregressive"] = f"{out['ours_autoregressive_over_hf_autoregressive']:.2f}×"
+    out["widget"] = widget
+    if "median_s" in widget:
+        summary[f"widget {widget['function']} at defaults (median)"] = f"{widget['median_s'] * 1e3:.0f} ms"
     out["summary"] = summary
     for k, v in summary.items():
         log(f"  {k}: {v}")

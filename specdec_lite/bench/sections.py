@@ -353,7 +353,9 @@ def widget_updates() -> tuple[dict[str, Callable[[], Any]], dict[str, str]]:
             params = inspect.signature(fn).parameters.values()
             if any(p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
                    for p in params):
-                notes[f"{modname}:{name}"] = "has parameters without defaults; no default setting to time"
+                needs_pair = "pair" in inspect.signature(fn).parameters
+                notes[f"{modname}:{name}"] = ("needs a model pair: timed in the real-models section" if needs_pair
+                                              else "has parameters without defaults; no default setting to time")
                 continue
             found[f"{modname}:{name}"] = fn
     return found, notes
