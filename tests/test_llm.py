@@ -209,6 +209,7 @@ def test_position_statistics_match_a_recomputation(tiny, eps, law):
     # Bookkeeping: one oracle call per round, and a round ends at each rejection or bonus token.
     assert res.oracle_calls == res.rejections + int((~d).sum())
     assert res.draft_calls >= int(d.sum())  # drafts after a rejection are computed, then thrown away
+    assert 0 < res.target_seconds and 0 < res.draft_seconds and res.target_seconds + res.draft_seconds <= res.wall_time
 
 
 def test_theorem1_rejections_match_summed_tv(tiny):
