@@ -166,4 +166,5 @@ def test_llm_section_on_a_tiny_pair():
     assert out["widget"]["median_s"] > 0 or out["widget"]["skipped"]
     (goal,) = [g for g in bench.goals({"sections": {"llm": out}}) if g["section"] == "llm"]
     assert goal["met"] == (out["fraction_of_predicted"] >= 0.8)
-    report.llm_table({"sections": {"llm": out}})
+    assert len(report.llm_rows_table({"sections": {"llm": out}}).rows) == len(out["rows"])
+    assert "achieved / predicted" in str(report.llm_table({"sections": {"llm": out}}))

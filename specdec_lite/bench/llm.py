@@ -89,7 +89,7 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
     achieved = ours.tokens_per_second / ar.tokens_per_second
     out: dict[str, Any] = {
         "pair": pair.describe(), "device": str(pair.device), "torch_threads": 1,
-        "lookahead": K, "new_tokens": cfg["new_tokens"], "prompts": cfg["prompts"], "repeats": cfg["repeat"],
+        "lookahead": K, "new_tokens": cfg["new_tokens"], "prompts": prompts, "repeats": cfg["repeat"],
         "rows": [{k: _num(v) if isinstance(v, float) else v for k, v in vars(r).items()} for r in rows],
         "costs": {"draft_s": costs.draft, "target_s": costs.target, "c": costs.c,
                   "verify_s": {str(k): v for k, v in costs.verify.items()}},

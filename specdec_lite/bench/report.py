@@ -209,6 +209,20 @@ def _inverse_cdf_sentence(icdf: dict[str, Any] | None) -> str:
             f"{icdf['ratio']:.0f}× the {icdf['uniforms_s'] * 1e6:.0f} µs to draw the uniforms it searches for.")
 
 
+def llm_rows_table(results: dict[str, Any]) -> Table:
+    """Tokens per second of every method the real-model section ran."""
+    llm = results["sections"].get("llm", {})
+
+    def fmt(x: Any, spec: str) -> str:
+        return "—" if x is None else format(x, spec)
+
+    rows = [[r["method"], r["lookahead"] or "—", fmt(r["tokens_per_second"], ".1f"), fmt(r["speedup"], ".2f") + "×",
+             fmt(r["acceptance_rate"], ".3f"), fmt(r["tokens_per_call"], ".2f"), fmt(r["predicted_speedup"], ".2f")]
+            for r in llm.get("rows", [])]
+    return table(["method", "K", "tokens/s", "vs our autoregressive", "acceptance rate", "tokens per target call",
+                  "predicted speed-up"], rows)
+
+
 def _log_axes(fig: Any, rows: int, cols: int) -> None:
     for r in range(1, rows + 1):
         for c in range(1, cols + 1):
