@@ -15,7 +15,7 @@ from .timing import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results.json"
 GIB, MIB = 2**30, 2**20
-MARK = {True: "✅ met", False: "❌ missed", None: "— not measured"}
+MARK = {True: "met", False: "MISSED", None: "not measured"}
 
 
 def load(path: str | Path | None = None) -> dict[str, Any]:
@@ -66,24 +66,25 @@ def machine_table(results: dict[str, Any]) -> Table:
 
 
 def goals_table(results: dict[str, Any]) -> Table:
-    rows = [[g["what"], g["goal"], g["measured"], MARK[g["met"]], g.get("note", "")] for g in results["goals"]]
-    return table(["what", "goal", "measured", "", "note"], rows)
+    rows = [[g["what"], g["goal"], g["measured"], MARK[g["met"]]] for g in results["goals"]]
+    return table(["what", "goal", "measured", "verdict"], rows)
 
 
 def samplers_table(results: dict[str, Any]) -> Table:
     rows = []
     for name, r in results["sections"].get("samplers", {}).get("engines", {}).items():
         if "skipped" in r:
-            rows.append([name, "skipped", "", "", "", "", r["skipped"]])
+            rows.append([name, "skipped: " + r["skipped"], "", "", "", ""])
             continue
         ref = (f"{r['reference_s_per_run'] * 1e3:.2f} ms ({r['reference_runs_timed']} runs)"
                if r["reference"] else "none")
         speed = f"{r['speedup_vs_reference']:,.0f}×" if r["reference"] else "—"
-        rows.append([r["title"], f"{r['vectorised_s'] * 1e3:.1f} ms", f"{r['token_steps_per_s']:.3g}", ref, speed,
-                     f"{r['floor_multiple']:.1f}× ({r['uniforms_per_token_step']:.2f} per token step)",
-                     r.get("note", "")])
+        settings = ", ".join(f"{k}={v}" for k, v in r["settings"].items())
+        rows.append([name + (f" ({settings})" if settings else ""), f"{r['vectorised_s'] * 1e3:.1f} ms",
+                     f"{r['token_steps_per_s']:.3g}", ref, speed,
+                     f"{r['floor_multiple']:.1f}× ({r['uniforms_per_token_step']:.2f} per token step)"])
     return table(["engine", "vectorised, all runs", "token-steps/s", "reference, per run", "speed-up per run",
-                  "time / RNG floor (uniforms)", "note"], rows)
+                  "time / RNG floor (uniforms)"], rows)
 
 
 def scaling_table(results: dict[str, Any]) -> Table:
@@ -198,7 +199,8 @@ def _theorem1_note(goal: dict[str, Any], axes: dict[str, Any]) -> str:
             parts.append(f"{where} < {want:g}: at these sizes a fixed cost per call or per position (numpy calls in "
                          "the loop over positions) still hides part of the arithmetic")
     return (f"**{goal['what']}**: {goal['measured']} instead of T·V²; " + "; ".join(parts)
-            + ". The algorithm itself is one pass with O(T V²) arithmetic (the curves above show the regimes).")
+            + ". The algorithm itself is one pass with O(T V²) arithmetic (see the curves in the section on how "
+            "cost grows).")
 
 
 def _inverse_cdf_sentence(icdf: dict[str, Any] | None) -> str:
@@ -250,7 +252,7 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
                               1, c)
         _log_axes(fig, 1, 3)
         fig.update_yaxes(title_text="seconds", row=1, col=1)
-        fig.update_layout(title="Samplers: wall time (log-log)", height=420)
+        fig.update_layout(title="Samplers: CPU time (log-log)", height=460, legend=dict(orientation="h", y=-0.2))
         figs["sampler_scaling"] = fig
     cases = {k: v for k, v in results["sections"].get("theory_scaling", {}).get("cases", {}).items() if "axes" in v}
     if cases:
@@ -269,7 +271,7 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
                               1, col)
         _log_axes(fig, 1, len(axes))
         fig.update_yaxes(title_text="seconds", row=1, col=1)
-        fig.update_layout(title="Exact theory: wall time (log-log)", height=420)
+        fig.update_layout(title="Exact theory: CPU time (log-log)", height=460, legend=dict(orientation="h", y=-0.2))
         figs["theory_scaling"] = fig
     mem = results["sections"].get("memory", {})
     if "runs" in mem:
