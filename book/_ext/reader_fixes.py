@@ -4,9 +4,10 @@
   THEBE_JS_URL = ...`` then throws "already been declared" on every page): keep the
   first copy of each identical script.
 * The theme logs "Got invalid theme mode" on a first visit unless a default mode is set.
-* The widget manager (``embed-amd.js``) finds its own fonts relative to its RequireJS
-  module address, which is relative to the page unless RequireJS maps it to the CDN
-  folder the script came from: without this, widget icon fonts 404.
+* The widget manager (``embed-amd.js``) and the controls it bundles find their fonts
+  relative to their RequireJS module addresses, which are relative to the page unless
+  RequireJS maps them to the CDN folder the script came from: without this, widget
+  icon fonts 404.
 * The widget controls typeset their labels with MathJax 2's ``MathJax.Hub.Queue``; the
   book loads MathJax 3, so each widget threw a TypeError. A two-line bridge maps the
   call onto MathJax 3's ``typesetPromise``.
@@ -91,7 +92,8 @@ def _fix_page(app: Any, pagename: str, templatename: str, context: dict[str, Any
         if match:
             from sphinx.builders.html._assets import _JavaScript
 
-            paths = json.dumps({"@jupyter-widgets/html-manager/dist": match["dist"]})
+            # the manager and the controls it bundles (named "@jupyter-widgets/...") both find fonts this way
+            paths = json.dumps({"@jupyter-widgets/html-manager/dist": match["dist"], "@jupyter-widgets": match["dist"]})
             body = f"window.require && window.require.config({{paths: {paths}}});"
             unique[i:i] = [
                 _JavaScript(None, body=body, priority=js.priority),
