@@ -277,9 +277,7 @@ def speculative_generate(
         if k:
             p, qk = torch.cat(p_rows), q[:k]
             b_all = over_accept(p, qk, eps_f)
-            P_opt = law_after_rejection(p, qk, "opt")
-            P_all = P_opt if rejection_law == "opt" else law_after_rejection(p, qk, "uno")
-            stats_k = torch.stack(position_stats(p, qk, b_all, P_opt, qk), dim=1)
+            stats_k = torch.stack(position_stats(p, qk, b_all), dim=1)
             b = b_all.gather(-1, x[:, None])[:, 0]
             u = torch.rand(k, generator=gen, device=device)
             ok = u < b
@@ -287,7 +285,7 @@ def speculative_generate(
         else:
             n_acc = 0
         if n_acc < k:  # first rejection at draft n_acc: resample from the rejection law there
-            y = _draw(P_all[n_acc : n_acc + 1], gen)[:, 0]
+            y = _draw(law_after_rejection(p[n_acc : n_acc + 1], qk[n_acc : n_acc + 1], rejection_law), gen)[:, 0]
         else:  # all accepted (or nothing drafted): bonus token from the target's next law
             y = _draw(q[k : k + 1], gen)[:, 0]
         new = torch.cat([x[:n_acc], y])

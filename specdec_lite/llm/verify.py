@@ -46,15 +46,19 @@ def rejection_law(p: torch.Tensor, q: torch.Tensor, kind: str) -> torch.Tensor:
 
 
 def position_stats(
-    p: torch.Tensor, q: torch.Tensor, accept: torch.Tensor, *rejections: torch.Tensor
-) -> tuple[torch.Tensor, ...]:
-    """Per-position ``TV(p, q)``, rejection probability ``sum (1 - b) p``, and one bias per rejection law.
+    p: torch.Tensor, q: torch.Tensor, accept: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per position: ``TV(p, q)``, rejection probability ``r = sum (1 - b) p``, and the bias of each rejection law.
 
-    The bias of rejection law ``P`` is ``TV(P^A, q)`` with ``P^A = b p + (sum (1 - b) p) P``,
-    the law of the token the position outputs. With ``eps = 0`` the rejection
-    probability equals ``TV(p, q)`` (Theorem 1's per-position fact) and the bias of
-    ``[q - p]_+`` is 0.
+    The bias is ``TV(P^A, q)`` with ``P^A = b p + r P``, the law of the token the
+    position outputs. For an over-accepting rule (``b >= min(1, q/p)``, i.e.
+    ``eps >= 0``) with ``P = [q - p]_+`` it is Theorem 4's optimum
+    ``sum_x max(0, b p - q)`` (0 when ``eps = 0``); with ``P = q`` it is
+    ``1/2 sum_x |b p - (1 - r) q|``. With ``eps = 0`` the rejection probability
+    equals ``TV(p, q)`` (Theorem 1's per-position fact).
     """
-    r = ((1.0 - accept) * p).sum(dim=-1, keepdim=True)
     kept = accept * p
-    return (tv(p, q), r.squeeze(-1), *(tv(kept + r * P, q) for P in rejections))
+    r = 1.0 - kept.sum(dim=-1)
+    bias_opt = (kept - q).clamp(min=0).sum(dim=-1)
+    bias_uno = 0.5 * (kept - (1.0 - r)[..., None] * q).abs().sum(dim=-1)
+    return tv(p, q), r, bias_opt, bias_uno
