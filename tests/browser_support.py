@@ -124,8 +124,20 @@ def serve(directory: Path) -> Iterator[str]:
         server.server_close()
 
 
-def check_pages(html: Path, pages: list[str], screenshots: Path, workdir: Path) -> dict[str, dict]:
-    """Open each page (path relative to ``html``) in Chromium; one report per page."""
+def check_pages(
+    html: Path,
+    pages: list[str],
+    screenshots: Path,
+    workdir: Path,
+    *,
+    slider_timeout_ms: int = 8000,
+    draw_timeout_ms: int = 20000,
+) -> dict[str, dict]:
+    """Open each page (path relative to ``html``) in Chromium; one report per page.
+
+    A figure not drawn ``draw_timeout_ms`` after the page loaded counts as not drawn, and
+    a slider move that has not changed the figure after ``slider_timeout_ms`` as no change.
+    """
     script = ensure_driver()
     node = shutil.which("node")
     if node is None:
@@ -140,6 +152,8 @@ def check_pages(html: Path, pages: list[str], screenshots: Path, workdir: Path) 
             "result": str(workdir / "browser-result.json"),
             "maxMovesPerSlider": 3,
             "concurrency": 2,
+            "sliderTimeoutMs": slider_timeout_ms,
+            "drawTimeoutMs": draw_timeout_ms,
         }
         (workdir / "browser-config.json").write_text(json.dumps(config, indent=1))
         proc = subprocess.run(

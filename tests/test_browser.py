@@ -149,3 +149,34 @@ def test_widget_scripts_in_config_match_the_served_files():
         local = Path(match[0]["dir"]) / url[len(match[0]["prefix"]) :]
         digest = base64.b64encode(hashlib.sha256(local.read_bytes()).digest()).decode()
         assert attrs["integrity"] == f"sha256-{digest}", url
+
+
+def test_browser_check_catches_a_broken_page(built_book, tmp_path):
+    """The real checker, on a page with each defect: a JavaScript error, an unnamed external
+    script, a figure that is never drawn, and a slider whose steps plot the same data."""
+    if not bs.chromium_available():
+        pytest.skip("Debian's chromium is not installed")
+    import plotly.graph_objects as go
+
+    from specdec_lite.plotting import slider_figure
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "plotly.min.js").write_bytes((built_book / "_static" / "plotly.min.js").read_bytes())
+    same = [go.Bar(x=[0, 1], y=[1, 2])]
+    frozen = slider_figure([("a", same, None), ("b", [go.Bar(x=[0, 1], y=[1, 2])], None)], label="s")
+    moving = slider_figure([("a", same, None), ("b", [go.Bar(x=[0, 1], y=[2, 1])], None)], label="s")
+    body = "".join(f.to_html(full_html=False, include_plotlyjs=False) for f in (frozen, moving))
+    (site / "broken.html").write_text(
+        '<html><head><script src="plotly.min.js"></script>'
+        '<script src="https://example.org/tracker.js"></script></head><body>'
+        '<script>throw new Error("boom")</script>'
+        f'<div class="plotly-graph-div" style="height:300px"></div>{body}</body></html>'
+    )
+    fast = {"slider_timeout_ms": 1500, "draw_timeout_ms": 1500}  # this page fails: no need to wait long
+    report = bs.check_pages(site, ["broken.html"], tmp_path / "shots", tmp_path, **fast)["broken.html"]
+    found = "\n".join(problems(report))
+    assert "boom" in found and "example.org/tracker.js" in found
+    assert "figure 1 is not drawn" in found
+    assert "figure 2: moving its slider" in found, "a slider that changes nothing must fail"
+    assert "figure 3" not in found, "a slider that changes the data passes"

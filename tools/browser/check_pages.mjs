@@ -127,7 +127,7 @@ async function checkPage(context, path) {
     return route.abort("blockedbyclient");
   });
   try {
-    await page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 30000 });
+    await page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 60000 });
     // A reader may unfold everything: figures in folded parts must work too.
     await page.evaluate(() => {
       document.querySelectorAll("details").forEach((d) => { d.open = true; });
@@ -139,7 +139,7 @@ async function checkPage(context, path) {
     // Plotly draws asynchronously: give every figure time to appear.
     const t0 = Date.now();
     let figs = await page.evaluate(figureStates);
-    while (figs.some((f) => !f.drawn) && Date.now() - t0 < 10000) {
+    while (figs.some((f) => !f.drawn) && Date.now() - t0 < (config.drawTimeoutMs || 20000)) {
       await sleep(100);
       figs = await page.evaluate(figureStates);
     }
@@ -171,7 +171,7 @@ async function checkPage(context, path) {
         do {
           await sleep(50);
           after = (await page.evaluate(figureStates, fig.index))[fig.index];
-        } while (after.data === before.data && Date.now() - t1 < 3000);
+        } while (after.data === before.data && Date.now() - t1 < (config.sliderTimeoutMs || 8000));
         await sleep(50);
         after = (await page.evaluate(figureStates, fig.index))[fig.index];
         report.moves.push({
