@@ -153,7 +153,8 @@ def test_widget_scripts_in_config_match_the_served_files():
 
 def test_browser_check_catches_a_broken_page(built_book, tmp_path):
     """The real checker, on a page with each defect: a JavaScript error, an unnamed external
-    script, a figure that is never drawn, and a slider whose steps plot the same data."""
+    script, a formula with a TeX error, a figure that is never drawn, and a slider whose
+    steps plot the same data."""
     if not bs.chromium_available():
         pytest.skip("Debian's chromium is not installed")
     import plotly.graph_objects as go
@@ -169,7 +170,10 @@ def test_browser_check_catches_a_broken_page(built_book, tmp_path):
     body = "".join(f.to_html(full_html=False, include_plotlyjs=False) for f in (frozen, moving))
     (site / "broken.html").write_text(
         '<html><head><script src="plotly.min.js"></script>'
-        '<script src="https://example.org/tracker.js"></script></head><body>'
+        '<script src="https://example.org/tracker.js"></script>'
+        f'<script defer src="{bs.CDN_ASSETS[0]["prefix"]}es5/tex-mml-chtml.js"></script></head><body>'
+        '<p><span class="math">\\(\\frac{1}{\\)</span>, <span class="math">\\(x^{2}}\\)</span>, '
+        '<span class="math">\\(x^2\\)</span></p>'
         '<script>throw new Error("boom")</script>'
         f'<div class="plotly-graph-div" style="height:300px"></div>{body}</body></html>'
     )
@@ -177,6 +181,8 @@ def test_browser_check_catches_a_broken_page(built_book, tmp_path):
     report = bs.check_pages(site, ["broken.html"], tmp_path / "shots", tmp_path, **fast)["broken.html"]
     found = "\n".join(problems(report))
     assert "boom" in found and "example.org/tracker.js" in found
+    assert "only 2 of 3 formulas typeset" in found, "MathJax cannot even find an unbalanced formula"
+    assert "MathJax error: Extra close brace" in found
     assert "figure 1 is not drawn" in found
     assert "figure 2: moving its slider" in found, "a slider that changes nothing must fail"
     assert "figure 3" not in found, "a slider that changes the data passes"

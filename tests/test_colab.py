@@ -221,3 +221,16 @@ def test_every_lab_explorer_is_probed(lab):
     names = {n.strip() for group in imported for n in group.split(",")}
     assert used, f"{lab.name}: no widget explorer (call a specdec_lite.widgets *_explorer())"
     assert used <= names, f"{lab.name}: explorers {used - names} do not come from specdec_lite.widgets"
+
+
+def test_explorer_assertions_catch_dead_controls():
+    """The probe's verdicts can fail: a control that does not redraw, or nothing that changes."""
+    good = {"box": "VBox", "output": "Output", "initial_draws": 1, "moves": [{"redrawn": True, "changed": True}]}
+    _assert_explorers_work({"explorers": {"x": good}})
+    dead = dict(good, moves=[{"redrawn": True, "changed": True}, {"redrawn": False, "changed": False}])
+    inert = dict(good, moves=[{"redrawn": True, "changed": False}])
+    for broken in (dead, inert, dict(good, initial_draws=0), dict(good, output="HTML")):
+        with pytest.raises(AssertionError):
+            _assert_explorers_work({"explorers": {"x": broken}})
+    with pytest.raises(AssertionError):
+        _assert_explorers_work({"explorers": {}})
