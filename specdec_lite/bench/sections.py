@@ -88,7 +88,7 @@ SIZES: dict[str, Sizes] = {
         theory_base={"T": {"V": 30}, "V": {"T": 10}, "M": {"V": 60, "T": 50}, "K": {"V": 60, "T": 200}},
         theorem1_pass=(200, 1_000), memory_runs=(10_000, 100_000, 1_000_000), memory_chunk=100_000,
         memory_per_engine_runs=100_000, rss=True, widget_calls=15,
-        llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3, "train": True},
+        llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3, "train": True, "widget_calls": 10},
     ),
 }
 
