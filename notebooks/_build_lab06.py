@@ -9,35 +9,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import nbformat
-import yaml
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from _labkit import ROOT, header, solution, write
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
-ROOT = Path(__file__).resolve().parents[1]
-REPO_URL = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"].rstrip("/")
 NAME = "lab06_batch"
 
-SETUP = f"""# Setup: installs specdec_lite when it is missing (e.g. in Colab); does nothing otherwise.
-import importlib.util, os, subprocess, sys
-if importlib.util.find_spec("specdec_lite") is None:
-    source = os.environ.get("SPECDEC_LITE_SOURCE", "git+{REPO_URL}")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
-if "google.colab" in sys.modules:
-    from google.colab import output
-    output.enable_custom_widget_manager()"""
-
-
-def solution(source: str):
-    """A cell the student rewrites; it holds the working solution so the lab runs end to end."""
-    return new_code_cell(source, metadata={"tags": ["solution"]})
 
 
 def cells() -> list:
-    colab = REPO_URL.replace("https://github.com/", "https://colab.research.google.com/github/")
-    badge = (
-        "[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-        f"({colab}/blob/main/notebooks/{NAME}.ipynb)"
-    )
     intro = (
         "Companion of Chapter 6. A round drafts `M` sequences and one target call scores them all. "
         "Algorithm 4 uses the batch at the round's first position only (the residual cascade), then the "
@@ -45,8 +24,7 @@ def cells() -> list:
         "Theorem 3's forward pass, count the survivors of the draft tree, and compare both algorithms."
     )
     return [
-        new_markdown_cell(f"# Lab 6 · Batch speculative decoding and the draft tree\n\n{badge}\n\n{intro}"),
-        new_code_cell(SETUP),
+        *header(NAME, "Lab 6 · Batch speculative decoding and the draft tree", intro),
         new_code_cell(
             "import numpy as np\n\nimport specdec_lite as sd\nfrom specdec_lite import batch\n"
             "from specdec_lite.exercises.batch import (\n"
@@ -158,20 +136,5 @@ def cells() -> list:
     ]
 
 
-def write(out: Path) -> None:
-    numbered = cells()
-    for i, cell in enumerate(numbered):  # stable ids: regenerating gives an identical file
-        cell["id"] = f"lab06-{i:02d}"
-    nb = new_notebook(
-        cells=numbered,
-        metadata={
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-    )
-    nbformat.validate(nb)
-    nbformat.write(nb, out / f"{NAME}.ipynb")
-
-
 if __name__ == "__main__":
-    write(Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "notebooks")
+    write(NAME, cells(), Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "notebooks")

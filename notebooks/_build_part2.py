@@ -1,42 +1,16 @@
 """Write the Part II labs on optimality and the trade-off (lab04, lab05) with cleared outputs.
 
-Run from the repository root: ``python notebooks/_build_part2.py``. The Colab badge
+Run ``python notebooks/_build_part2.py [OUT_DIR]`` (default: ``notebooks/``). The Colab badge
 and the setup cell derive from the repository named once in ``_config.yml``.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
-import nbformat
-import yaml
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
-
-ROOT = Path(__file__).resolve().parents[1]
-REPO_URL = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"].rstrip("/")
-
-SETUP = f"""# Setup: installs specdec_lite when it is missing (e.g. in Colab); does nothing otherwise.
-import importlib.util, os, subprocess, sys
-if importlib.util.find_spec("specdec_lite") is None:
-    source = os.environ.get("SPECDEC_LITE_SOURCE", "git+{REPO_URL}")
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
-if "google.colab" in sys.modules:
-    from google.colab import output
-    output.enable_custom_widget_manager()"""
-
-
-def header(name: str, title: str, intro: str) -> list:
-    colab = REPO_URL.replace("https://github.com/", "https://colab.research.google.com/github/")
-    badge = (
-        "[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-        f"({colab}/blob/main/notebooks/{name}.ipynb)"
-    )
-    return [new_markdown_cell(f"# {title}\n\n{badge}\n\n{intro}"), new_code_cell(SETUP)]
-
-
-def solution(source: str):
-    """A cell the student rewrites; it holds the working solution so the lab runs end to end."""
-    return new_code_cell(source, metadata={"tags": ["solution"]})
+from _labkit import ROOT, header, solution, write
+from nbformat.v4 import new_code_cell, new_markdown_cell
 
 
 def lab04() -> list:
@@ -184,14 +158,7 @@ def lab05() -> list:
     ]
 
 
-def write(name: str, cells: list) -> None:
-    nb = new_notebook(cells=cells)
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "language": "python", "name": "python3"}
-    nb.metadata["language_info"] = {"name": "python"}
-    nbformat.validate(nb)
-    nbformat.write(nb, ROOT / "notebooks" / f"{name}.ipynb")
-
-
 if __name__ == "__main__":
-    write("lab04_optimality", lab04())
-    write("lab05_tradeoff", lab05())
+    out = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "notebooks"
+    write("lab04_optimality", lab04(), out)
+    write("lab05_tradeoff", lab05(), out)
