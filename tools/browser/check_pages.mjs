@@ -136,8 +136,14 @@ async function checkPage(context, path) {
     lap("load");
     result.math = await page.evaluate(waitForMath);
     lap("math");
-    // Plotly draws asynchronously: give every figure time to appear.
+    // Embedded widgets render after the page loads (and may hold figures): wait for them first.
     const t0 = Date.now();
+    result.widgets = await page.evaluate(widgetState);
+    while (result.widgets.rendered < result.widgets.views && Date.now() - t0 < (config.drawTimeoutMs || 20000)) {
+      await sleep(100);
+      result.widgets = await page.evaluate(widgetState);
+    }
+    // Plotly draws asynchronously: give every figure time to appear.
     let figs = await page.evaluate(figureStates);
     while (figs.some((f) => !f.drawn) && Date.now() - t0 < (config.drawTimeoutMs || 20000)) {
       await sleep(100);
@@ -145,7 +151,6 @@ async function checkPage(context, path) {
     }
     await sleep(200);
     lap("figures");
-    result.widgets = await page.evaluate(widgetState);
     for (const fig of figs) {
       const report = { index: fig.index, id: fig.id, drawn: fig.drawn, traces: fig.traces, sliders: fig.sliders, moves: [] };
       result.figures.push(report);
