@@ -57,8 +57,9 @@ def cells() -> list:
             "(`i <= K`). Your function must work at `alpha = 1` too."
         ),
         solution("def tokens_per_call(alpha, K):\n    return sum(alpha**i for i in range(K + 1))"),
+        new_code_cell("check_tokens_per_call(tokens_per_call)"),
+        new_markdown_cell("Compare your formula with simulated round lengths:"),
         new_code_cell(
-            "print(check_tokens_per_call(tokens_per_call))\n"
             "g = round_lengths(0.8, 5, 100_000, np.random.default_rng(0))\n"
             "m, se = mean_and_se(g)\n"
             "print(f'simulated {m:.4f} ± {se:.4f}; formula {tokens_per_call(0.8, 5):.4f}')"
