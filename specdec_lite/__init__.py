@@ -1,13 +1,26 @@
 """specdec_lite: the code of the book *The Theory of Speculative Decoding*.
 
-Every formula and algorithm the chapters use lives here once:
+Every formula and algorithm the chapters use lives here once. Notation follows the
+paper: ``p`` is the draft, ``q`` the target. Where to find what:
 
-* ``laws``: ``tv``, ``residual``, ``acceptance``, ``check_law``;
-* ``chains``: ``MarkovChain`` and ``draft_for``;
-* ``theory``: exact quantities (Theorem 1 and onwards);
-* ``decoding``: vectorised samplers; ``reference``: the readable per-run loop.
-
-Notation follows the paper: ``p`` is the draft, ``q`` the target.
+=========================  ===========================================================
+``laws``                   ``tv``, ``residual`` (guarded), ``acceptance``, ``check_law``
+``chains``                 ``MarkovChain`` (the book's model of an LM), ``draft_for``
+``theory``                 exact quantities: Theorem 1 (``expected_rejections``) and the
+                           re-exported results of the later chapters
+``decoding``               vectorised samplers: ``speculative`` (Algorithm 1) and the
+                           re-exported batch, biased and finite-lookahead samplers
+``reference``              Algorithm 1 for one run, as readable as the book states it
+``optimality``             Theorem 2 and Corollary 1: the class F and its lower bound
+``tradeoff``, ``biased``   Theorems 4-5 (one token) and biased decoding on chains
+``batch``                  Algorithm 4, Theorem 3, Proposition 1 and the draft tree
+``lookahead``              finite lookahead K, a draft that costs c, wall-clock
+``llm``                    real Hugging Face models (needs torch and transformers)
+``stats``                  standard errors and the chi-square goodness of fit
+``figures``, ``widgets``   the book's figures and the labs' explorers
+``exercises``              the labs' ``check_...`` functions
+``bench``, ``classroom``   ``python -m specdec_lite.bench`` and ``... .classroom strip``
+=========================  ===========================================================
 """
 
 from . import decoding, reference, theory
