@@ -8,34 +8,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
 from .. import batch, theory
 from ..chains import MarkovChain
 from ..laws import tv
-from .feedback import Feedback, correct, wrong
-
-
-def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]), None
-    except Exception as e:  # the student's code may fail in any way; report it, never raise
-        return None, f"your function raised {type(e).__name__}: {e}"
-
-
-def _number(x: Any) -> float | None:
-    if isinstance(x, (str, bytes)):
-        return None
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def _fmt(x: np.ndarray) -> str:
-    return np.array2string(np.asarray(x, dtype=float), precision=3, suppress_small=True)
+from .feedback import Feedback, as_number, call_student, correct, fmt, wrong
 
 
 def _improvement_cases() -> list[tuple[np.ndarray, np.ndarray, int]]:
@@ -68,11 +47,11 @@ def _product_variants(p: np.ndarray, q: np.ndarray, M: int) -> dict[str, float]:
 def check_batch_improvement(student_fn: Callable[[np.ndarray, np.ndarray, int], float]) -> Feedback:
     """Check ``student_fn(p, q, M)`` returning ``TV(q, p) - prod_{m=1}^M TV(q^m, p)``."""
     for p, q, M in _improvement_cases():
-        got, err = _call(student_fn, p, q, M)
-        where = f"For p = {_fmt(p)}, q = {_fmt(q)}, M = {M}"
+        got, err = call_student(student_fn, p, q, M)
+        where = f"For p = {fmt(p)}, q = {fmt(q)}, M = {M}"
         if err:
             return wrong(f"{err} ({where}).")
-        got = _number(got)
+        got = as_number(got)
         if got is None:
             return wrong(f"return one number ({where}).")
         want = float(batch.batch_improvement(p, q, M))
@@ -129,11 +108,11 @@ def check_expected_rejections_batch(student_fn: Callable[[MarkovChain, MarkovCha
         (MarkovChain.random(4, 8, rng=5), MarkovChain.random(4, 8, rng=6), 1),
     ]
     for draft, target, M in cases:
-        got, err = _call(student_fn, draft, target, M)
+        got, err = call_student(student_fn, draft, target, M)
         where = f"On a V = {target.V}, T = {target.T} pair with M = {M}"
         if err:
             return wrong(f"{err} ({where}).")
-        got = _number(got)
+        got = as_number(got)
         if got is None:
             return wrong(f"return one number ({where}).")
         want = batch.expected_rejections_batch(draft, target, M)
@@ -169,11 +148,11 @@ def check_tree_survivors(student_fn: Callable[[int, int, float], float]) -> Feed
     """
     cases = [(5, 2, 0.3), (8, 1, 0.5), (3, 3, 0.9), (10, 4, 0.0), (1, 1, 0.25)]
     for k, m, px in cases:
-        got, err = _call(student_fn, k, m, px)
+        got, err = call_student(student_fn, k, m, px)
         where = f"For k = {k}, m = {m}, p(x) = {px}"
         if err:
             return wrong(f"{err} ({where}).")
-        got = _number(got)
+        got = as_number(got)
         if got is None:
             return wrong(f"return one number ({where}).")
         want = 1 + (k - m) * px

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -32,3 +36,26 @@ def correct(message: str) -> Feedback:
 
 def wrong(message: str) -> Feedback:
     return Feedback(False, message)
+
+
+def call_student(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
+    """Call the student's ``fn`` on copies of the array arguments; ``(result, None)`` or ``(None, what failed)``."""
+    try:
+        return fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]), None
+    except Exception as e:  # the student's code may fail in any way; report it, never raise
+        return None, f"your function raised {type(e).__name__}: {e}"
+
+
+def as_number(x: Any) -> float | None:
+    """``x`` as a float, or ``None`` when it is not one number (strings do not count)."""
+    if isinstance(x, (str, bytes)):
+        return None
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def fmt(x: Any) -> str:
+    """A short, readable rendering of a law or array for feedback messages."""
+    return np.array2string(np.asarray(x, dtype=float), precision=3, suppress_small=True)

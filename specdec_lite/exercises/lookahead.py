@@ -15,37 +15,23 @@ import numpy as np
 
 from .. import lookahead as la
 from ..stats import chi_square, mean_and_se
-from .feedback import Feedback, correct, wrong
+from .feedback import Feedback, as_number, call_student, correct, wrong
 
 #: The (alpha, K) cases every formula check runs on, edges included.
 CASES = [(0.6, 3), (0.9, 1), (0.3, 6), (0.0, 4), (0.75, 0), (1.0, 5)]
 
 
-def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*args), None
-    except Exception as e:  # the student's code may fail in any way; report it, never raise
-        return None, f"your function raised {type(e).__name__}: {e}"
-
-
-def _number(x: Any) -> float | None:
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
 def check_tokens_per_call(student: Callable[[float, int], float]) -> Feedback:
     """Check ``student(alpha, K)`` = expected tokens per round with i.i.d. acceptances ``(1 - a^(K+1))/(1 - a)``."""
     for alpha, K in CASES:
-        got, err = _call(student, alpha, K)
+        got, err = call_student(student, alpha, K)
         where = f"For alpha = {alpha}, K = {K}"
         if err:
             hint = " At alpha = 1 the closed form is 0/0; every draft is accepted, so the round emits K + 1." * (
                 alpha == 1.0
             )
             return wrong(f"{where}: {err}.{hint}")
-        got = _number(got)
+        got = as_number(got)
         want = la.expected_tokens_per_call(alpha, K)
         if got is None:
             return wrong(f"{where}: return one number.")
@@ -76,11 +62,11 @@ def check_tokens_per_call(student: Callable[[float, int], float]) -> Feedback:
 def check_wallclock_speedup(student: Callable[[float, int, float], float]) -> Feedback:
     """Check ``student(alpha, K, c)`` = ``(1 - a^(K+1)) / ((1 - a)(K c + 1))``."""
     for (alpha, K), c in zip(CASES, [0.05, 0.2, 0.1, 0.3, 0.5, 0.02], strict=True):
-        got, err = _call(student, alpha, K, c)
+        got, err = call_student(student, alpha, K, c)
         where = f"For alpha = {alpha}, K = {K}, c = {c}"
         if err:
             return wrong(f"{where}: {err}.")
-        got = _number(got)
+        got = as_number(got)
         if got is None or not np.isfinite(got):
             return wrong(f"{where}: return one finite number, got {got!r}.")
         want = la.iid_speedup(alpha, K, c)
@@ -109,7 +95,7 @@ def check_round_lengths(
     The law to match: ``P(g) = alpha^(g-1) (1 - alpha)`` for ``g = 1..K`` and ``alpha^K`` for ``g = K + 1``.
     """
     for alpha, K in [(0.7, 4), (0.4, 2), (0.95, 3)]:
-        got, err = _call(student, alpha, K, runs, np.random.default_rng(seed))
+        got, err = call_student(student, alpha, K, runs, np.random.default_rng(seed))
         where = f"For alpha = {alpha}, K = {K}"
         if err:
             return wrong(f"{where}: {err}.")

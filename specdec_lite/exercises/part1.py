@@ -9,7 +9,6 @@ swapped letters, the wrong weighting of prefixes, ...).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -17,7 +16,7 @@ from .. import theory
 from ..chains import MarkovChain
 from ..laws import acceptance, residual, tv
 from ..stats import chi_square
-from .feedback import Feedback, correct, wrong
+from .feedback import Feedback, call_student, correct, fmt, wrong
 
 #: Absolute tolerance for numbers a student computes (by hand answers may be rounded).
 HAND_ATOL = 1e-3
@@ -33,15 +32,6 @@ def _cases() -> list[tuple[np.ndarray, np.ndarray]]:
     ]
 
 
-def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]), None
-    except Exception as e:  # the student's code may fail in any way; report it, never raise
-        return None, f"your function raised {type(e).__name__}: {e}"
-
-
-def _fmt(x: np.ndarray) -> str:
-    return np.array2string(np.asarray(x, dtype=float), precision=3, suppress_small=True)
 
 
 # --- Chapter 1 ------------------------------------------------------------------
@@ -50,17 +40,17 @@ def _fmt(x: np.ndarray) -> str:
 def check_tv(student_tv: Callable[[np.ndarray, np.ndarray], float]) -> Feedback:
     """Check a function ``student_tv(p, q)`` returning ``TV(p, q) = 1/2 sum_x |p(x) - q(x)|``."""
     for p, q in _cases():
-        got, err = _call(student_tv, p, q)
+        got, err = call_student(student_tv, p, q)
         if err:
-            return wrong(f"{err} on p = {_fmt(p)}, q = {_fmt(q)}.")
+            return wrong(f"{err} on p = {fmt(p)}, q = {fmt(q)}.")
         try:
             got = float(got)
         except (TypeError, ValueError):
-            return wrong(f"return one number, got {type(got).__name__} on p = {_fmt(p)}, q = {_fmt(q)}.")
+            return wrong(f"return one number, got {type(got).__name__} on p = {fmt(p)}, q = {fmt(q)}.")
         want = float(tv(p, q))
         if np.isclose(got, want, atol=1e-9):
             continue
-        where = f"For p = {_fmt(p)}, q = {_fmt(q)} you returned {got:.4f} instead of {want:.4f}: "
+        where = f"For p = {fmt(p)}, q = {fmt(q)} you returned {got:.4f} instead of {want:.4f}: "
         if np.isclose(got, 2 * want):
             return wrong(where + "that is sum |p - q|; TV has a factor 1/2 (each excess is counted twice).")
         if np.isclose(got, np.abs(p - q).max()):
@@ -76,7 +66,7 @@ def check_tv(student_tv: Callable[[np.ndarray, np.ndarray], float]) -> Feedback:
 def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> Feedback:
     """Check ``student_marginals(chain)`` returning the ``(T, V)`` marginal laws of ``x_1..x_T``."""
     chain = MarkovChain.random(3, 4, rng=7, uniform_init=False)
-    got, err = _call(student_marginals, chain)
+    got, err = call_student(student_marginals, chain)
     if err:
         return wrong(err + ".")
     got = np.asarray(got, dtype=float)
@@ -86,7 +76,7 @@ def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> F
     if np.allclose(got, want, atol=1e-9):
         return correct("mu_{n+1} = mu_n @ trans[n]: a row vector times the transition matrix.")
     if not np.allclose(got[0], chain.init):
-        return wrong(f"row 0 must be the law of the first token, chain.init = {_fmt(chain.init)}; got {_fmt(got[0])}.")
+        return wrong(f"row 0 must be the law of the first token, chain.init = {fmt(chain.init)}; got {fmt(got[0])}.")
     transposed = np.empty_like(want)
     transposed[0] = chain.init
     for n in range(1, chain.T):
@@ -96,9 +86,9 @@ def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> F
                      "token, so the marginal is the row vector mu @ trans[n].")
     sums = got.sum(axis=1)
     if not np.allclose(sums, 1):
-        return wrong(f"each row must be a law summing to 1; your row sums are {_fmt(sums)}.")
+        return wrong(f"each row must be a law summing to 1; your row sums are {fmt(sums)}.")
     n = int(np.argmax(np.abs(got - want).max(axis=1)))
-    return wrong(f"row {n} is {_fmt(got[n])}, expected {_fmt(want[n])}; use mu_n = mu_(n-1) @ trans[n-1].")
+    return wrong(f"row {n} is {fmt(got[n])}, expected {fmt(want[n])}; use mu_n = mu_(n-1) @ trans[n-1].")
 
 
 # --- Chapter 2 ------------------------------------------------------------------
@@ -107,9 +97,9 @@ def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> F
 def check_acceptance(student_acceptance: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
     """Check ``student_acceptance(p, q)`` returning ``min(1, q(x)/p(x))`` per token (where ``p(x) > 0``)."""
     for p, q in _cases():
-        got, err = _call(student_acceptance, p, q)
+        got, err = call_student(student_acceptance, p, q)
         if err:
-            return wrong(f"{err} on p = {_fmt(p)}, q = {_fmt(q)} (tokens with p(x) = 0 are never proposed; "
+            return wrong(f"{err} on p = {fmt(p)}, q = {fmt(q)} (tokens with p(x) = 0 are never proposed; "
                          "any finite value is fine there).")
         got = np.asarray(got, dtype=float)
         if got.shape != p.shape:
@@ -118,7 +108,7 @@ def check_acceptance(student_acceptance: Callable[[np.ndarray, np.ndarray], np.n
         want = acceptance(p, q)
         if np.allclose(got[live], want[live], atol=1e-9):
             continue
-        where = f"For p = {_fmt(p)}, q = {_fmt(q)} you returned {_fmt(got)}: "
+        where = f"For p = {fmt(p)}, q = {fmt(q)} you returned {fmt(got)}: "
         with np.errstate(divide="ignore", invalid="ignore"):
             if np.allclose(got[live], (q / p)[live]):
                 return wrong(where + "q/p exceeds 1 where the target likes a token more than the draft; "
@@ -126,15 +116,15 @@ def check_acceptance(student_acceptance: Callable[[np.ndarray, np.ndarray], np.n
             swapped = np.minimum(1, p / q)
         if np.allclose(got[live], swapped[live], equal_nan=True):
             return wrong(where + "that is min(1, p/q): the letters are swapped (here p is the draft, q the target).")
-        return wrong(where + f"expected {_fmt(want)} on the tokens the draft can propose.")
+        return wrong(where + f"expected {fmt(want)} on the tokens the draft can propose.")
     return correct("accept a draft token x with probability min(1, q(x)/p(x)).")
 
 
 def check_residual(student_residual: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
     """Check ``student_residual(p, q)`` returning the law ``[q - p]_+`` (any law when ``p == q``)."""
     for p, q in _cases():
-        got, err = _call(student_residual, p, q)
-        where = f"For p = {_fmt(p)}, q = {_fmt(q)}"
+        got, err = call_student(student_residual, p, q)
+        where = f"For p = {fmt(p)}, q = {fmt(q)}"
         if err:
             return wrong(f"{err} ({where}).")
         got = np.asarray(got, dtype=float)
@@ -143,15 +133,15 @@ def check_residual(student_residual: Callable[[np.ndarray, np.ndarray], np.ndarr
         pos = np.maximum(q - p, 0)
         if pos.sum() == 0:
             if not np.all(np.isfinite(got)):
-                return wrong(f"{where} (p == q) you returned {_fmt(got)}: max(q - p, 0) has no mass, so "
+                return wrong(f"{where} (p == q) you returned {fmt(got)}: max(q - p, 0) has no mass, so "
                              "dividing by it gives 0/0. Return a valid law instead (the package returns q); "
                              "it is never sampled, because a rejection has probability TV(p, q) = 0.")
             if np.all(got >= 0) and np.isclose(got.sum(), 1):
                 continue
-            return wrong(f"{where} (p == q) you returned {_fmt(got)}: return a valid law (e.g. q) in this case.")
+            return wrong(f"{where} (p == q) you returned {fmt(got)}: return a valid law (e.g. q) in this case.")
         if np.allclose(got, residual(p, q), atol=1e-9):
             continue
-        where += f" you returned {_fmt(got)}: "
+        where += f" you returned {fmt(got)}: "
         if np.any(got < -1e-12):
             return wrong(where + "it has negative entries; you used q - p without the positive part max(q - p, 0).")
         if np.allclose(got, pos, atol=1e-9):
@@ -161,7 +151,7 @@ def check_residual(student_residual: Callable[[np.ndarray, np.ndarray], np.ndarr
             return wrong(where + "that is [p - q]+: the residual puts mass where the target q exceeds the draft p.")
         if not np.isclose(got.sum(), 1):
             return wrong(where + f"it sums to {got.sum():.3f}, not 1.")
-        return wrong(where + f"expected [q - p]+ = {_fmt(residual(p, q))}.")
+        return wrong(where + f"expected [q - p]+ = {fmt(residual(p, q))}.")
     return correct("[q - p]+ is the normalised positive part, with a fallback when it has no mass.")
 
 
@@ -181,7 +171,7 @@ def check_speculative_step(
     gen = np.random.default_rng(seed)
     tokens, rejected = np.empty(runs, dtype=int), np.empty(runs, dtype=bool)
     for i in range(runs):
-        out, err = _call(student_step, p, q, gen)
+        out, err = call_student(student_step, p, q, gen)
         if err:
             return wrong(err + ".")
         try:
@@ -191,7 +181,7 @@ def check_speculative_step(
         if not 0 <= tokens[i] < len(p):
             return wrong(f"token {tokens[i]} is outside the vocabulary 0..{len(p) - 1}.")
     counts = np.bincount(tokens, minlength=len(p))
-    freq = _fmt(counts / runs)
+    freq = fmt(counts / runs)
     rate, t = rejected.mean(), float(tv(p, q))
     if chi_square(counts, q).pvalue < alpha:
         mistakes = {
@@ -202,14 +192,14 @@ def check_speculative_step(
         }
         for what, law in mistakes.items():
             if chi_square(counts, law).pvalue >= alpha:
-                return wrong(f"your output frequencies {freq} do not follow q = {_fmt(q)}: {what}.")
-        return wrong(f"your output frequencies {freq} do not follow q = {_fmt(q)} (chi-square test).")
+                return wrong(f"your output frequencies {freq} do not follow q = {fmt(q)}: {what}.")
+        return wrong(f"your output frequencies {freq} do not follow q = {fmt(q)} (chi-square test).")
     se = np.sqrt(max(t * (1 - t), 1e-12) / runs)
     if abs(rate - t) > 5 * se:
         hint = " (did you flag accepted tokens as rejected?)" if np.isclose(rate, 1 - t, atol=5 * se) else ""
         return wrong(f"the output law is right, but you report a rejection rate {rate:.3f} instead of "
                      f"TV(p, q) = {t:.3f}{hint}.")
-    return correct(f"output frequencies {freq} match q = {_fmt(q)}, and the rejection rate {rate:.3f} "
+    return correct(f"output frequencies {freq} match q = {fmt(q)}, and the rejection rate {rate:.3f} "
                    f"matches TV(p, q) = {t:.3f}.")
 
 
@@ -244,7 +234,7 @@ def check_expected_rejections_two_state(
     profile = theory.rejection_profile(draft, target)
     want = float(profile.sum())
     if _close(answer, want):
-        return correct(f"E[N_rej] = {want:.4f}: the per-position TVs {_fmt(profile)} weighted by the target's "
+        return correct(f"E[N_rej] = {want:.4f}: the per-position TVs {fmt(profile)} weighted by the target's "
                        "law of the previous token, summed over positions.")
     row_tv = tv(draft.laws(), target.laws())
     by_draft = row_tv[0, 0] + float(np.einsum("nu,nu->", draft.marginals()[:-1], row_tv[1:]))

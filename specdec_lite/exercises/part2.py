@@ -16,7 +16,7 @@ import numpy as np
 from ..laws import acceptance, residual, tv
 from ..optimality import unbiased_rejection_law
 from ..tradeoff import over_accept, tv_loss
-from .feedback import Feedback, correct, wrong
+from .feedback import Feedback, call_student, correct, fmt, wrong
 
 ATOL = 1e-9
 
@@ -41,15 +41,6 @@ def _biased_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     ]
 
 
-def _call(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    try:
-        return fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]), None
-    except Exception as e:  # the student's code may fail in any way; report it, never raise
-        return None, f"your function raised {type(e).__name__}: {e}"
-
-
-def _fmt(x: Any) -> str:
-    return np.array2string(np.asarray(x, dtype=float), precision=3, suppress_small=True)
 
 
 def _as_vector(got: Any, V: int) -> tuple[np.ndarray | None, str | None]:
@@ -74,8 +65,8 @@ def check_unbiased_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.n
     for p, q, b in _cases():
         if ((1 - b) * p).sum() <= ATOL:
             continue  # nothing is ever rejected: every law is fine
-        got, err = _call(student, p, q, b)
-        where = f"For p = {_fmt(p)}, q = {_fmt(q)}, b = {_fmt(b)}"
+        got, err = call_student(student, p, q, b)
+        where = f"For p = {fmt(p)}, q = {fmt(q)}, b = {fmt(b)}"
         if err:
             return wrong(f"{err}. {where}.")
         P, err = _as_vector(got, p.size)
@@ -84,7 +75,7 @@ def check_unbiased_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.n
         want = unbiased_rejection_law(p, q, b)
         if _close(P, want):
             continue
-        where += f" you returned {_fmt(P)} instead of {_fmt(want)}: "
+        where += f" you returned {fmt(P)} instead of {fmt(want)}: "
         r = ((1 - b) * p).sum()
         if not np.all(np.isfinite(P)):
             return wrong(where + "it has NaN or inf; divide by sum_x (1 - b(x)) p(x), which is > 0 here.")
@@ -115,7 +106,7 @@ def check_unbiased_member(
     if err:
         return wrong(f"P: {err}.")
     if np.any(b < 0) or np.any(b > 1):
-        return wrong(f"b must be a probability for every token; yours is {_fmt(b)}.")
+        return wrong(f"b must be a probability for every token; yours is {fmt(b)}.")
     if np.any(P < 0) or abs(P.sum() - 1) > 1e-6:
         return wrong(f"P must be a probability law (nonnegative, summing to 1); yours sums to {P.sum():.3f}.")
     spec = acceptance(p, q)
@@ -129,8 +120,8 @@ def check_unbiased_member(
     out = b * p + r * P
     if not _close(out, q):
         k = int(np.argmax(np.abs(out - q)))
-        return wrong(f"your output law is {_fmt(out)}, not q = {_fmt(q)} (worst at x={k}); with this b the only "
-                     f"unbiased P is {_fmt(unbiased_rejection_law(p, q, b))}.")
+        return wrong(f"your output law is {fmt(out)}, not q = {fmt(q)} (worst at x={k}); with this b the only "
+                     f"unbiased P is {fmt(unbiased_rejection_law(p, q, b))}.")
     if target_reject is not None and abs(r - target_reject) > 1e-3:
         return wrong(f"unbiased, but it rejects with probability {r:.3f}, not {target_reject:.3f}. Lowering b on "
                      "a token p proposes raises the rejection probability by p(x) times the drop.")
@@ -144,8 +135,8 @@ def check_unbiased_member(
 def check_tv_loss(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
     """Check ``student(p, q, b)`` returning ``Loss*_TV(b) = 1/2 sum|q - b p| - 1/2 sum (1 - b) p``."""
     for p, q, b in _biased_cases() + _cases():
-        got, err = _call(student, p, q, b)
-        where = f"For p = {_fmt(p)}, q = {_fmt(q)}, b = {_fmt(b)}"
+        got, err = call_student(student, p, q, b)
+        where = f"For p = {fmt(p)}, q = {fmt(q)}, b = {fmt(b)}"
         if err:
             return wrong(f"{err}. {where}.")
         try:
@@ -178,15 +169,15 @@ def check_optimal_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.nd
         r = float(((1 - b) * p).sum())
         if r <= ATOL:
             continue  # nothing is rejected: every law is optimal
-        got, err = _call(student, p, q, b)
-        where = f"For p = {_fmt(p)}, q = {_fmt(q)}, b = {_fmt(b)}"
+        got, err = call_student(student, p, q, b)
+        where = f"For p = {fmt(p)}, q = {fmt(q)}, b = {fmt(b)}"
         if err:
             return wrong(f"{err}. {where}.")
         P, err = _as_vector(got, p.size)
         if err:
             return wrong(f"{where}: {err}.")
         if np.any(P < -1e-12) or abs(P.sum() - 1) > 1e-6:
-            return wrong(f"{where} your P = {_fmt(P)} is not a law (it sums to {P.sum():.3f}, min {P.min():.3f}). "
+            return wrong(f"{where} your P = {fmt(P)} is not a law (it sums to {P.sum():.3f}, min {P.min():.3f}). "
                          "If you used A = (q - b p) / sum (1 - b) p, keep only its positive part and renormalise.")
         A = (q - b * p) / r
         out = b * p + r * P
@@ -208,8 +199,8 @@ def check_over_accept(student: Callable[[np.ndarray, np.ndarray, float], Any]) -
     """Check ``student(p, q, eps)`` returning ``b = min(1, (q + eps)/p)`` (any value where ``p = 0``)."""
     for (p, q, _), eps in zip(_cases() + _biased_cases(), [0.0, 0.05, 0.1, 0.3, 0.02, 0.0, 0.2, 1.0], strict=False):
         with np.errstate(all="ignore"):
-            got, err = _call(student, p, q, eps)
-        where = f"For p = {_fmt(p)}, q = {_fmt(q)}, eps = {eps}"
+            got, err = call_student(student, p, q, eps)
+        where = f"For p = {fmt(p)}, q = {fmt(q)}, eps = {eps}"
         if err:
             return wrong(f"{err}. {where}.")
         b, err = _as_vector(got, p.size)
@@ -219,7 +210,7 @@ def check_over_accept(student: Callable[[np.ndarray, np.ndarray, float], Any]) -
         want = over_accept(p, q, eps)
         if _close(b[seen], want[seen]):
             continue
-        where += f" you returned {_fmt(b)} instead of {_fmt(want)}: "
+        where += f" you returned {fmt(b)} instead of {fmt(want)}: "
         with np.errstate(all="ignore"):
             unclipped = (q + eps) / p
             if _close(b[seen], unclipped[seen]):
