@@ -22,6 +22,16 @@ def _title(text: str, label: str) -> dict[str, Any]:
     return dict(text=f"{text}<br><sup>{label}</sup>", x=0.02)
 
 
+def _per_law(rows: Sequence[Any], trace: Any) -> go.Figure:
+    """One scatter per rejection law present in ``rows``; ``trace(selected_rows)`` gives its data."""
+    fig = go.Figure()
+    for law in ("opt", "uno"):
+        sel = [r for r in rows if r.rejection_law == law]
+        if sel:
+            fig.add_trace(go.Scatter(name=f"Decoding-{law.upper()}", line=dict(color=LAW_COLORS[law]), **trace(sel)))
+    return fig
+
+
 def training_figure(losses: Mapping[str, Sequence[float]], label: str) -> go.Figure:
     """Training loss per step of each model (the draft's is a distillation loss when it learned from the target)."""
     fig = go.Figure()
@@ -57,16 +67,10 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
 
 def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
     """Rejection rate against the exact per-token TV loss for Decoding-OPT and Decoding-UNO across eps."""
-    fig = go.Figure()
-    for law in ("opt", "uno"):
-        sel = [r for r in rows if r.rejection_law == law]
-        if not sel:
-            continue
-        fig.add_trace(go.Scatter(
-            x=[r.reject_prob for r in sel], y=[r.loss for r in sel], mode="lines+markers+text",
-            name=f"Decoding-{law.upper()}", line=dict(color=LAW_COLORS[law]),
-            text=[f"ε={r.eps:g}" for r in sel], textposition="top right",
-        ))
+    fig = _per_law(rows, lambda sel: dict(
+        x=[r.reject_prob for r in sel], y=[r.loss for r in sel], mode="lines+markers+text",
+        text=[f"ε={r.eps:g}" for r in sel], textposition="top right",
+    ))
     fig.update_layout(title=_title("The quality/speed trade-off, per drafted token", label),
                       xaxis_title="rejection probability Σ(1 − b)p (mean over drafted positions)",
                       yaxis_title="TV(P^A, q): exact loss per token", height=420)
@@ -75,16 +79,10 @@ def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
 
 def loglik_figure(rows: Sequence[Any], label: str) -> go.Figure:
     """The target's mean log-likelihood per generated token (a quality proxy) against eps, ±2 SE."""
-    fig = go.Figure()
-    for law in ("opt", "uno"):
-        sel = [r for r in rows if r.rejection_law == law]
-        if not sel:
-            continue
-        fig.add_trace(go.Scatter(
-            x=[r.eps for r in sel], y=[r.loglik for r in sel], mode="lines+markers",
-            name=f"Decoding-{law.upper()}", line=dict(color=LAW_COLORS[law]),
-            error_y=dict(type="data", array=[2 * r.loglik_se for r in sel]),
-        ))
+    fig = _per_law(rows, lambda sel: dict(
+        x=[r.eps for r in sel], y=[r.loglik for r in sel], mode="lines+markers",
+        error_y=dict(type="data", array=[2 * r.loglik_se for r in sel]),
+    ))
     fig.update_layout(title=_title("Quality proxy: the target's log-likelihood of the generated text", label),
                       xaxis_title="ε (over-acceptance)", yaxis_title="mean log q(x_n | x_<n) per token",
                       height=400)
