@@ -20,11 +20,10 @@ from typing import Any
 import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
-from .chains import MarkovChain, _check_pair
-from .decoding import DecodeResult, _token_dtype, cumulative, sample_rows
-from .laws import check_law, tv
-from .theory import sequence_law
-from .tradeoff import REJECTION_LAWS, check_accept, check_eps, over_accept, rejection_law
+from .chains import MarkovChain, _check_pair, sequence_law
+from .laws import REJECTION_LAWS, check_law, tv
+from .primitives import DecodeResult, cumulative, token_dtype, verify_step
+from .tradeoff import check_accept, check_eps, over_accept, rejection_law
 
 
 def check_rule(draft: MarkovChain, accept: Any, rejection: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -66,20 +65,18 @@ def generic_speculative(
 
     At each position: draw ``x ~ p_n(. | x_{n-1})``, keep it with probability
     ``accept[n, x_{n-1}, x]``, else draw from ``rejection[n, x_{n-1}]`` and mark a
-    rejection (the same one-loop-over-positions argument as ``decoding.speculative``).
+    rejection (``primitives.verify_step``; the same one-loop-over-positions argument as
+    ``decoding.speculative``).
     """
     b, P = check_rule(draft, accept, rejection)
     runs, gen = check_runs(runs), as_generator(rng)
     p_laws = draft.laws()
     T = draft.T
-    tokens = np.empty((runs, T), dtype=_token_dtype(draft.V))
+    tokens = np.empty((runs, T), dtype=token_dtype(draft.V))
     rejected = np.zeros((runs, T), dtype=bool)
     prev = np.zeros(runs, dtype=np.int64)
     for n in range(T):
-        x = sample_rows(cumulative(p_laws[n]), prev, gen.random(runs))
-        rej = gen.random(runs) >= b[n][prev, x]
-        if rej.any():
-            x[rej] = sample_rows(cumulative(P[n]), prev[rej], gen.random(int(rej.sum())))
+        x, rej = verify_step(gen, cumulative(p_laws[n]), b[n], cumulative(P[n]), prev)
         tokens[:, n], rejected[:, n] = x, rej
         prev = x
     return DecodeResult(tokens, rejected, 1 + rejected[:, :-1].sum(axis=1))
@@ -150,7 +147,7 @@ def biased_expected_rejections(draft: MarkovChain, target: MarkovChain, eps: Any
 def sequence_tv(a: MarkovChain, b: MarkovChain, max_sequences: int = 2_000_000) -> float:
     """``TV`` between the laws of whole sequences ``x_{1:T}`` of two chains, by enumeration (small chains only)."""
     _check_pair(a, b, "a", "b")
-    return float(tv(sequence_law(a, max_sequences), sequence_law(b, max_sequences)))
+    return float(tv(sequence_law(a, max_sequences), sequence_law(b, max_sequences), check=False))
 
 
 def biased_sequence_tv(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> float:
@@ -166,7 +163,7 @@ def loss_profile(out: MarkovChain, target: MarkovChain) -> np.ndarray:
     much in TV, and the triangle inequality adds them up.
     """
     _check_pair(out, target, "out", "target")
-    row_tv = tv(out.laws(), target.laws())
+    row_tv = tv(out.laws(), target.laws(), check=False)
     mu = out.marginals()
     prof = np.empty(target.T)
     prof[0] = row_tv[0, 0]
@@ -184,7 +181,7 @@ def chain_front_point(draft: MarkovChain, target: MarkovChain, eps: Any, rejecti
     b, P = over_accept_rule(draft, target, eps, rejection_law)
     p, q = draft.laws(), target.laws()
     r = np.maximum(((1.0 - b) * p).sum(axis=-1), 0.0)  # (T, V)
-    loss = tv(b * p + r[..., None] * P, q)
+    loss = tv(b * p + r[..., None] * P, q, check=False)
     mu = target.marginals()
 
     def weigh(x: np.ndarray) -> float:

@@ -19,6 +19,7 @@ import numpy as np
 
 from ._rng import RNGLike, as_generator
 from .laws import check_law
+from .primitives import check_int
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,8 +59,9 @@ class MarkovChain:
         ``n = 0`` ignores ``prev`` and returns ``init`` (broadcast to ``prev``'s shape
         when one is given); otherwise returns ``trans[n-1][prev]``.
         """
-        if not 0 <= n < self.T:
-            raise ValueError(f"n: position must be in [0, {self.T}), got {n}")
+        n = check_int(n, "n", low=0, high=self.T - 1, what="position ")
+        if prev is not None:
+            prev = self._check_tokens(prev, "prev")
         if n == 0:
             if prev is None:
                 return self.init
@@ -67,6 +69,17 @@ class MarkovChain:
         if prev is None:
             raise ValueError("prev: positions n >= 1 need the previous token")
         return self.trans[n - 1][prev]
+
+    def _check_tokens(self, tokens: Any, name: str) -> Any:
+        """``tokens`` as an integer array of token ids in ``[0, V)`` (negative ids would wrap)."""
+        if isinstance(tokens, (int, np.integer)) and not isinstance(tokens, bool) and 0 <= tokens < self.V:
+            return tokens  # the reference loops' one token: the quick path
+        arr = np.asarray(tokens)
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"{name}: token ids must be integers, got dtype {arr.dtype}")
+        if arr.size and (arr.min() < 0 or arr.max() >= self.V):
+            raise ValueError(f"{name}: token ids must lie in [0, {self.V}), got range [{arr.min()}, {arr.max()}]")
+        return arr
 
     def laws(self) -> np.ndarray:
         """All conditional laws as one ``(T, V, V)`` array (row ``u`` at ``n = 0`` is ``init``)."""
@@ -83,8 +96,8 @@ class MarkovChain:
 
     def log_prob(self, tokens: Any) -> np.ndarray:
         """Log-probability of each sequence in ``tokens`` (shape ``(..., T)``)."""
-        tokens = np.asarray(tokens)
-        if tokens.shape[-1] != self.T:
+        tokens = self._check_tokens(tokens, "tokens")
+        if tokens.ndim == 0 or tokens.shape[-1] != self.T:
             raise ValueError(f"tokens: last axis must be T = {self.T}, got {tokens.shape}")
         with np.errstate(divide="ignore"):
             lp = np.log(self.init[tokens[..., 0]])
@@ -110,8 +123,8 @@ class MarkovChain:
         it is Dirichlet too. Small ``concentration`` gives peaked, LM-like rows.
         """
         V, T = _check_size(V, "V"), _check_size(T, "T")
-        if not concentration > 0:
-            raise ValueError(f"concentration: must be > 0, got {concentration}")
+        if not 0 < concentration < np.inf:
+            raise ValueError(f"concentration: must be a finite number > 0, got {concentration}")
         gen = as_generator(rng)
         alpha = np.full(V, float(concentration))
         init = np.full(V, 1.0 / V) if uniform_init else gen.dirichlet(alpha)
@@ -133,8 +146,8 @@ class MarkovChain:
 
         ``temperature < 1`` sharpens, ``> 1`` flattens; zeros stay zeros.
         """
-        if not temperature > 0:
-            raise ValueError(f"temperature: must be > 0, got {temperature}")
+        if not 0 < temperature < np.inf:
+            raise ValueError(f"temperature: must be a finite number > 0, got {temperature}")
 
         def temper(x: np.ndarray) -> np.ndarray:
             with np.errstate(divide="ignore"):
@@ -164,9 +177,22 @@ def draft_for(target: MarkovChain, quality: float, rng: RNGLike = None, **random
 
 
 def _check_size(x: Any, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
-        raise ValueError(f"{name}: must be an integer >= 1, got {x!r}")
-    return int(x)
+    return check_int(x, name)
+
+
+def sequence_law(chain: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
+    """Exact probability of all ``V^T`` sequences, flattened in row-major token order.
+
+    Index of ``x_{1:T}`` is ``sum_n x_n V^(T-1-n)`` (``np.ravel_multi_index``, or
+    ``stats.sequence_index``). For tests and small illustrations only; refuses more
+    than ``max_sequences`` cells.
+    """
+    if chain.V**chain.T > max_sequences:
+        raise ValueError(f"chain: V^T = {chain.V}^{chain.T} sequences is more than max_sequences={max_sequences}")
+    law = chain.init.copy()
+    for n in range(1, chain.T):
+        law = (law.reshape(-1, chain.V)[:, :, None] * chain.trans[n - 1][None]).reshape(-1)
+    return law
 
 
 def _check_pair(draft: MarkovChain, target: MarkovChain, a: str = "draft", b: str = "target") -> None:

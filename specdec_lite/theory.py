@@ -1,5 +1,9 @@
 """Exact quantities of the paper, computed by forward passes over the target's marginals.
 
+Theorem 1 lives here; this module is also the public façade of the later chapters'
+exact results (``expected_rejections_batch``, ``expected_rejections_k``, ``tv_loss``,
+...) and of ``chains.sequence_law``. No module of the package imports it.
+
 Counting convention: ``R_n = 1`` when position ``n`` was a rejection and
 ``N_rej = sum_n R_n`` (the paper's runtime). A round (one oracle call) starts at
 position 1 and after every rejection *before* the last position, so
@@ -10,8 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .chains import MarkovChain, _check_pair
-from .laws import tv
+from .batch import (  # noqa: F401 (façade)
+    batch_improvement,
+    batch_rejection_limit,
+    expected_rejections_batch,
+    expected_rejections_tree,
+)
+from .chains import MarkovChain, _check_pair, sequence_law
+from .laws import law_split, tv
+from .lookahead import expected_oracle_calls_k, expected_rejections_k, lookahead_profile  # noqa: F401 (façade)
+from .tradeoff import optimal_rejection_law, pareto_point, tv_loss  # noqa: F401 (façade)
 
 
 def rejection_profile(draft: MarkovChain, target: MarkovChain) -> np.ndarray:
@@ -21,7 +33,7 @@ def rejection_profile(draft: MarkovChain, target: MarkovChain) -> np.ndarray:
     target's marginal of the previous token.
     """
     _check_pair(draft, target)
-    row_tv = tv(draft.laws(), target.laws())  # (T, V): TV of the law after token u
+    row_tv = tv(draft.laws(), target.laws(), check=False)  # (T, V): TV of the law after token u
     mu = target.marginals()
     profile = np.empty(target.T)
     profile[0] = row_tv[0, 0]
@@ -48,21 +60,6 @@ def speedup(draft: MarkovChain, target: MarkovChain) -> float:
     return target.T / expected_oracle_calls(draft, target)
 
 
-def sequence_law(chain: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
-    """Exact probability of all ``V^T`` sequences, flattened in row-major token order.
-
-    Index of ``x_{1:T}`` is ``sum_n x_n V^(T-1-n)`` (``np.ravel_multi_index``). For
-    tests and small illustrations only; refuses more than ``max_sequences`` cells.
-    """
-    if chain.V**chain.T > max_sequences:
-        raise ValueError(f"chain: V^T = {chain.V}^{chain.T} sequences is more than max_sequences={max_sequences}")
-    law = chain.init.copy()
-    for n in range(1, chain.T):
-        law = (law.reshape(-1, chain.V)[:, :, None] * chain.trans[n - 1][None]).reshape(-1)
-        law = law.reshape(-1)
-    return law
-
-
 def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
     """Exact joint law of tokens *and* rejection marks under Algorithm 1.
 
@@ -75,10 +72,6 @@ def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences
     """
     _check_pair(draft, target)
     p, q = draft.laws(), target.laws()
-    both = np.stack([np.minimum(p, q), np.maximum(q - p, 0.0)], axis=-1).reshape(target.T, target.V, 2 * target.V)
+    both = np.stack(law_split(p, q), axis=-1).reshape(target.T, target.V, 2 * target.V)
     trans = np.repeat(both[1:], 2, axis=1)  # rows (u, r) depend on u only
     return sequence_law(MarkovChain(both[0, 0], trans), max_sequences)
-
-from .batch import batch_improvement, batch_rejection_limit, expected_rejections_batch, expected_rejections_tree  # noqa: E402, F401
-from .lookahead import expected_oracle_calls_k, expected_rejections_k, lookahead_profile  # noqa: E402, F401
-from .tradeoff import optimal_rejection_law, pareto_point, tv_loss  # noqa: E402, F401
