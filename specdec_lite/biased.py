@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
-from .chains import MarkovChain, _check_pair, sequence_law
+from .chains import MarkovChain, _check_pair, prefix_average, sequence_law
 from .laws import REJECTION_LAWS, check_law, tv
 from .primitives import DecodeResult, cumulative, token_dtype, verify_step
 from .tradeoff import check_accept, check_eps, over_accept, rejection_law
@@ -112,11 +112,7 @@ def rejection_profile_of(draft: MarkovChain, accept: Any, rejection: Any) -> np.
     """``E[R_n]`` for each position: ``sum (1 - b_n) p_n`` averaged over the output chain's previous token."""
     b, _ = check_rule(draft, accept, rejection)
     row_r = np.maximum(((1.0 - b) * draft.laws()).sum(axis=-1), 0.0)  # (T, V)
-    mu = output_chain(draft, accept, rejection).marginals()
-    profile = np.empty(draft.T)
-    profile[0] = row_r[0, 0]
-    profile[1:] = np.einsum("nu,nu->n", mu[:-1], row_r[1:])
-    return profile
+    return prefix_average(row_r, output_chain(draft, accept, rejection).marginals())
 
 
 def joint_chain(draft: MarkovChain, accept: Any, rejection: Any) -> MarkovChain:
@@ -163,12 +159,7 @@ def loss_profile(out: MarkovChain, target: MarkovChain) -> np.ndarray:
     much in TV, and the triangle inequality adds them up.
     """
     _check_pair(out, target, "out", "target")
-    row_tv = tv(out.laws(), target.laws(), check=False)
-    mu = out.marginals()
-    prof = np.empty(target.T)
-    prof[0] = row_tv[0, 0]
-    prof[1:] = np.einsum("nu,nu->n", mu[:-1], row_tv[1:])
-    return prof
+    return prefix_average(tv(out.laws(), target.laws(), check=False), out.marginals())
 
 
 def chain_front_point(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> tuple[float, float]:
@@ -183,11 +174,7 @@ def chain_front_point(draft: MarkovChain, target: MarkovChain, eps: Any, rejecti
     r = np.maximum(((1.0 - b) * p).sum(axis=-1), 0.0)  # (T, V)
     loss = tv(b * p + r[..., None] * P, q, check=False)
     mu = target.marginals()
-
-    def weigh(x: np.ndarray) -> float:
-        return float(x[0, 0] + np.einsum("nu,nu->", mu[:-1], x[1:]))
-
-    return weigh(r), weigh(loss)
+    return float(prefix_average(r, mu).sum()), float(prefix_average(loss, mu).sum())
 
 
 def sequence_point(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> tuple[float, float]:

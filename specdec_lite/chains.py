@@ -176,6 +176,24 @@ def draft_for(target: MarkovChain, quality: float, rng: RNGLike = None, **random
     return target.mix(other, 1.0 - quality)
 
 
+def seeded_pair(V: int, T: int, quality: float, seed: int) -> tuple[MarkovChain, MarkovChain, np.random.SeedSequence]:
+    """The book's ``(draft, target, mc_seed)`` triple: a random target and ``draft_for(target, quality)``.
+
+    Three independent streams come from one ``seed``: the target, the draft's random
+    part, and the Monte Carlo runs, so changing ``quality`` keeps the same two chains.
+    """
+    s_target, s_draft, s_mc = np.random.SeedSequence(seed).spawn(3)
+    target = MarkovChain.random(V, T, rng=np.random.default_rng(s_target))
+    draft = draft_for(target, quality, rng=np.random.default_rng(s_draft))
+    return draft, target, s_mc
+
+
+def one_token(p: Any, q: Any) -> tuple[MarkovChain, MarkovChain]:
+    """The draft and target of a single token (``T = 1``) whose laws are ``p`` and ``q``."""
+    p, q = check_law(p, "p"), check_law(q, "q")
+    return MarkovChain(p, np.empty((0, p.size, p.size))), MarkovChain(q, np.empty((0, q.size, q.size)))
+
+
 def _check_size(x: Any, name: str) -> int:
     return check_int(x, name)
 
@@ -204,3 +222,17 @@ def _check_pair(draft: MarkovChain, target: MarkovChain, a: str = "draft", b: st
             f"{a} and {b} must share V and T: {a} has V={draft.V}, T={draft.T}; "
             f"{b} has V={target.V}, T={target.T}"
         )
+
+
+def prefix_average(rows: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Per-position ``E_{x_{n-1} ~ mu_{n-1}}[rows_n(x_{n-1})]``, shape ``(T,)``.
+
+    ``rows`` (T, V) holds a quantity per position and previous token (row 0's first
+    entry is used at ``n = 0``, which has no previous token, as in ``laws()``); ``mu``
+    (T, V) the marginals of the chain that produced the prefix (``theory.rejection_profile``
+    spells this pass out for Theorem 1's ``TV(p_n, q_n)``).
+    """
+    profile = np.empty(rows.shape[0])
+    profile[0] = rows[0, 0]
+    profile[1:] = np.einsum("nu,nu->n", mu[:-1], rows[1:])
+    return profile

@@ -175,18 +175,21 @@ def residual(p: Any, q: Any, *, check: bool = True) -> Any:
 
 
 def over_accept(p: Any, q: Any, eps: Any) -> Any:
-    """Over-acceptance ``b(x) = min(1, (q(x) + eps)/p(x))``; ``eps = 0`` is speculative decoding.
+    """The rule ``b(x) = min(1, max(0, (q(x) + eps)/p(x)))``: over-acceptance for ``eps >= 0``.
 
-    Where ``p(x) = 0`` the token is never proposed and we return 1. Unchecked
-    (``tradeoff.over_accept`` validates ``p``, ``q`` and ``eps >= 0``); numpy inputs
-    give float64, torch tensors keep their dtype and device.
+    ``eps = 0`` is speculative decoding's ``min(1, q/p)``, ``eps > 0`` over-accepts,
+    and ``eps < 0`` under-accepts (the rewriting of any rule in Theorem 2's proof;
+    for ``eps >= 0`` the ``max(0, .)`` never acts). Where ``p(x) = 0`` the token is
+    never proposed and we return 1. Unchecked (``tradeoff.over_accept`` validates
+    ``p``, ``q`` and ``eps >= 0``); numpy inputs give float64, torch tensors keep
+    their dtype and device.
     """
     if _is_torch(p) or _is_torch(q):
         safe = p.where(p > 0, p.new_ones(()))
-        return ((q + eps) / safe).clamp(max=1.0).where(p > 0, p.new_ones(()))
+        return ((q + eps) / safe).clamp(min=0.0, max=1.0).where(p > 0, p.new_ones(()))
     p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(p > 0, np.minimum(1.0, (q + eps) / np.where(p > 0, p, 1.0)), 1.0)
+        return np.where(p > 0, np.clip((q + eps) / np.where(p > 0, p, 1.0), 0.0, 1.0), 1.0)
 
 
 def acceptance(p: Any, q: Any) -> np.ndarray:

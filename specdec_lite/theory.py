@@ -1,8 +1,10 @@
-"""Exact quantities of the paper, computed by forward passes over the target's marginals.
+"""Exact quantities of the paper: Theorem 1, and the public façade of the later chapters' exact results.
 
-Theorem 1 lives here; this module is also the public façade of the later chapters'
-exact results (``expected_rejections_batch``, ``expected_rejections_k``, ``tv_loss``,
-...) and of ``chains.sequence_law``. No module of the package imports it.
+Theorem 1 (``rejection_profile``, ``expected_rejections``, ...) is computed here by
+one forward pass over the target's marginals; the later chapters' results are
+re-exported from ``batch``, ``lookahead`` and ``tradeoff``, and ``sequence_law``
+from ``chains``. No module of the package imports this one: it sits on top of
+them, so ``theory.expected_rejections_batch`` is ``batch.expected_rejections_batch``.
 
 Counting convention: ``R_n = 1`` when position ``n`` was a rejection and
 ``N_rej = sum_n R_n`` (the paper's runtime). A round (one oracle call) starts at
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .batch import (  # noqa: F401 (façade)
+from .batch import (  # noqa: F401 (re-exported)
     batch_improvement,
     batch_rejection_limit,
     expected_rejections_batch,
@@ -22,8 +24,8 @@ from .batch import (  # noqa: F401 (façade)
 )
 from .chains import MarkovChain, _check_pair, sequence_law
 from .laws import law_split, tv
-from .lookahead import expected_oracle_calls_k, expected_rejections_k, lookahead_profile  # noqa: F401 (façade)
-from .tradeoff import optimal_rejection_law, pareto_point, tv_loss  # noqa: F401 (façade)
+from .lookahead import expected_oracle_calls_k, expected_rejections_k, lookahead_profile  # noqa: F401 (re-exported)
+from .tradeoff import optimal_rejection_law, pareto_point, tv_loss  # noqa: F401 (re-exported)
 
 
 def rejection_profile(draft: MarkovChain, target: MarkovChain) -> np.ndarray:
@@ -58,6 +60,15 @@ def speedup(draft: MarkovChain, target: MarkovChain) -> float:
     paper's ``T / E[N_rej]`` agrees up to the ``+1`` and is infinite when ``p == q``.
     """
     return target.T / expected_oracle_calls(draft, target)
+
+
+def mean_acceptance(draft: MarkovChain, target: MarkovChain) -> float:
+    """``alpha = 1 - (1/T) sum_n E[TV(p_n, q_n)]``: Theorem 1's profile as one i.i.d. acceptance rate.
+
+    The rate that Leviathan et al.'s i.i.d. model (``lookahead.iid_speedup``) needs
+    to stand in for the chain.
+    """
+    return 1.0 - float(rejection_profile(draft, target).mean())
 
 
 def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
