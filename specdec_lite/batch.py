@@ -236,6 +236,8 @@ def rejections_by_M(draft: MarkovChain, target: MarkovChain, Ms: Any, *, tree: b
     """``E[N_rej]`` of Algorithm 4 (or the tree) for each number of drafts in ``Ms``, sharing one cascade."""
     _check_pair(draft, target)
     Ms = [_check_M(M, "Ms") for M in np.atleast_1d(Ms).tolist()]
+    if not Ms:
+        raise ValueError("Ms: need at least one number of drafts, got none")
     p = draft.laws()
     reach, laws = residual_cascade(p, target.laws(), max(Ms))
     if tree:

@@ -243,3 +243,9 @@ def test_limit_with_zero_draft_probabilities():
     res = batch.batch_speculative(draft, target, 40, runs=20_000, rng=5)
     m, se = mean_and_se(res.rejections)
     assert abs(m - batch.expected_rejections_batch(draft, target, 40)) <= Z * se
+
+
+def test_rejections_by_M_needs_at_least_one_M():
+    draft, target = sd.MarkovChain.random(3, 4, rng=1), sd.MarkovChain.random(3, 4, rng=0)
+    with pytest.raises(ValueError, match="^Ms: need at least one number of drafts"):
+        batch.rejections_by_M(draft, target, [])

@@ -98,12 +98,13 @@ def test_numbered_environments_have_unique_numbers(pages):
             seen[key] = f"{name}#{ident}"
             counts[kind] += 1
     chapters = [p for p in PAGES if re.match(r"book/ch\d\d_", p)]
-    if chapters:
-        assert counts["theorem"] >= 1 and counts["exercise"] >= 3 * len(chapters), dict(counts)
+    assert chapters, "the table of contents lists no chapter"
+    assert counts["theorem"] >= 1 and counts["exercise"] >= 3 * len(chapters), dict(counts)
 
 
 def test_internal_links_land(pages, built_book):
     """Every link to a page of the book, with or without #anchor, resolves."""
+    anchored = 0
     for name in PAGES:
         for href, _ in pages[name].links:
             if re.match(r"^[a-z]+:", href) or href.startswith("//"):
@@ -118,17 +119,22 @@ def test_internal_links_land(pages, built_book):
                     parser.feed(path.read_text(encoding="utf-8"))
                     pages[target] = parser
                 assert unquote(anchor) in pages[target].ids, f"{name} links to missing anchor {target}#{anchor}"
+                anchored += 1
+    assert anchored >= len(PAGES), f"only {anchored} links with an anchor were found: is the HTML parsed?"
 
 
 def test_prf_references_show_numbers(pages):
     """A {prf:ref} renders as 'Theorem 3', not as a bare label."""
     labels = {ident: kind for name in PAGES for kind, ident, _ in pages[name].numbered}
+    checked = 0
     for name in PAGES:
         for href, text in pages[name].prf_refs:
             anchor = urldefrag(href)[1]
             if anchor in labels and labels[anchor] != "exercise" and text:
+                checked += 1
                 if re.fullmatch(r"[\w-]+", text) and text == anchor:
                     pytest.fail(f"{name}: reference to {anchor} shows its label, not its number")
+    assert checked >= len(labels) // 2, f"only {checked} references to {len(labels)} numbered results were found"
 
 
 def test_bibliography_lists_every_citation(built_book):
@@ -139,6 +145,7 @@ def test_bibliography_lists_every_citation(built_book):
             if src.is_file():
                 for group in re.findall(r"\{cite:?[a-z]*\}`([^`]+)`", src.read_text(encoding="utf-8")):
                     keys |= {k.strip() for k in group.split(",")}
+    assert keys, "no chapter cites anything: is the {cite} pattern still the one the book uses?"
     refs = (built_book / "book" / "references.html").read_text(encoding="utf-8")
     bib = (ROOT / "references.bib").read_text(encoding="utf-8")
     for key in sorted(keys):

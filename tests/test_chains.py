@@ -99,3 +99,40 @@ def test_mean_and_se_is_a_standard_error():
     m, se = mean_and_se(x)
     assert se == pytest.approx(2.0 / 200, rel=0.05)
     assert abs(m - 3.0) < Z * se
+
+
+def test_negative_or_too_large_token_ids_are_refused():
+    chain = sd.MarkovChain.random(4, 3, rng=0)
+    with pytest.raises(ValueError, match=r"^prev: token ids must lie in \[0, 4\)"):
+        chain.conditional(1, -1)
+    with pytest.raises(ValueError, match="^prev: token ids"):
+        chain.conditional(2, np.array([0, 4]))
+    with pytest.raises(ValueError, match="^prev: token ids must be integers"):
+        chain.conditional(1, 1.5)
+    with pytest.raises(ValueError, match="^tokens: token ids must lie"):
+        chain.log_prob([0, -1, 2])
+    with pytest.raises(ValueError, match="^n: position must be an integer"):
+        chain.conditional(3, 0)
+    np.testing.assert_array_equal(chain.conditional(1, np.int64(3)), chain.trans[0][3])
+    np.testing.assert_array_equal(chain.conditional(0, np.array([1, 2])), np.broadcast_to(chain.init, (2, 4)))
+
+
+@pytest.mark.parametrize("bad", [np.inf, np.nan, 0.0, -1.0])
+def test_temperature_and_concentration_must_be_finite_and_positive(bad):
+    chain = sd.MarkovChain.random(3, 2, rng=0)
+    with pytest.raises(ValueError, match="^temperature: must be a finite number > 0"):
+        chain.with_temperature(bad)
+    with pytest.raises(ValueError, match="^concentration: must be a finite number > 0"):
+        sd.MarkovChain.random(3, 2, rng=0, concentration=bad)
+
+
+def test_sequence_law_and_one_token_live_with_the_chains():
+    chain = sd.MarkovChain.random(3, 4, rng=1)
+    law = sd.chains.sequence_law(chain)
+    tokens = np.array(list(np.ndindex(3, 3, 3, 3)))
+    np.testing.assert_allclose(law, np.exp(chain.log_prob(tokens)), rtol=1e-12)
+    p, q = np.array([0.2, 0.8]), np.array([0.6, 0.4])
+    draft, target = sd.chains.one_token(p, q)
+    assert (draft.T, target.T) == (1, 1)
+    np.testing.assert_array_equal(draft.init, p)
+    np.testing.assert_array_equal(target.init, q)

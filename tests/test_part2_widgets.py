@@ -108,7 +108,25 @@ def test_figures():
     assert "members" in figs.unbiased_members_figure(p, q, n=50).layout.yaxis.title.text
 
 
-def test_explorers_build():
+def _controls(box):
+    return [c for row in box.children[:-1] for c in row.children]
+
+
+def test_explorers_draw_their_update_and_redraw_on_change(monkeypatch):
     pytest.importorskip("ipywidgets")
-    assert bs.beat_explorer() is not None
-    assert te.tradeoff_explorer() is not None
+    import specdec_lite.widgets.core as core
+
+    shown = []
+    monkeypatch.setattr(core, "show", shown.append)
+    names = ("instance", "accept_preset", "rejection", "b0", "b1", "b2", "b3")
+    controls = dict(zip(names, _controls(bs.beat_explorer()), strict=True))
+    assert len(shown) == 1 and shown[0] == bs.beat_update(**{k: c.value for k, c in controls.items()})
+    controls["b0"].value = 0.9
+    assert len(shown) == 2 and shown[1] == bs.beat_update(**{k: c.value for k, c in controls.items()})
+    assert shown[1] != shown[0]
+
+    controls = dict(zip(("eps", "quality", "seed"), _controls(te.tradeoff_explorer()), strict=True))
+    assert len(shown) == 3 and shown[2] == te.tradeoff_update(0.05, 0.5, 0)
+    controls["quality"].value = 0.9
+    assert len(shown) == 4 and shown[3] == te.tradeoff_update(controls["eps"].value, 0.9, 0)
+    assert shown[3] != shown[2]

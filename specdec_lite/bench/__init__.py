@@ -2,8 +2,8 @@
 
 Not tests: speed depends on the machine, so every figure is a ratio measured in
 one run, or a scaling curve with a fitted exponent. Sections (one table,
-``sections.SECTIONS``; a section or engine not yet in the package is skipped
-with a note):
+``sections.SECTIONS``; the real-model section is skipped, with a note, where
+torch, transformers or the trained model pair are missing):
 
 * ``samplers``: each vectorised chain sampler against its per-run reference loop
   on the same chains (goal: at least 50x faster per run at V = 7, T = 50, 10,000
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,30 +32,13 @@ from typing import Any
 
 import numpy as np
 
-from .engines import CHAIN_ENGINES, pair
-from .sections import SECTIONS, SIZES, Section, Sizes, measure_sampler, run_section
+from .sections import SECTIONS, SIZES, Section, Sizes, run_section
 from .timing import best_time, machine
 
 SCHEMA = 1
 GIB = 2**30
 
-__all__ = [
-    "SECTIONS", "SIZES", "Section", "Sizes", "best_time", "goals", "machine", "main", "run", "sampler_vs_reference",
-    "theorem1_pass",
-]
-
-
-def sampler_vs_reference(V: int = 7, T: int = 50, runs: int = 10_000, reference_runs: int = 500) -> dict:
-    """Vectorised ``decoding.speculative`` against ``reference.speculative``, per run (the first benchmark)."""
-    return measure_sampler(CHAIN_ENGINES[0], V, T, runs, reference_runs, budget=math.inf, repeat=3)
-
-
-def theorem1_pass(V: int = 200, T: int = 1000) -> dict:
-    """Time of ``theory.expected_rejections`` (one O(T V^2) pass)."""
-    from .. import theory
-
-    draft, target = pair(V, T, seed=0)
-    return {"V": V, "T": T, "seconds": best_time(lambda: theory.expected_rejections(draft, target))}
+__all__ = ["SECTIONS", "SIZES", "Section", "Sizes", "best_time", "goals", "machine", "main", "run"]
 
 
 def _goal(section: str, what: str, goal: str, value: float | None, met: bool | None, measured: str,

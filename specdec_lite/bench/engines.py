@@ -1,4 +1,4 @@
-"""The engines the benchmark knows, each behind an import check so a missing one is skipped.
+"""The engines the benchmark times: the package's samplers and exact quantities, by reference.
 
 A chain engine builds, for a random (draft, target) pair of size ``(V, T)``, a
 vectorised sampler ``sample(runs, rng)`` and, where the package has one, the
@@ -8,33 +8,19 @@ quantity timed along the axes (T, V, M or K) its cost depends on.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import batch, batch_reference, biased, decoding, lookahead, lookahead_reference, reference, theory
 from ..chains import MarkovChain
 
 Sampler = Callable[[int, Any], Any]
 
 
-def missing(requires: tuple[str, ...]) -> str | None:
-    """``None`` when every ``"module"`` or ``"module:attribute"`` imports, else a note naming the first gap."""
-    for req in requires:
-        module, _, attr = req.partition(":")
-        try:
-            mod = importlib.import_module(module)
-        except ImportError as err:
-            return f"{module} is not available yet ({err.__class__.__name__}: {err})"
-        if attr and not hasattr(mod, attr):
-            return f"{module}.{attr} does not exist yet"
-    return None
-
-
-def resolve(req: str) -> Any:
-    """The object named ``"module:attribute"``."""
-    module, _, attr = req.partition(":")
-    return getattr(importlib.import_module(module), attr)
+def qualified_name(fn: Callable[..., Any]) -> str:
+    """``"module:function"``: how the results name a function."""
+    return f"{fn.__module__}:{fn.__qualname__}"
 
 
 def pair(V: int, T: int, seed: int = 10) -> tuple[MarkovChain, MarkovChain]:
@@ -44,33 +30,25 @@ def pair(V: int, T: int, seed: int = 10) -> tuple[MarkovChain, MarkovChain]:
 
 @dataclass(frozen=True)
 class ChainEngine:
-    """A sampler on Markov chains: ``vectorised`` and optional ``reference`` are ``"module:function"``.
+    """A sampler on Markov chains: the ``vectorised`` function and, if the package has one, its ``reference`` loop.
 
     ``settings`` are extra keyword arguments passed to both (``M``, ``K``, ``eps`` ...).
     """
 
     name: str
     title: str
-    vectorised: str
-    reference: str | None = None
+    vectorised: Callable[..., Any]
+    reference: Callable[..., Any] | None = None
     settings: dict[str, Any] = field(default_factory=dict)
     needs_draft: bool = True
     no_reference_note: str = ""
     baseline: bool = False
 
-    @property
-    def requires(self) -> tuple[str, ...]:
-        return (self.vectorised,) + ((self.reference,) if self.reference else ())
-
-    def missing(self) -> str | None:
-        return missing(self.requires)
-
     def samplers(self, V: int, T: int) -> tuple[Sampler, Sampler | None]:
         draft, target = pair(V, T)
         chains = (draft, target) if self.needs_draft else (target,)
 
-        def bind(name: str) -> Sampler:
-            fn = resolve(name)
+        def bind(fn: Callable[..., Any]) -> Sampler:
             return lambda runs, rng: fn(*chains, runs=runs, rng=rng, **self.settings)
 
         return bind(self.vectorised), (bind(self.reference) if self.reference else None)
@@ -78,21 +56,21 @@ class ChainEngine:
 
 CHAIN_ENGINES: tuple[ChainEngine, ...] = (
     ChainEngine("speculative", "speculative decoding (Algorithm 1, K = ∞)",
-                "specdec_lite.decoding:speculative", "specdec_lite.reference:speculative"),
+                decoding.speculative, reference.speculative),
     ChainEngine("batch", "batch speculative (Algorithm 4, M = 4 drafts)",
-                "specdec_lite.batch:batch_speculative", "specdec_lite.batch_reference:batch_speculative",
+                batch.batch_speculative, batch_reference.batch_speculative,
                 settings={"M": 4}),
     ChainEngine("tree", "draft tree (M = 4 drafts)",
-                "specdec_lite.batch:tree_speculative", "specdec_lite.batch_reference:tree_speculative",
+                batch.tree_speculative, batch_reference.tree_speculative,
                 settings={"M": 4}),
     ChainEngine("biased", "biased speculative (ε = 0.05, Decoding-OPT)",
-                "specdec_lite.biased:biased_speculative", None, settings={"eps": 0.05, "rejection_law": "opt"},
+                biased.biased_speculative, None, settings={"eps": 0.05, "rejection_law": "opt"},
                 no_reference_note="the package has no per-run reference loop for biased verification"),
     ChainEngine("lookahead", "finite lookahead (K = 4)",
-                "specdec_lite.lookahead:speculative_k", "specdec_lite.lookahead_reference:speculative_k",
+                lookahead.speculative_k, lookahead_reference.speculative_k,
                 settings={"K": 4}),
     ChainEngine("autoregressive", "autoregressive sampling (Algorithm 3, baseline)",
-                "specdec_lite.decoding:autoregressive", None, needs_draft=False, baseline=True,
+                decoding.autoregressive, None, needs_draft=False, baseline=True,
                 no_reference_note="baseline engine: there is no per-run reference loop for it"),
 )
 
@@ -107,31 +85,27 @@ class TheoryCase:
 
     name: str
     title: str
-    function: str
+    function: Callable[..., Any]
     axes: tuple[str, ...]
     expected: dict[str, float]
     param: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def missing(self) -> str | None:
-        return missing((self.function,))
-
     def call(self, V: int, T: int, value: int | None = None) -> Callable[[], Any]:
         draft, target = pair(V, T)
-        fn = resolve(self.function)
         kw = dict(self.extra)
         if self.param is not None and value is not None:
             kw[self.param] = value
-        return lambda: fn(draft, target, **kw)
+        return lambda: self.function(draft, target, **kw)
 
 
 THEORY_CASES: tuple[TheoryCase, ...] = (
-    TheoryCase("theorem1", "Theorem 1: expected_rejections", "specdec_lite.theory:expected_rejections",
+    TheoryCase("theorem1", "Theorem 1: expected_rejections", theory.expected_rejections,
                ("T", "V"), {"T": 1.0, "V": 2.0}),
-    TheoryCase("batch", "Theorem 3: expected_rejections_batch", "specdec_lite.batch:expected_rejections_batch",
+    TheoryCase("batch", "Theorem 3: expected_rejections_batch", batch.expected_rejections_batch,
                ("T", "V", "M"), {"T": 1.0, "V": 2.0, "M": 1.0}, param="M", extra={"M": 4}),
-    TheoryCase("tree", "draft tree: expected_rejections_tree", "specdec_lite.batch:expected_rejections_tree",
+    TheoryCase("tree", "draft tree: expected_rejections_tree", batch.expected_rejections_tree,
                ("M",), {"M": 2.0}, param="M", extra={"M": 4}),
-    TheoryCase("lookahead", "finite K: expected_rejections_k", "specdec_lite.lookahead:expected_rejections_k",
+    TheoryCase("lookahead", "finite K: expected_rejections_k", lookahead.expected_rejections_k,
                ("K",), {"K": 1.0}, param="K", extra={"K": 4}),
 )

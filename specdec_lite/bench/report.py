@@ -73,9 +73,6 @@ def goals_table(results: dict[str, Any]) -> Table:
 def samplers_table(results: dict[str, Any]) -> Table:
     rows = []
     for name, r in results["sections"].get("samplers", {}).get("engines", {}).items():
-        if "skipped" in r:
-            rows.append([name, "skipped: " + r["skipped"], "", "", "", ""])
-            continue
         ref = (f"{r['reference_s_per_run'] * 1e3:.2f} ms ({r['reference_runs_timed']} runs)"
                if r["reference"] else "none")
         speed = f"{r['speedup_vs_reference']:,.0f}×" if r["reference"] else "—"
@@ -104,7 +101,7 @@ def scaling_table(results: dict[str, Any]) -> Table:
 def memory_table(results: dict[str, Any]) -> Table:
     mem = results["sections"].get("memory", {})
     if "runs" not in mem:
-        return table(["memory"], [[mem.get("skipped", "not measured")]])
+        return table(["memory"], [["not measured"]])
     rows = [[f"{r:,}", f"{u / MIB:.1f} MiB", f"{s / MIB:.1f} MiB"]
             for r, u, s in zip(mem["runs"], mem["tracemalloc_unchunked_bytes"], mem["tracemalloc_chunked_sum_bytes"],
                                strict=True)]

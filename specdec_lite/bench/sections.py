@@ -1,15 +1,12 @@
 """The benchmark's sections, registered in one table; each returns a JSON-ready dict.
 
-A section whose engine is missing returns ``{"skipped": note}``; inside a section,
-each engine that is missing is recorded the same way, so the benchmark runs on
-whatever part of the package exists.
+Only the real-model section can be skipped (``{"skipped": note}``): it needs torch
+and transformers, which the rest of the package does not.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
+import importlib.util
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import chunking
-from .engines import CHAIN_ENGINES, THEORY_CASES, missing, pair
+from .. import chunking, decoding, theory
+from ..primitives import cumulative, sample_rows
+from .engines import CHAIN_ENGINES, THEORY_CASES, pair, qualified_name
 from .timing import (
     best_time,
     clock,
@@ -95,12 +93,12 @@ SIZES: dict[str, Sizes] = {
 
 @dataclass(frozen=True)
 class Section:
-    """One part of the benchmark: a title, an import check and a function of the sizes."""
+    """One part of the benchmark: a title, a function of the sizes, and the optional packages it needs."""
 
     name: str
     title: str
-    requires: tuple[str, ...]
     run: Callable[[Sizes, Log], dict[str, Any]]
+    requires: tuple[str, ...] = ()
 
 
 def _skip(note: str, log: Log, what: str) -> dict[str, str]:
@@ -150,7 +148,7 @@ def measure_sampler(engine: Any, V: int, T: int, runs: int, reference_runs: int,
         out.update(reference=None, note=engine.no_reference_note)
         return out
     per_run_ref, done = _reference_time(ref, reference_runs, budget)
-    out.update(reference=engine.reference, reference_s_per_run=per_run_ref, reference_runs_timed=done,
+    out.update(reference=qualified_name(engine.reference), reference_s_per_run=per_run_ref, reference_runs_timed=done,
                speedup_vs_reference=per_run_ref / (t_vec / runs))
     return out
 
@@ -158,10 +156,6 @@ def measure_sampler(engine: Any, V: int, T: int, runs: int, reference_runs: int,
 def samplers(sizes: Sizes, log: Log) -> dict[str, Any]:
     engines: dict[str, Any] = {}
     for engine in CHAIN_ENGINES:
-        gap = engine.missing()
-        if gap:
-            engines[engine.name] = _skip(gap, log, engine.name)
-            continue
         # the headline figures: a few more repeats than the scaling points get
         r = measure_sampler(engine, sizes.V, sizes.T, sizes.runs, sizes.reference_runs, sizes.reference_budget_s,
                             max(sizes.repeat, 7))
@@ -176,13 +170,11 @@ def samplers(sizes: Sizes, log: Log) -> dict[str, Any]:
 
 
 def inverse_cdf_cost(V: int, runs: int, repeat: int) -> dict[str, Any]:
-    """One inverse-CDF draw per run (``decoding.sample_rows``) against drawing the uniforms it consumes.
+    """One inverse-CDF draw per run (``primitives.sample_rows``) against drawing the uniforms it consumes.
 
     Explains most of the distance to the random-number floor: a binary search per
     run on unsorted keys costs far more than producing the uniform it searches for.
     """
-    from ..decoding import cumulative, sample_rows
-
     gen = np.random.default_rng(0)
     cdf = cumulative(gen.dirichlet(np.ones(V), size=V))
     rows, u = gen.integers(0, V, runs), gen.random(runs)
@@ -197,10 +189,6 @@ def inverse_cdf_cost(V: int, runs: int, repeat: int) -> dict[str, Any]:
 def sampler_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
     engines: dict[str, Any] = {}
     for engine in CHAIN_ENGINES:
-        gap = engine.missing()
-        if gap:
-            engines[engine.name] = _skip(gap, log, engine.name)
-            continue
         axes: dict[str, Any] = {}
 
         def timed(V: int, T: int, runs: int, engine: Any = engine) -> float:
@@ -222,10 +210,6 @@ def _verdict(measured: float, expected: float, tol: float = 0.3) -> str:
 def theory_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
     cases: dict[str, Any] = {}
     for case in THEORY_CASES:
-        gap = case.missing()
-        if gap:
-            cases[case.name] = _skip(gap, log, case.name)
-            continue
         axes: dict[str, Any] = {}
         for axis in case.axes:
             base = sizes.theory_base[axis]
@@ -262,8 +246,6 @@ def theory_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
         log("  " + out["theorem1_summary"])
     V, T = sizes.theorem1_pass
     draft, target = pair(V, T, seed=0)
-    from .. import theory
-
     out["theorem1_pass"] = {"V": V, "T": T,
                             "seconds": best_time(lambda: theory.expected_rejections(draft, target), sizes.repeat,
                                                  warmup=1)}
@@ -279,8 +261,6 @@ def _rejections(result: Any) -> np.ndarray:
 
 
 def memory(sizes: Sizes, log: Log) -> dict[str, Any]:
-    from .. import decoding
-
     draft, target = pair(sizes.V, sizes.T)
     chunk = sizes.memory_chunk
     unchunked, summed = [], []
@@ -313,17 +293,12 @@ def memory(sizes: Sizes, log: Log) -> dict[str, Any]:
     per_engine: dict[str, Any] = {}
     n = sizes.memory_per_engine_runs
     for engine in CHAIN_ENGINES:
-        gap = engine.missing()
-        if gap:
-            per_engine[engine.name] = {"skipped": gap}
-            continue
         vec, _ = engine.samplers(sizes.V, sizes.T)
         peak = peak_traced_bytes(lambda f=vec: f(n, 0))
         per_engine[engine.name] = {"runs": n, "peak_bytes": peak, "bytes_per_run": peak / n,
                                    "projected_1e6_runs_bytes": peak / n * 1_000_000}
     out["per_engine"] = per_engine
-    log("  bytes per run: " + ", ".join(f"{k} {v['bytes_per_run']:.0f}" for k, v in per_engine.items()
-                                        if "bytes_per_run" in v))
+    log("  bytes per run: " + ", ".join(f"{k} {v['bytes_per_run']:.0f}" for k, v in per_engine.items()))
     return out
 
 
@@ -331,35 +306,31 @@ def memory(sizes: Sizes, log: Log) -> dict[str, Any]:
 
 
 def widget_updates() -> tuple[dict[str, Callable[[], Any]], dict[str, str]]:
-    """Every pure ``*_update`` function in ``specdec_lite.widgets``, called with its defaults.
+    """Every explorer's pure ``*_update`` function, called with its defaults.
 
-    Returns ``(callables by "module:function", notes for modules or functions that cannot run)``.
+    Returns ``(callables by "module:function", notes for updates timed elsewhere)``.
     """
-    from .. import widgets
+    from ..widgets import (
+        batch_explorer,
+        beat_speculative,
+        lookahead_explorer,
+        rejections_explorer,
+        token_explorer,
+        tradeoff_explorer,
+    )
 
-    found: dict[str, Callable[[], Any]] = {}
-    notes: dict[str, str] = {}
-    for info in pkgutil.iter_modules(widgets.__path__):
-        if info.name == "core" or info.name.startswith("_"):
-            continue
-        modname = f"{widgets.__name__}.{info.name}"
-        try:
-            mod = importlib.import_module(modname)
-        except Exception as err:  # a widget module that fails to import is reported, not fatal
-            notes[modname] = f"import failed: {err.__class__.__name__}: {err}"
-            continue
-        for name, fn in inspect.getmembers(mod, inspect.isfunction):
-            if fn.__module__ != modname or not (name == "update" or name.endswith("_update")):
-                continue
-            params = inspect.signature(fn).parameters.values()
-            if any(p.default is inspect.Parameter.empty and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-                   for p in params):
-                needs_pair = "pair" in inspect.signature(fn).parameters
-                notes[f"{modname}:{name}"] = ("needs a model pair: timed in the real-models section" if needs_pair
-                                              else "has parameters without defaults; no default setting to time")
-                continue
-            found[f"{modname}:{name}"] = fn
-    return found, notes
+    updates = (
+        batch_explorer.batch_update,
+        beat_speculative.beat_update,
+        lookahead_explorer.lookahead_update,
+        rejections_explorer.rejections_update,
+        token_explorer.token_update,
+        tradeoff_explorer.tradeoff_update,
+    )
+    notes = {
+        "specdec_lite.widgets.real_models:generation_update": "needs a model pair: timed in the real-models section"
+    }
+    return {qualified_name(fn): fn for fn in updates}, notes
 
 
 def widget_latency(sizes: Sizes, log: Log) -> dict[str, Any]:
@@ -387,26 +358,22 @@ def _llm(sizes: Sizes, log: Log) -> dict[str, Any]:
 
 
 SECTIONS: tuple[Section, ...] = (
-    Section("samplers", "Vectorised samplers against the per-run reference loops",
-            ("specdec_lite.decoding:speculative",), samplers),
-    Section("sampler_scaling", "How the samplers' cost grows with runs, T and V",
-            ("specdec_lite.decoding:speculative",), sampler_scaling),
-    Section("theory_scaling", "How the exact theory's cost grows with T, V, M and K",
-            ("specdec_lite.theory:expected_rejections",), theory_scaling),
-    Section("memory", "Peak memory over runs, and chunking", ("specdec_lite.chunking:chunked_sum",), memory),
-    Section("widgets", "Widget update latency at default settings", ("specdec_lite.widgets",), widget_latency),
-    Section("llm", "Real models: speculative vs autoregressive vs Hugging Face assisted generation",
-            ("torch", "transformers", "specdec_lite.llm.measure:speed_benchmark", "specdec_lite.llm.pairs:load_pair"),
-            _llm),
+    Section("samplers", "Vectorised samplers against the per-run reference loops", samplers),
+    Section("sampler_scaling", "How the samplers' cost grows with runs, T and V", sampler_scaling),
+    Section("theory_scaling", "How the exact theory's cost grows with T, V, M and K", theory_scaling),
+    Section("memory", "Peak memory over runs, and chunking", memory),
+    Section("widgets", "Widget update latency at default settings", widget_latency),
+    Section("llm", "Real models: speculative vs autoregressive vs Hugging Face assisted generation", _llm,
+            requires=("torch", "transformers")),
 )
 
 
 def run_section(section: Section, sizes: Sizes, log: Log) -> dict[str, Any]:
-    """The section's results, or ``{"skipped": note}`` when its engine is missing."""
+    """The section's results, or ``{"skipped": note}`` when a package it needs is not installed."""
     log(f"{section.title}:")
-    gap = missing(section.requires)
-    if gap:
-        return _skip(gap, log, section.name)
+    absent = [m for m in section.requires if importlib.util.find_spec(m) is None]
+    if absent:
+        return _skip(f"{', '.join(absent)} not installed", log, section.name)
     t0 = time.perf_counter()
     out = section.run(sizes, log)
     out["title"] = section.title
