@@ -26,7 +26,7 @@ import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_pair, sequence_law
-from .laws import acceptance, check_law, law_split, residual, tv
+from .laws import acceptance, accepted_mass, check_pair, law_split, rejected_mass, residual, tv
 from .primitives import DecodeResult, check_int, cumulative, draft_and_test, sample_rows, token_dtype
 
 
@@ -37,17 +37,20 @@ def _check_M(M: Any, name: str = "M") -> int:
 # --- one token: the residual cascade ------------------------------------------
 
 
-def residual_cascade(p: Any, q: Any, M: int) -> tuple[np.ndarray, np.ndarray]:
+def residual_cascade(p: Any, q: Any, M: int, *, check: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The laws ``q^1 = q, q^{m+1} = [q^m - p]_+`` and the chance of reaching each stage.
 
     Returns ``(reach, laws)`` with ``reach[m] = r_1 ... r_m`` (``r_m = TV(q^m, p)``,
     ``reach[0] = 1``): the probability that the first ``m`` drafts are all rejected;
     and ``laws[m] = q^{m+1}``. Shapes ``(M+1, ...)`` and ``(M+1, ..., V)``; works on
     stacks of laws. When ``q^m = p`` then ``r_m = 0`` and ``residual`` falls back to
-    ``q^{m+1} = q^m``: the stage is never reached, so any law would do.
+    ``q^{m+1} = q^m``: the stage is never reached, so any law would do. ``check=False``
+    skips validating ``p`` and ``q`` (for a chain's laws, already checked).
     """
     M = _check_M(M)
-    p, q = check_law(p, "p"), check_law(q, "q")
+    if check:
+        p, q = check_pair(p, q)
+    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
     shape = np.broadcast_shapes(p.shape, q.shape)
     reach = np.empty((M + 1,) + shape[:-1])
     laws = np.empty((M + 1,) + shape)
@@ -60,8 +63,8 @@ def residual_cascade(p: Any, q: Any, M: int) -> tuple[np.ndarray, np.ndarray]:
 
 def batch_improvement(p: Any, q: Any, M: int) -> Any:
     """Batch improvement of one token: ``TV(q, p) - prod_{m=1}^M TV(q^m, p)`` (>= 0)."""
-    p, q = check_law(p, "p"), check_law(q, "q")
-    reach, _ = residual_cascade(p, q, M)
+    p, q = check_pair(p, q)
+    reach, _ = residual_cascade(p, q, M, check=False)
     return tv(q, p, check=False) - reach[-1]
 
 
@@ -107,7 +110,8 @@ def batch_forward(draft: MarkovChain, target: MarkovChain, rho: np.ndarray, rho_
     ``f_n(x) = sum_u (mu - f)(u) h_n(u, x) + f(u) rho_q_n(u, x)``.
     """
     p, q = draft.laws(), target.laws()
-    row_tv, h = tv(p, q, check=False), law_split(p, q)[1]
+    h = rejected_mass(p, q)
+    row_tv = h.sum(axis=-1)  # TV(p_n, q_n) after each previous token
     mu = target.marginals()
     profile = np.empty(target.T)
     profile[0], f = rho[0, 0], rho_q[0, 0]  # the first position starts a round
@@ -121,7 +125,7 @@ def batch_forward(draft: MarkovChain, target: MarkovChain, rho: np.ndarray, rho_
 def batch_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> np.ndarray:
     """Theorem 3 per position: ``E[R_n]`` under Algorithm 4 with ``M`` drafts, shape ``(T,)``."""
     _check_pair(draft, target)
-    reach, laws = residual_cascade(draft.laws(), target.laws(), M)
+    reach, laws = residual_cascade(draft.laws(), target.laws(), M, check=False)
     return batch_forward(draft, target, reach[-1], reach[-1][..., None] * laws[-1])
 
 
@@ -153,7 +157,7 @@ def batch_joint_law(draft: MarkovChain, target: MarkovChain, M: int, max_sequenc
     """
     _check_pair(draft, target)
     p, q = draft.laws(), target.laws()
-    reach, laws = residual_cascade(p, q, M)
+    reach, laws = residual_cascade(p, q, M, check=False)
     g = reach[-1][..., None] * laws[-1]
     T, V = target.T, target.V
     start = np.stack([q - g, g], axis=-1).reshape(T, V, 2 * V)
@@ -194,7 +198,7 @@ def _tree_forward(p: np.ndarray, reach: np.ndarray, laws: np.ndarray, Ms: list[i
     K, rows = max(Ms), np.arange(len(Ms))
     top = np.asarray(Ms) - 1  # index k - 1 of a fresh round's M candidates
     G = reach[1 : K + 1, ..., None] * laws[1 : K + 1]  # (k, T, u, x): mass rejected by k candidates
-    acc = reach[:K, ..., None] * law_split(p, laws[:K])[0]  # (stage, T, u, x): accepted at that stage
+    acc = reach[:K, ..., None] * accepted_mass(p, laws[:K])  # (stage, T, u, x): accepted at that stage
     ii = np.arange(K)
     kidx = ii[:, None] + ii[None, :]  # (d, stage m-1) -> k - 1 = d + m - 1: d untested candidates left
     inside = kidx < K
@@ -223,7 +227,7 @@ def tree_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> n
     _check_pair(draft, target)
     M = _check_M(M)
     p = draft.laws()
-    reach, laws = residual_cascade(p, target.laws(), M)
+    reach, laws = residual_cascade(p, target.laws(), M, check=False)
     return _tree_forward(p, reach, laws, [M])[0]
 
 
@@ -239,7 +243,7 @@ def rejections_by_M(draft: MarkovChain, target: MarkovChain, Ms: Any, *, tree: b
     if not Ms:
         raise ValueError("Ms: need at least one number of drafts, got none")
     p = draft.laws()
-    reach, laws = residual_cascade(p, target.laws(), max(Ms))
+    reach, laws = residual_cascade(p, target.laws(), max(Ms), check=False)
     if tree:
         # One joint pass costs like len(Ms) runs of the largest M: worth it when the Ms are alike.
         together = len(Ms) * max(Ms) ** 2 <= 4 * sum(M * M for M in Ms)
@@ -286,7 +290,7 @@ def _cascade_position(
 def _cascade_tables(draft: MarkovChain, target: MarkovChain, M: int) -> tuple[np.ndarray, ...]:
     """Draft laws, their CDFs, and CDFs and acceptance tables of every ``q^m``, for all positions."""
     p = draft.laws()
-    _, laws = residual_cascade(p, target.laws(), M)
+    _, laws = residual_cascade(p, target.laws(), M, check=False)
     return p, cumulative(p), cumulative(laws), acceptance(p, laws)
 
 

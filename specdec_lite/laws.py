@@ -119,17 +119,29 @@ def tv(p: Any, q: Any, *, check: bool = True) -> Any:
     return 0.5 * np.abs(p - q).sum(axis=-1)
 
 
-def law_split(p: Any, q: Any) -> tuple[Any, Any]:
-    """Algorithm 1's two ways to output ``x``: ``(min(p, q), max(q - p, 0))``.
+def accepted_mass(p: Any, q: Any) -> Any:
+    """``min(p, q)``: the probability that Algorithm 1 outputs ``x`` as an accepted draft, ``p min(1, q/p)``."""
+    if _is_torch(p) or _is_torch(q):
+        return p.minimum(q)
+    return np.minimum(p, q)
 
-    Given the prefix, ``x`` is output unrejected with probability
-    ``p(x) min(1, q(x)/p(x)) = min(p, q)(x)`` and after a rejection with probability
-    ``TV(p, q) [q - p]_+(x) = max(q - p, 0)(x)``; the two add up to ``q(x)``
-    (Theorem 1(a)), and the second sums to ``TV(p, q)``.
+
+def rejected_mass(p: Any, q: Any) -> Any:
+    """``max(q - p, 0)``: the probability that Algorithm 1 outputs ``x`` after a rejection, ``TV(p, q) [q - p]_+(x)``.
+
+    It sums to ``TV(p, q)``, the rejection probability, when ``p`` and ``q`` are laws.
     """
     if _is_torch(p) or _is_torch(q):
-        return p.minimum(q), (q - p).clamp(min=0)
-    return np.minimum(p, q), np.maximum(q - p, 0.0)
+        return (q - p).clamp(min=0)
+    return np.maximum(q - p, 0.0)
+
+
+def law_split(p: Any, q: Any) -> tuple[Any, Any]:
+    """Algorithm 1's two ways to output ``x``: ``(accepted_mass, rejected_mass) = (min(p, q), max(q - p, 0))``.
+
+    The two add up to ``q(x)`` (Theorem 1(a)), and the second sums to ``TV(p, q)``.
+    """
+    return accepted_mass(p, q), rejected_mass(p, q)
 
 
 def residual_tolerance(dtype: Any) -> float:
@@ -161,14 +173,14 @@ def residual(p: Any, q: Any, *, check: bool = True) -> Any:
     if check:
         check_pair(p, q)
     if _is_torch(p) or _is_torch(q):
-        pos = law_split(p, q)[1]
+        pos = rejected_mass(p, q)
         mass = pos.sum(dim=-1, keepdim=True)
         ok = mass > residual_tolerance(pos.dtype)
         return (pos / mass.where(ok, mass.new_ones(()))).where(ok, q)
     p, q = np.asarray(p), np.asarray(q)
     tol = residual_tolerance(np.result_type(p.dtype, q.dtype, np.float16))
     p, q = p.astype(np.float64), q.astype(np.float64)
-    pos = law_split(p, q)[1]
+    pos = rejected_mass(p, q)
     mass = pos.sum(axis=-1, keepdims=True)
     ok = mass > tol
     return np.where(ok, pos / np.where(ok, mass, 1.0), np.broadcast_to(q, pos.shape))

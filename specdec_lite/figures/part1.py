@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from .. import decoding, theory
 from ..chains import MarkovChain, draft_for
 from ..chains import seeded_pair as pair
-from ..laws import check_law, law_split, tv
+from ..laws import check_law, law_split, rejected_mass, tv
 from ..plotting import slider_figure
 from ..stats import running_mean
 
@@ -81,7 +81,7 @@ def tv_traces(p: Any, q: Any) -> list[go.Bar]:
     shared, q_above = law_split(p, q)
     return [
         go.Bar(x=x, y=shared, name="shared: min(p, q)", marker_color=COLORS["shared"]),
-        go.Bar(x=x, y=law_split(q, p)[1], name="p above q", marker_color=COLORS["p"]),
+        go.Bar(x=x, y=rejected_mass(q, p), name="p above q", marker_color=COLORS["p"]),
         go.Bar(x=x, y=q_above, name="q above p", marker_color=COLORS["q"]),
     ]
 
