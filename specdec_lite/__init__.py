@@ -4,8 +4,13 @@ Every formula and algorithm the chapters use lives here once. Notation follows t
 paper: ``p`` is the draft, ``q`` the target. Where to find what:
 
 =========================  ===========================================================
-``laws``                   ``tv``, ``residual`` (guarded), ``acceptance``, ``check_law``
-``chains``                 ``MarkovChain`` (the book's model of an LM), ``draft_for``
+``primitives``             the bottom floor: ``DecodeResult``, ``sample_rows``,
+                           ``cumulative``, Algorithm 1's ``verify_step``, ``check_int``
+``laws``                   ``tv``, ``residual`` (guarded), ``law_split``, ``acceptance``,
+                           ``over_accept``, ``rejection_law``, ``check_law``, ``check_pair``
+                           (numpy arrays and torch tensors alike)
+``chains``                 ``MarkovChain`` (the book's model of an LM), ``draft_for``,
+                           ``sequence_law``, ``seeded_pair``, ``one_token``
 ``theory``                 exact quantities: Theorem 1 (``expected_rejections``) and the
                            re-exported results of the later chapters
 ``decoding``               vectorised samplers: ``speculative`` (Algorithm 1) and the
@@ -21,6 +26,11 @@ paper: ``p`` is the draft, ``q`` the target. Where to find what:
 ``exercises``              the labs' ``check_...`` functions
 ``bench``, ``classroom``   ``python -m specdec_lite.bench`` and ``... .classroom strip``
 =========================  ===========================================================
+
+Imports flow one way: ``primitives``, ``_rng`` and ``laws`` at the bottom, ``chains``
+above them, one module per chapter above that, ``theory`` and ``decoding`` (façades
+nothing in the package imports) on top of the chapters, then figures, widgets,
+exercises, llm and bench.
 """
 
 from . import decoding, reference, theory
