@@ -27,9 +27,6 @@ from .laws import acceptance, residual
 from .lookahead import LookaheadResult, speculative_k  # noqa: F401 (façade)
 from .primitives import DecodeResult, cumulative, sample_rows, token_dtype, verify_step
 
-#: Former private name of ``primitives.token_dtype``, kept for existing callers.
-_token_dtype = token_dtype
-
 
 def autoregressive(target: MarkovChain, runs: int, rng: RNGLike = None) -> DecodeResult:
     """Algorithm 3: sample ``x_n ~ q_n(. | x_{n-1})`` for n = 1..T; T oracle calls per run."""
