@@ -16,15 +16,34 @@ from ..laws import residual, tv
 REJECTION_LAWS = ("opt", "uno")
 
 
-def probs_from_logits(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "logits") -> torch.Tensor:
     """The sampling law ``softmax(logits / temperature)`` in float32 on the last axis.
 
     ``temperature = 0`` means greedy: the one-hot law of the argmax (first maximum).
+    So does a temperature so small that ``logits / temperature`` overflows float32 in a
+    row (the limit of the softmax as the temperature falls to 0, ties to the first).
+    Logits that are NaN or ``+inf`` (float16 overflow, a broken checkpoint) and rows
+    with no finite logit raise a ``FloatingPointError`` naming ``name``: such laws are
+    reported, never sampled. ``-inf`` marks a token of probability 0.
     """
     logits = logits.float()
+    bad = torch.isnan(logits) | (logits == torch.inf)
+    dead = ~torch.isfinite(logits).any(dim=-1)
+    if bool(bad.any()) or bool(dead.any()):
+        rows = sorted(set(bad.any(dim=-1).nonzero()[:, 0].tolist()) | set(dead.nonzero()[:, 0].tolist()))
+        raise FloatingPointError(
+            f"{name}: {int(bad.sum())} NaN or +inf logit(s), {int(dead.sum())} row(s) with no finite logit, "
+            f"in row(s) {rows[:5]} (float16 overflow or a broken checkpoint?); refusing to sample from them"
+        )
+    greedy = torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).float()
     if temperature == 0:
-        return torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).float()
-    return torch.softmax(logits / temperature, dim=-1)
+        return greedy
+    scaled = logits / temperature
+    overflow = (scaled == torch.inf).any(dim=-1, keepdim=True) | (scaled - scaled.amax(dim=-1, keepdim=True)).isnan().any(
+        dim=-1, keepdim=True
+    )
+    probs = torch.softmax(scaled, dim=-1)
+    return torch.where(overflow, greedy, probs) if bool(overflow.any()) else probs
 
 
 def over_accept(p: torch.Tensor, q: torch.Tensor, eps: float) -> torch.Tensor:
