@@ -150,7 +150,8 @@ def _check_context(models: dict[str, Any], prompt_length: int, max_new_tokens: i
 def _check_eos(eos_token_id: Any, vocab: int) -> int | None:
     if eos_token_id is None:
         return None
-    if isinstance(eos_token_id, bool) or not isinstance(eos_token_id, (int, np.integer)) or not 0 <= eos_token_id < vocab:
+    integer = isinstance(eos_token_id, (int, np.integer)) and not isinstance(eos_token_id, bool)
+    if not integer or not 0 <= eos_token_id < vocab:
         raise ValueError(f"eos_token_id: must be None or a token id in [0, {vocab}), got {eos_token_id!r}")
     return int(eos_token_id)
 

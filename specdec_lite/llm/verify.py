@@ -39,9 +39,9 @@ def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "
     if temperature == 0:
         return greedy
     scaled = logits / temperature
-    overflow = (scaled == torch.inf).any(dim=-1, keepdim=True) | (scaled - scaled.amax(dim=-1, keepdim=True)).isnan().any(
-        dim=-1, keepdim=True
-    )
+    # Overflow to +inf, or every entry of a row to -inf (then the shifted softmax is NaN).
+    shifted = scaled - scaled.amax(dim=-1, keepdim=True)
+    overflow = ((scaled == torch.inf) | shifted.isnan()).any(dim=-1, keepdim=True)
     probs = torch.softmax(scaled, dim=-1)
     return torch.where(overflow, greedy, probs) if bool(overflow.any()) else probs
 
