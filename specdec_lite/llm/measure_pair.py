@@ -79,8 +79,19 @@ def device_info(device: torch.device) -> dict[str, Any]:
         info.update(name=torch.cuda.get_device_name(device), capability=list(torch.cuda.get_device_capability(device)),
                     memory_gib=round(props.total_memory / 2**30, 1))
     else:
-        info["name"] = platform.processor() or platform.machine() or "unknown CPU"
+        info["name"] = _cpu_name()
     return info
+
+
+def _cpu_name() -> str:
+    """The CPU's model name (from /proc/cpuinfo on Linux), else what ``platform`` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
 
 
 def _plain(value: Any) -> Any:
