@@ -1,6 +1,6 @@
 """Real models: ``llm.speculative_generate`` against autoregressive decoding and Hugging Face's assisted generation.
 
-Uses the engine's own measurement, ``llm.measure.speed_benchmark`` (methods
+Uses the engine's own measurement, ``llm.speed.speed_benchmark`` (methods
 interleaved prompt by prompt, one warm-up each), on the pair ``llm.load_pair``
 chooses (the offline pair on a machine without a GPU). The predicted speed-up is
 Leviathan et al.'s ``E[tokens per round] t_target / (K t_draft + t_verify(K))``
@@ -16,9 +16,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-#: Prompts in the offline pair's language, if ``llm.measure.default_prompts`` is missing.
-PROMPTS = ("def __init__(self, ", "import os\nimport sys\n\n", "    for key, value in ", "class Error(Exception):\n")
-
 
 def _cached_fallback() -> bool:
     from ..llm.fallback import fallback_is_cached
@@ -31,21 +28,16 @@ def _num(x: float) -> float | None:
 
 
 def _prompts(pair: Any) -> tuple[str, ...]:
-    try:
-        from ..llm.measure import default_prompts
-    except ImportError:
-        return PROMPTS
+    from ..llm.runs import default_prompts
+
     return default_prompts(pair)
 
 
 def _widget_latency(pair: Any, prompt: str, calls: int) -> dict[str, Any]:
     """Median time of the real-models explorer's update at its defaults (it needs a pair, so it is timed here)."""
+    from ..widgets.real_models import generation_update
     from .timing import clock, median_time
 
-    try:
-        from ..widgets.real_models import generation_update
-    except ImportError as err:
-        return {"skipped": f"no real-models widget ({err})"}
     update = generation_update(pair, prompt)
     t0 = clock()
     update()
@@ -58,8 +50,8 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
     """Speed of the real-model engine on ``pair`` (default: ``llm.load_pair()``'s choice)."""
     import torch
 
-    from ..llm.measure import speed_benchmark
     from ..llm.pairs import load_pair, pick_device
+    from ..llm.speed import speed_benchmark
 
     cfg = sizes.llm
     if pair is None and cfg.get("off"):
