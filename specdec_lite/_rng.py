@@ -6,6 +6,8 @@ from typing import Union
 
 import numpy as np
 
+from .primitives import check_int
+
 RNGLike = Union[None, int, np.random.Generator, np.random.SeedSequence]
 
 
@@ -20,6 +22,4 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
 
 def check_runs(runs: int) -> int:
     """Validate a number of Monte Carlo runs."""
-    if isinstance(runs, bool) or not isinstance(runs, (int, np.integer)) or runs < 1:
-        raise ValueError(f"runs: must be an integer >= 1, got {runs!r}")
-    return int(runs)
+    return check_int(runs, "runs")

@@ -20,25 +20,18 @@ expected rejections are forward passes, polynomial in T, V and M.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
-from .chains import MarkovChain, _check_pair
-from .laws import acceptance, check_law, residual, tv
-
-if TYPE_CHECKING:
-    from .decoding import DecodeResult
-
-# ``theory`` and ``decoding`` re-export names from here at import time, so this module
-# imports them only inside functions (no import cycle whichever is loaded first).
+from .chains import MarkovChain, _check_pair, sequence_law
+from .laws import acceptance, check_law, law_split, residual, tv
+from .primitives import DecodeResult, check_int, cumulative, draft_and_test, sample_rows, token_dtype
 
 
 def _check_M(M: Any, name: str = "M") -> int:
-    if isinstance(M, bool) or not isinstance(M, (int, np.integer)) or M < 1:
-        raise ValueError(f"{name}: number of drafts must be an integer >= 1, got {M!r}")
-    return int(M)
+    return check_int(M, name, what="number of drafts ")
 
 
 # --- one token: the residual cascade ------------------------------------------
@@ -54,14 +47,14 @@ def residual_cascade(p: Any, q: Any, M: int) -> tuple[np.ndarray, np.ndarray]:
     ``q^{m+1} = q^m``: the stage is never reached, so any law would do.
     """
     M = _check_M(M)
-    p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    p, q = check_law(p, "p"), check_law(q, "q")
     shape = np.broadcast_shapes(p.shape, q.shape)
     reach = np.empty((M + 1,) + shape[:-1])
     laws = np.empty((M + 1,) + shape)
     reach[0], laws[0] = 1.0, q
     for m in range(M):
-        reach[m + 1] = reach[m] * tv(laws[m], p)
-        laws[m + 1] = residual(p, laws[m])
+        reach[m + 1] = reach[m] * tv(laws[m], p, check=False)
+        laws[m + 1] = residual(p, laws[m], check=False)
     return reach, laws
 
 
@@ -69,7 +62,7 @@ def batch_improvement(p: Any, q: Any, M: int) -> Any:
     """Batch improvement of one token: ``TV(q, p) - prod_{m=1}^M TV(q^m, p)`` (>= 0)."""
     p, q = check_law(p, "p"), check_law(q, "q")
     reach, _ = residual_cascade(p, q, M)
-    return tv(q, p) - reach[-1]
+    return tv(q, p, check=False) - reach[-1]
 
 
 def batch_improvement_bernoulli(u: float, v: float, M: int) -> float:
@@ -102,22 +95,26 @@ def batch_improvement_uniform(r: float, M: int) -> float:
 # --- Algorithm 4 on first-order chains: Theorem 3 and Proposition 1 -----------
 
 
-def _batch_forward(draft: MarkovChain, target: MarkovChain, b: np.ndarray, g: np.ndarray) -> np.ndarray:
-    """Per-position ``E[R_n]`` when a round start rejects w.p. ``b`` (T, V) into mass ``g`` (T, V, V).
+def batch_forward(draft: MarkovChain, target: MarkovChain, rho: np.ndarray, rho_q: np.ndarray) -> np.ndarray:
+    """Theorem 3's forward pass: per-position ``E[R_n]``, shape ``(T,)``, on first-order chains.
 
-    ``f[x] = P(x_n = x, R_n = 1)``; a position after a rejection starts a round:
-    ``E[R_n] = sum_u (mu - f)(u) TV_n(u) + f(u) b_n(u)`` and
-    ``f_n(x) = sum_u (mu - f)(u) max(q - p, 0)_n(u, x) + f(u) g_n(u, x)``.
+    ``rho`` (T, V) is the rejection probability ``rho_n`` of a round start after each
+    previous token, and ``rho_q`` (T, V, V) the mass ``rho_n q_n^{M+1}`` it sends to
+    each token (from ``residual_cascade``; Proposition 1 passes their limits).
+    With ``h_n = max(q_n - p_n, 0)``, the target's marginals ``mu`` and
+    ``f_n(x) = P(x_n = x, R_n = 1)`` (a position after a rejection starts a round):
+    ``E[R_n] = sum_u (mu - f)(u) TV_n(u) + f(u) rho_n(u)`` and
+    ``f_n(x) = sum_u (mu - f)(u) h_n(u, x) + f(u) rho_q_n(u, x)``.
     """
     p, q = draft.laws(), target.laws()
-    a, h = tv(p, q), np.maximum(q - p, 0.0)
+    row_tv, h = tv(p, q, check=False), law_split(p, q)[1]
     mu = target.marginals()
     profile = np.empty(target.T)
-    profile[0], f = b[0, 0], g[0, 0]  # the first position starts a round
+    profile[0], f = rho[0, 0], rho_q[0, 0]  # the first position starts a round
     for n in range(1, target.T):
         rest = mu[n - 1] - f
-        profile[n] = rest @ a[n] + f @ b[n]
-        f = rest @ h[n] + f @ g[n]
+        profile[n] = rest @ row_tv[n] + f @ rho[n]
+        f = rest @ h[n] + f @ rho_q[n]
     return profile
 
 
@@ -125,7 +122,7 @@ def batch_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> 
     """Theorem 3 per position: ``E[R_n]`` under Algorithm 4 with ``M`` drafts, shape ``(T,)``."""
     _check_pair(draft, target)
     reach, laws = residual_cascade(draft.laws(), target.laws(), M)
-    return _batch_forward(draft, target, reach[-1], reach[-1][..., None] * laws[-1])
+    return batch_forward(draft, target, reach[-1], reach[-1][..., None] * laws[-1])
 
 
 def expected_rejections_batch(draft: MarkovChain, target: MarkovChain, M: int) -> float:
@@ -143,7 +140,7 @@ def batch_rejection_limit(draft: MarkovChain, target: MarkovChain) -> float:
     _check_pair(draft, target)
     p, q = draft.laws(), target.laws()
     g = np.where(p > 0, 0.0, q)
-    return float(_batch_forward(draft, target, g.sum(axis=-1), g).sum())
+    return float(batch_forward(draft, target, g.sum(axis=-1), g).sum())
 
 
 def batch_joint_law(draft: MarkovChain, target: MarkovChain, M: int, max_sequences: int = 2_000_000) -> np.ndarray:
@@ -154,15 +151,13 @@ def batch_joint_law(draft: MarkovChain, target: MarkovChain, M: int, max_sequenc
     the plain rule applies (``min(p, q)`` and ``max(q - p, 0)``). Index a run with
     ``stats.sequence_index(2 * tokens + rejected, 2 * V)``.
     """
-    from .theory import sequence_law
-
     _check_pair(draft, target)
     p, q = draft.laws(), target.laws()
     reach, laws = residual_cascade(p, q, M)
     g = reach[-1][..., None] * laws[-1]
     T, V = target.T, target.V
     start = np.stack([q - g, g], axis=-1).reshape(T, V, 2 * V)
-    inside = np.stack([np.minimum(p, q), np.maximum(q - p, 0.0)], axis=-1).reshape(T, V, 2 * V)
+    inside = np.stack(law_split(p, q), axis=-1).reshape(T, V, 2 * V)
     trans = np.stack([inside[1:], start[1:]], axis=2).reshape(T - 1, 2 * V, 2 * V)  # row 2u + r
     return sequence_law(MarkovChain(start[0, 0], trans), max_sequences)
 
@@ -199,7 +194,7 @@ def _tree_forward(p: np.ndarray, reach: np.ndarray, laws: np.ndarray, Ms: list[i
     K, rows = max(Ms), np.arange(len(Ms))
     top = np.asarray(Ms) - 1  # index k - 1 of a fresh round's M candidates
     G = reach[1 : K + 1, ..., None] * laws[1 : K + 1]  # (k, T, u, x): mass rejected by k candidates
-    acc = reach[:K, ..., None] * np.minimum(p, laws[:K])  # (stage, T, u, x): accepted at that stage
+    acc = reach[:K, ..., None] * law_split(p, laws[:K])[0]  # (stage, T, u, x): accepted at that stage
     ii = np.arange(K)
     kidx = ii[:, None] + ii[None, :]  # (d, stage m-1) -> k - 1 = d + m - 1: d untested candidates left
     inside = kidx < K
@@ -248,7 +243,7 @@ def rejections_by_M(draft: MarkovChain, target: MarkovChain, Ms: Any, *, tree: b
         together = len(Ms) * max(Ms) ** 2 <= 4 * sum(M * M for M in Ms)
         groups = [Ms] if together else [[M] for M in Ms]
         return np.concatenate([_tree_forward(p, reach, laws, g).sum(axis=1) for g in groups])
-    return np.array([_batch_forward(draft, target, reach[M], reach[M][..., None] * laws[M]).sum() for M in Ms])
+    return np.array([batch_forward(draft, target, reach[M], reach[M][..., None] * laws[M]).sum() for M in Ms])
 
 
 # --- samplers, vectorised over runs --------------------------------------------
@@ -268,8 +263,6 @@ def _cascade_position(
     ``accept[m] = min(1, q^{m+1}/p)``. Returns the tokens, the rejection marks and the
     0-based stage at which each run accepted (``k`` where all were rejected).
     """
-    from .decoding import sample_rows
-
     runs = prev.shape[0]
     x = np.empty(runs, dtype=np.int64)
     stage = k.copy()
@@ -281,8 +274,8 @@ def _cascade_position(
             active = active[k[active] > m]
         if active.size == 0:
             break
-        xt = sample_rows(cdf_p, prev[active], gen.random(active.size))
-        ok = gen.random(active.size) < accept[m][prev[active], xt]
+        xt, rej = draft_and_test(gen, cdf_p, accept[m], prev[active])
+        ok = ~rej
         x[active[ok]], stage[active[ok]] = xt[ok], m
         active = active[~ok]
     return x, stage == k, stage
@@ -290,8 +283,6 @@ def _cascade_position(
 
 def _cascade_tables(draft: MarkovChain, target: MarkovChain, M: int) -> tuple[np.ndarray, ...]:
     """Draft laws, their CDFs, and CDFs and acceptance tables of every ``q^m``, for all positions."""
-    from .decoding import cumulative
-
     p = draft.laws()
     _, laws = residual_cascade(p, target.laws(), M)
     return p, cumulative(p), cumulative(laws), acceptance(p, laws)
@@ -303,13 +294,11 @@ def batch_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int
     A run starts a round at position 1 and after each rejection; there it has ``M``
     candidates, elsewhere the single chosen draft (``k = 1``, the plain rule).
     """
-    from .decoding import DecodeResult, _token_dtype
-
     _check_pair(draft, target)
     M, runs, gen = _check_M(M), check_runs(runs), as_generator(rng)
     _, cdf_p, cdfs, accept = _cascade_tables(draft, target, M)
     T = target.T
-    tokens = np.empty((runs, T), dtype=_token_dtype(target.V))
+    tokens = np.empty((runs, T), dtype=token_dtype(target.V))
     rejected = np.zeros((runs, T), dtype=bool)
     prev = np.zeros(runs, dtype=np.int64)
     start = np.ones(runs, dtype=bool)
@@ -327,13 +316,11 @@ def tree_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int,
     accepted one match it independently with probability ``p(x)``, so the survivors
     are ``1 + Binomial(k - m, p(x))`` (``reference.tree_speculative`` draws them all).
     """
-    from .decoding import DecodeResult, _token_dtype
-
     _check_pair(draft, target)
     M, runs, gen = _check_M(M), check_runs(runs), as_generator(rng)
     p_laws, cdf_p, cdfs, accept = _cascade_tables(draft, target, M)
     T = target.T
-    tokens = np.empty((runs, T), dtype=_token_dtype(target.V))
+    tokens = np.empty((runs, T), dtype=token_dtype(target.V))
     rejected = np.zeros((runs, T), dtype=bool)
     prev = np.zeros(runs, dtype=np.int64)
     k = np.full(runs, M)

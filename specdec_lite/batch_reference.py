@@ -12,8 +12,8 @@ import numpy as np
 from ._rng import RNGLike, as_generator, check_runs
 from .batch import _check_M
 from .chains import MarkovChain, _check_pair
-from .decoding import DecodeResult
 from .laws import residual
+from .primitives import DecodeResult
 
 
 def _draft(draft: MarkovChain, n0: int, prev: int | None, gen: np.random.Generator) -> list[int]:
@@ -35,7 +35,7 @@ def _cascade(candidates: list[int], p: np.ndarray, q: np.ndarray, gen: np.random
     for m, x in enumerate(candidates):
         if gen.random() < min(1.0, qm[x] / p[x]):
             return x, m
-        qm = residual(p, qm)
+        qm = residual(p, qm, check=False)  # the chains are checked laws
     return int(gen.choice(len(q), p=qm)), None
 
 

@@ -20,11 +20,10 @@ from typing import Any
 import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
-from .chains import MarkovChain, _check_pair
-from .decoding import DecodeResult, _token_dtype, cumulative, sample_rows
-from .laws import check_law, tv
-from .theory import sequence_law
-from .tradeoff import REJECTION_LAWS, check_accept, check_eps, over_accept, rejection_law
+from .chains import MarkovChain, _check_pair, prefix_average, sequence_law
+from .laws import REJECTION_LAWS, check_law, tv
+from .primitives import DecodeResult, cumulative, token_dtype, verify_step
+from .tradeoff import check_accept, check_eps, over_accept, rejection_law
 
 
 def check_rule(draft: MarkovChain, accept: Any, rejection: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -66,20 +65,18 @@ def generic_speculative(
 
     At each position: draw ``x ~ p_n(. | x_{n-1})``, keep it with probability
     ``accept[n, x_{n-1}, x]``, else draw from ``rejection[n, x_{n-1}]`` and mark a
-    rejection (the same one-loop-over-positions argument as ``decoding.speculative``).
+    rejection (``primitives.verify_step``; the same one-loop-over-positions argument as
+    ``decoding.speculative``).
     """
     b, P = check_rule(draft, accept, rejection)
     runs, gen = check_runs(runs), as_generator(rng)
     p_laws = draft.laws()
     T = draft.T
-    tokens = np.empty((runs, T), dtype=_token_dtype(draft.V))
+    tokens = np.empty((runs, T), dtype=token_dtype(draft.V))
     rejected = np.zeros((runs, T), dtype=bool)
     prev = np.zeros(runs, dtype=np.int64)
     for n in range(T):
-        x = sample_rows(cumulative(p_laws[n]), prev, gen.random(runs))
-        rej = gen.random(runs) >= b[n][prev, x]
-        if rej.any():
-            x[rej] = sample_rows(cumulative(P[n]), prev[rej], gen.random(int(rej.sum())))
+        x, rej = verify_step(gen, cumulative(p_laws[n]), b[n], cumulative(P[n]), prev)
         tokens[:, n], rejected[:, n] = x, rej
         prev = x
     return DecodeResult(tokens, rejected, 1 + rejected[:, :-1].sum(axis=1))
@@ -115,11 +112,7 @@ def rejection_profile_of(draft: MarkovChain, accept: Any, rejection: Any) -> np.
     """``E[R_n]`` for each position: ``sum (1 - b_n) p_n`` averaged over the output chain's previous token."""
     b, _ = check_rule(draft, accept, rejection)
     row_r = np.maximum(((1.0 - b) * draft.laws()).sum(axis=-1), 0.0)  # (T, V)
-    mu = output_chain(draft, accept, rejection).marginals()
-    profile = np.empty(draft.T)
-    profile[0] = row_r[0, 0]
-    profile[1:] = np.einsum("nu,nu->n", mu[:-1], row_r[1:])
-    return profile
+    return prefix_average(row_r, output_chain(draft, accept, rejection).marginals())
 
 
 def joint_chain(draft: MarkovChain, accept: Any, rejection: Any) -> MarkovChain:
@@ -150,7 +143,7 @@ def biased_expected_rejections(draft: MarkovChain, target: MarkovChain, eps: Any
 def sequence_tv(a: MarkovChain, b: MarkovChain, max_sequences: int = 2_000_000) -> float:
     """``TV`` between the laws of whole sequences ``x_{1:T}`` of two chains, by enumeration (small chains only)."""
     _check_pair(a, b, "a", "b")
-    return float(tv(sequence_law(a, max_sequences), sequence_law(b, max_sequences)))
+    return float(tv(sequence_law(a, max_sequences), sequence_law(b, max_sequences), check=False))
 
 
 def biased_sequence_tv(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> float:
@@ -166,12 +159,7 @@ def loss_profile(out: MarkovChain, target: MarkovChain) -> np.ndarray:
     much in TV, and the triangle inequality adds them up.
     """
     _check_pair(out, target, "out", "target")
-    row_tv = tv(out.laws(), target.laws())
-    mu = out.marginals()
-    prof = np.empty(target.T)
-    prof[0] = row_tv[0, 0]
-    prof[1:] = np.einsum("nu,nu->n", mu[:-1], row_tv[1:])
-    return prof
+    return prefix_average(tv(out.laws(), target.laws(), check=False), out.marginals())
 
 
 def chain_front_point(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> tuple[float, float]:
@@ -184,13 +172,9 @@ def chain_front_point(draft: MarkovChain, target: MarkovChain, eps: Any, rejecti
     b, P = over_accept_rule(draft, target, eps, rejection_law)
     p, q = draft.laws(), target.laws()
     r = np.maximum(((1.0 - b) * p).sum(axis=-1), 0.0)  # (T, V)
-    loss = tv(b * p + r[..., None] * P, q)
+    loss = tv(b * p + r[..., None] * P, q, check=False)
     mu = target.marginals()
-
-    def weigh(x: np.ndarray) -> float:
-        return float(x[0, 0] + np.einsum("nu,nu->", mu[:-1], x[1:]))
-
-    return weigh(r), weigh(loss)
+    return float(prefix_average(r, mu).sum()), float(prefix_average(loss, mu).sum())
 
 
 def sequence_point(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law: str) -> tuple[float, float]:

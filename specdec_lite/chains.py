@@ -19,6 +19,7 @@ import numpy as np
 
 from ._rng import RNGLike, as_generator
 from .laws import check_law
+from .primitives import check_int
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,8 +59,9 @@ class MarkovChain:
         ``n = 0`` ignores ``prev`` and returns ``init`` (broadcast to ``prev``'s shape
         when one is given); otherwise returns ``trans[n-1][prev]``.
         """
-        if not 0 <= n < self.T:
-            raise ValueError(f"n: position must be in [0, {self.T}), got {n}")
+        n = check_int(n, "n", low=0, high=self.T - 1, what="position ")
+        if prev is not None:
+            prev = self._check_tokens(prev, "prev")
         if n == 0:
             if prev is None:
                 return self.init
@@ -67,6 +69,17 @@ class MarkovChain:
         if prev is None:
             raise ValueError("prev: positions n >= 1 need the previous token")
         return self.trans[n - 1][prev]
+
+    def _check_tokens(self, tokens: Any, name: str) -> Any:
+        """``tokens`` as an integer array of token ids in ``[0, V)`` (negative ids would wrap)."""
+        if isinstance(tokens, (int, np.integer)) and not isinstance(tokens, bool) and 0 <= tokens < self.V:
+            return tokens  # the reference loops' one token: the quick path
+        arr = np.asarray(tokens)
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"{name}: token ids must be integers, got dtype {arr.dtype}")
+        if arr.size and (arr.min() < 0 or arr.max() >= self.V):
+            raise ValueError(f"{name}: token ids must lie in [0, {self.V}), got range [{arr.min()}, {arr.max()}]")
+        return arr
 
     def laws(self) -> np.ndarray:
         """All conditional laws as one ``(T, V, V)`` array (row ``u`` at ``n = 0`` is ``init``)."""
@@ -83,8 +96,8 @@ class MarkovChain:
 
     def log_prob(self, tokens: Any) -> np.ndarray:
         """Log-probability of each sequence in ``tokens`` (shape ``(..., T)``)."""
-        tokens = np.asarray(tokens)
-        if tokens.shape[-1] != self.T:
+        tokens = self._check_tokens(tokens, "tokens")
+        if tokens.ndim == 0 or tokens.shape[-1] != self.T:
             raise ValueError(f"tokens: last axis must be T = {self.T}, got {tokens.shape}")
         with np.errstate(divide="ignore"):
             lp = np.log(self.init[tokens[..., 0]])
@@ -110,8 +123,8 @@ class MarkovChain:
         it is Dirichlet too. Small ``concentration`` gives peaked, LM-like rows.
         """
         V, T = _check_size(V, "V"), _check_size(T, "T")
-        if not concentration > 0:
-            raise ValueError(f"concentration: must be > 0, got {concentration}")
+        if not 0 < concentration < np.inf:
+            raise ValueError(f"concentration: must be a finite number > 0, got {concentration}")
         gen = as_generator(rng)
         alpha = np.full(V, float(concentration))
         init = np.full(V, 1.0 / V) if uniform_init else gen.dirichlet(alpha)
@@ -133,8 +146,8 @@ class MarkovChain:
 
         ``temperature < 1`` sharpens, ``> 1`` flattens; zeros stay zeros.
         """
-        if not temperature > 0:
-            raise ValueError(f"temperature: must be > 0, got {temperature}")
+        if not 0 < temperature < np.inf:
+            raise ValueError(f"temperature: must be a finite number > 0, got {temperature}")
 
         def temper(x: np.ndarray) -> np.ndarray:
             with np.errstate(divide="ignore"):
@@ -163,10 +176,41 @@ def draft_for(target: MarkovChain, quality: float, rng: RNGLike = None, **random
     return target.mix(other, 1.0 - quality)
 
 
+def seeded_pair(V: int, T: int, quality: float, seed: int) -> tuple[MarkovChain, MarkovChain, np.random.SeedSequence]:
+    """The book's ``(draft, target, mc_seed)`` triple: a random target and ``draft_for(target, quality)``.
+
+    Three independent streams come from one ``seed``: the target, the draft's random
+    part, and the Monte Carlo runs, so changing ``quality`` keeps the same two chains.
+    """
+    s_target, s_draft, s_mc = np.random.SeedSequence(seed).spawn(3)
+    target = MarkovChain.random(V, T, rng=np.random.default_rng(s_target))
+    draft = draft_for(target, quality, rng=np.random.default_rng(s_draft))
+    return draft, target, s_mc
+
+
+def one_token(p: Any, q: Any) -> tuple[MarkovChain, MarkovChain]:
+    """The draft and target of a single token (``T = 1``) whose laws are ``p`` and ``q``."""
+    p, q = check_law(p, "p"), check_law(q, "q")
+    return MarkovChain(p, np.empty((0, p.size, p.size))), MarkovChain(q, np.empty((0, q.size, q.size)))
+
+
 def _check_size(x: Any, name: str) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or x < 1:
-        raise ValueError(f"{name}: must be an integer >= 1, got {x!r}")
-    return int(x)
+    return check_int(x, name)
+
+
+def sequence_law(chain: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
+    """Exact probability of all ``V^T`` sequences, flattened in row-major token order.
+
+    Index of ``x_{1:T}`` is ``sum_n x_n V^(T-1-n)`` (``np.ravel_multi_index``, or
+    ``stats.sequence_index``). For tests and small illustrations only; refuses more
+    than ``max_sequences`` cells.
+    """
+    if chain.V**chain.T > max_sequences:
+        raise ValueError(f"chain: V^T = {chain.V}^{chain.T} sequences is more than max_sequences={max_sequences}")
+    law = chain.init.copy()
+    for n in range(1, chain.T):
+        law = (law.reshape(-1, chain.V)[:, :, None] * chain.trans[n - 1][None]).reshape(-1)
+    return law
 
 
 def _check_pair(draft: MarkovChain, target: MarkovChain, a: str = "draft", b: str = "target") -> None:
@@ -178,3 +222,17 @@ def _check_pair(draft: MarkovChain, target: MarkovChain, a: str = "draft", b: st
             f"{a} and {b} must share V and T: {a} has V={draft.V}, T={draft.T}; "
             f"{b} has V={target.V}, T={target.T}"
         )
+
+
+def prefix_average(rows: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """Per-position ``E_{x_{n-1} ~ mu_{n-1}}[rows_n(x_{n-1})]``, shape ``(T,)``.
+
+    ``rows`` (T, V) holds a quantity per position and previous token (row 0's first
+    entry is used at ``n = 0``, which has no previous token, as in ``laws()``); ``mu``
+    (T, V) the marginals of the chain that produced the prefix (``theory.rejection_profile``
+    spells this pass out for Theorem 1's ``TV(p_n, q_n)``).
+    """
+    profile = np.empty(rows.shape[0])
+    profile[0] = rows[0, 0]
+    profile[1:] = np.einsum("nu,nu->n", mu[:-1], rows[1:])
+    return profile

@@ -21,15 +21,15 @@ from typing import Any
 import numpy as np
 
 from ._rng import RNGLike, check_runs
+from .primitives import check_int
 
 
 def chunk_sizes(runs: int, chunk_size: int) -> list[int]:
     """Split ``runs`` into blocks of ``chunk_size`` (the last one may be smaller)."""
     runs = check_runs(runs)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
-        raise ValueError(f"chunk_size: must be an integer >= 1, got {chunk_size!r}")
-    full, rest = divmod(runs, int(chunk_size))
-    return [int(chunk_size)] * full + ([rest] if rest else [])
+    chunk_size = check_int(chunk_size, "chunk_size")
+    full, rest = divmod(runs, chunk_size)
+    return [chunk_size] * full + ([rest] if rest else [])
 
 
 def child_rngs(rng: RNGLike, n: int) -> list[np.random.Generator]:

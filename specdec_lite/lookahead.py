@@ -36,18 +36,16 @@ from typing import Any
 import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
-from .chains import MarkovChain, _check_pair
-from .decoding import DecodeResult, _token_dtype, cumulative, sample_rows
-from .laws import acceptance, residual
+from .chains import MarkovChain, _check_pair, sequence_law
+from .laws import acceptance, law_split, residual
+from .primitives import DecodeResult, check_int, cumulative, sample_rows, token_dtype, verify_step
 
 # --- validation -----------------------------------------------------------------
 
 
 def check_lookahead(K: Any, name: str = "K") -> int:
     """``K`` must be an integer >= 0 (``K = 0`` is autoregressive decoding)."""
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 0:
-        raise ValueError(f"{name}: lookahead must be an integer >= 0, got {K!r}")
-    return int(K)
+    return check_int(K, name, low=0, what="lookahead ")
 
 
 def check_cost(c: Any, name: str = "c") -> float:
@@ -123,7 +121,7 @@ def lookahead_profiles(draft: MarkovChain, target: MarkovChain, Ks: Iterable[int
     if Ks.size == 0:
         raise ValueError("Ks: need at least one lookahead")
     p, q = draft.laws(), target.laws()
-    keep, move = np.minimum(p, q), np.maximum(q - p, 0.0)  # accepted / rejected mass, (T, V, V)
+    keep, move = law_split(p, q)  # accepted / rejected mass, (T, V, V)
     row_tv = move.sum(axis=-1)  # (T, V)
     T, V = target.T, target.V
     J = int(min(Ks.max(), T - 1)) + 1
@@ -258,8 +256,7 @@ def iid_expected_oracle_calls(alpha: float, K: int, T: int) -> float:
     """
     a = float(check_alpha(alpha))
     K = check_lookahead(K)
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"T: must be an integer >= 1, got {T!r}")
+    T = check_int(T, "T")
     m = np.zeros(T + 1)
     for t in range(1, T + 1):
         k = min(K, t)
@@ -281,10 +278,8 @@ def tv_schedule_pair(
     acceptance at position ``n`` is then Bernoulli(``1 - tv[n]``) independently of
     everything before: with a constant ``tv``, the i.i.d. setting of Leviathan et al.
     """
-    if isinstance(V, bool) or not isinstance(V, (int, np.integer)) or V < 2:
-        raise ValueError(f"V: need an integer >= 2 (two different spikes), got {V!r}")
-    if isinstance(T, bool) or not isinstance(T, (int, np.integer)) or T < 1:
-        raise ValueError(f"T: must be an integer >= 1, got {T!r}")
+    V = check_int(V, "V", low=2, what="two different spikes need ")
+    T = check_int(T, "T")
     sched = np.asarray(tv, dtype=np.float64)
     if sched.ndim == 0:
         sched = np.full(T, float(sched))
@@ -348,7 +343,7 @@ def speculative_k(draft: MarkovChain, target: MarkovChain, K: int, runs: int, rn
     K, runs, gen = check_lookahead(K), check_runs(runs), as_generator(rng)
     p_laws, q_laws = draft.laws(), target.laws()
     T = target.T
-    tokens = np.empty((runs, T), dtype=_token_dtype(target.V))
+    tokens = np.empty((runs, T), dtype=token_dtype(target.V))
     rejected = np.zeros((runs, T), dtype=bool)
     bonus = np.zeros((runs, T), dtype=bool)
     calls = np.zeros(runs, dtype=np.int64)
@@ -366,13 +361,8 @@ def speculative_k(draft: MarkovChain, target: MarkovChain, K: int, runs: int, rn
             x[free] = sample_rows(cumulative(q), prev[free], gen.random(int(free.sum())))
         d = np.flatnonzero(~free)
         if d.size:
-            u = prev[d]
-            xd = sample_rows(cumulative(p), u, gen.random(d.size))
-            rej = gen.random(d.size) >= acceptance(p, q)[u, xd]
-            if rej.any():
-                xd[rej] = sample_rows(cumulative(residual(p, q)), u[rej], gen.random(int(rej.sum())))
-            x[d] = xd
-            rejected[d, n] = rej
+            cdf_residual = cumulative(residual(p, q, check=False))
+            x[d], rejected[d, n] = verify_step(gen, cumulative(p), acceptance(p, q), cdf_residual, prev[d])
         bonus[:, n] = free
         tokens[:, n] = x
         j = np.where(free | rejected[:, n], 0, j + 1)
@@ -389,12 +379,10 @@ def lookahead_joint_law(
     this is its ``theory.sequence_law``. Index a run with
     ``stats.sequence_index(J * tokens + result.next_round_position, V * J)``.
     """
-    from .theory import sequence_law
-
     _check_pair(draft, target)
     K = check_lookahead(K)
     p, q = draft.laws(), target.laws()
-    keep, move = np.minimum(p, q), np.maximum(q - p, 0.0)
+    keep, move = law_split(p, q)
     T, V = target.T, target.V
     J = min(K, T) + 1
     step = np.zeros((T, V, J, V, J))

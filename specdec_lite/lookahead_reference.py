@@ -41,7 +41,7 @@ def speculative_k_one(draft: MarkovChain, target: MarkovChain, K: int, gen: np.r
                 bonus.append(False)
                 prev = x
             else:
-                tokens.append(int(gen.choice(V, p=residual(p_n, q_n))))
+                tokens.append(int(gen.choice(V, p=residual(p_n, q_n, check=False))))
                 rejected.append(True)
                 bonus.append(False)
                 break

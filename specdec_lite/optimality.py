@@ -19,10 +19,9 @@ from typing import Any
 import numpy as np
 
 from ._rng import RNGLike, as_generator
-from .chains import MarkovChain, _check_pair
-from .laws import acceptance, tv
-from .theory import sequence_law
-from .tradeoff import _laws_and_accept, bias, check_pair
+from .chains import MarkovChain, _check_pair, sequence_law
+from .laws import acceptance, check_pair, residual, tv
+from .tradeoff import _laws_and_accept, bias
 
 #: Slack allowed above ``min(1, q/p)`` before a rule counts as over-accepting (rounding only).
 ACCEPT_ATOL = 1e-12
@@ -37,7 +36,7 @@ def epsilon_of(p: Any, q: Any, accept: Any) -> np.ndarray:
 def rejection_lower_bound(p: Any, q: Any) -> np.ndarray:
     """Theorem 2 per position: every unbiased rule rejects with probability at least ``TV(p, q)``."""
     p, q = check_pair(p, q)
-    return tv(p, q)
+    return tv(p, q, check=False)
 
 
 def rejection_excess(p: Any, q: Any, accept: Any) -> np.ndarray:
@@ -61,10 +60,7 @@ def unbiased_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
             "rejection law makes it unbiased (Theorem 2)"
         )
     b = np.minimum(b, np.where(p > 0, acceptance(p, q), b))
-    num = np.maximum(q - b * p, 0.0)
-    r = num.sum(axis=-1, keepdims=True)
-    ok = r > 16 * np.finfo(np.float64).eps
-    return np.where(ok, num / np.where(ok, r, 1.0), np.broadcast_to(q, num.shape))
+    return residual(b * p, q, check=False)  # q - b p >= 0 here, so this is (q - b p) / sum_x (1 - b) p
 
 
 def is_unbiased(p: Any, q: Any, accept: Any, rejection: Any, *, atol: float = 1e-9) -> np.ndarray:
@@ -133,4 +129,4 @@ def prob_all_accepted_joint(draft: MarkovChain, target: MarkovChain, max_sequenc
     least as often as ``prob_all_accepted_tokenwise``. Enumeration: small chains only.
     """
     _check_pair(draft, target)
-    return float(1.0 - tv(sequence_law(draft, max_sequences), sequence_law(target, max_sequences)))
+    return float(1.0 - tv(sequence_law(draft, max_sequences), sequence_law(target, max_sequences), check=False))

@@ -10,8 +10,8 @@ import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_pair
-from .decoding import DecodeResult
 from .laws import residual
+from .primitives import DecodeResult
 
 
 def speculative_one(draft: MarkovChain, target: MarkovChain, gen: np.random.Generator):
@@ -38,7 +38,7 @@ def speculative_one(draft: MarkovChain, target: MarkovChain, gen: np.random.Gene
                 rejected.append(False)
                 prev = x
             else:
-                tokens.append(int(gen.choice(V, p=residual(p_n, q_n))))
+                tokens.append(int(gen.choice(V, p=residual(p_n, q_n, check=False))))
                 rejected.append(True)
                 break
     return np.array(tokens), np.array(rejected), oracle_calls

@@ -1,4 +1,10 @@
-"""Exact quantities of the paper, computed by forward passes over the target's marginals.
+"""Exact quantities of the paper: Theorem 1, and the public façade of the later chapters' exact results.
+
+Theorem 1 (``rejection_profile``, ``expected_rejections``, ...) is computed here by
+one forward pass over the target's marginals; the later chapters' results are
+re-exported from ``batch``, ``lookahead`` and ``tradeoff``, and ``sequence_law``
+from ``chains``. No module of the package imports this one: it sits on top of
+them, so ``theory.expected_rejections_batch`` is ``batch.expected_rejections_batch``.
 
 Counting convention: ``R_n = 1`` when position ``n`` was a rejection and
 ``N_rej = sum_n R_n`` (the paper's runtime). A round (one oracle call) starts at
@@ -10,8 +16,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from .chains import MarkovChain, _check_pair
-from .laws import tv
+from .batch import (  # noqa: F401 (re-exported)
+    batch_improvement,
+    batch_rejection_limit,
+    expected_rejections_batch,
+    expected_rejections_tree,
+)
+from .chains import MarkovChain, _check_pair, sequence_law
+from .laws import law_split, tv
+from .lookahead import expected_oracle_calls_k, expected_rejections_k, lookahead_profile  # noqa: F401 (re-exported)
+from .tradeoff import optimal_rejection_law, pareto_point, tv_loss  # noqa: F401 (re-exported)
 
 
 def rejection_profile(draft: MarkovChain, target: MarkovChain) -> np.ndarray:
@@ -21,7 +35,7 @@ def rejection_profile(draft: MarkovChain, target: MarkovChain) -> np.ndarray:
     target's marginal of the previous token.
     """
     _check_pair(draft, target)
-    row_tv = tv(draft.laws(), target.laws())  # (T, V): TV of the law after token u
+    row_tv = tv(draft.laws(), target.laws(), check=False)  # (T, V): TV of the law after token u
     mu = target.marginals()
     profile = np.empty(target.T)
     profile[0] = row_tv[0, 0]
@@ -48,19 +62,13 @@ def speedup(draft: MarkovChain, target: MarkovChain) -> float:
     return target.T / expected_oracle_calls(draft, target)
 
 
-def sequence_law(chain: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
-    """Exact probability of all ``V^T`` sequences, flattened in row-major token order.
+def mean_acceptance(draft: MarkovChain, target: MarkovChain) -> float:
+    """``alpha = 1 - (1/T) sum_n E[TV(p_n, q_n)]``: Theorem 1's profile as one i.i.d. acceptance rate.
 
-    Index of ``x_{1:T}`` is ``sum_n x_n V^(T-1-n)`` (``np.ravel_multi_index``). For
-    tests and small illustrations only; refuses more than ``max_sequences`` cells.
+    The rate that Leviathan et al.'s i.i.d. model (``lookahead.iid_speedup``) needs
+    to stand in for the chain.
     """
-    if chain.V**chain.T > max_sequences:
-        raise ValueError(f"chain: V^T = {chain.V}^{chain.T} sequences is more than max_sequences={max_sequences}")
-    law = chain.init.copy()
-    for n in range(1, chain.T):
-        law = (law.reshape(-1, chain.V)[:, :, None] * chain.trans[n - 1][None]).reshape(-1)
-        law = law.reshape(-1)
-    return law
+    return 1.0 - float(rejection_profile(draft, target).mean())
 
 
 def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
@@ -75,10 +83,6 @@ def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences
     """
     _check_pair(draft, target)
     p, q = draft.laws(), target.laws()
-    both = np.stack([np.minimum(p, q), np.maximum(q - p, 0.0)], axis=-1).reshape(target.T, target.V, 2 * target.V)
+    both = np.stack(law_split(p, q), axis=-1).reshape(target.T, target.V, 2 * target.V)
     trans = np.repeat(both[1:], 2, axis=1)  # rows (u, r) depend on u only
     return sequence_law(MarkovChain(both[0, 0], trans), max_sequences)
-
-from .batch import batch_improvement, batch_rejection_limit, expected_rejections_batch, expected_rejections_tree  # noqa: E402, F401
-from .lookahead import expected_oracle_calls_k, expected_rejections_k, lookahead_profile  # noqa: E402, F401
-from .tradeoff import optimal_rejection_law, pareto_point, tv_loss  # noqa: E402, F401

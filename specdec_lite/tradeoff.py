@@ -17,22 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .laws import acceptance, check_law, residual, tv
-
-#: The two rejection laws the paper compares for over-acceptance.
-REJECTION_LAWS = ("opt", "uno")
-
-
-def check_pair(p: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``p`` and ``q`` as float64 laws over the same vocabulary (leading axes broadcast)."""
-    p, q = check_law(p, "p"), check_law(q, "q")
-    if p.shape[-1] != q.shape[-1]:
-        raise ValueError(f"p and q must share the vocabulary (last axis): got {p.shape} and {q.shape}")
-    try:
-        np.broadcast_shapes(p.shape, q.shape)
-    except ValueError:
-        raise ValueError(f"p and q: shapes {p.shape} and {q.shape} do not broadcast") from None
-    return p, q
+from . import laws
+from .laws import REJECTION_LAWS, check_law, check_pair, residual, tv  # noqa: F401 (REJECTION_LAWS: re-exported)
 
 
 def check_accept(accept: Any, shape: tuple[int, ...], name: str = "accept") -> np.ndarray:
@@ -88,7 +74,7 @@ def output_law(p: Any, accept: Any, rejection: Any) -> np.ndarray:
 def bias(p: Any, q: Any, accept: Any, rejection: Any) -> np.ndarray:
     """``TV(P^A, q)``: how far the algorithm ``(b, P)`` is from the target."""
     p, q = check_pair(p, q)
-    return tv(output_law(p, accept, rejection), q)
+    return tv(output_law(p, accept, rejection), q, check=False)
 
 
 def optimal_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
@@ -104,7 +90,7 @@ def optimal_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
     is rounding noise.
     """
     p, q, b = _laws_and_accept(p, q, accept)
-    return residual(b * p, q)
+    return residual(b * p, q, check=False)
 
 
 def tv_loss(p: Any, q: Any, accept: Any) -> np.ndarray:
@@ -123,26 +109,19 @@ def pareto_point(p: Any, q: Any, accept: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def over_accept(p: Any, q: Any, eps: Any) -> np.ndarray:
-    """Over-acceptance ``b(x) = min(1, (q(x) + eps)/p(x))`` with ``eps >= 0``.
+    """Over-acceptance ``b(x) = min(1, (q(x) + eps)/p(x))`` with ``eps >= 0``, after checking ``p``, ``q``, ``eps``.
 
     ``eps = 0`` is speculative decoding; ``eps >= max(p - q)`` accepts everything.
-    Where ``p(x) = 0`` the token is never proposed and we return 1.
+    Where ``p(x) = 0`` the token is never proposed and we return 1 (``laws.over_accept``).
     """
     p, q = check_pair(p, q)
-    e = check_eps(eps)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(p > 0, np.minimum(1.0, (q + e) / np.where(p > 0, p, 1.0)), 1.0)
+    return laws.over_accept(p, q, check_eps(eps))
 
 
 def rejection_law(p: Any, q: Any, kind: str) -> np.ndarray:
-    """The rejection law of Decoding-OPT (``"opt"``: ``[q - p]_+``) or Decoding-UNO (``"uno"``: ``q``)."""
+    """The rejection law of Decoding-OPT (``"opt"``: ``[q - p]_+``) or Decoding-UNO (``"uno"``: ``q``), checked."""
     p, q = check_pair(p, q)
-    shape = np.broadcast_shapes(p.shape, q.shape)
-    if kind == "opt":
-        return residual(p, q)
-    if kind == "uno":
-        return np.broadcast_to(q, shape).copy()
-    raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {kind!r}")
+    return laws.rejection_law(p, q, kind)
 
 
 def over_accept_point(p: Any, q: Any, eps: Any, kind: str) -> tuple[np.ndarray, np.ndarray]:
@@ -155,8 +134,3 @@ def over_accept_point(p: Any, q: Any, eps: Any, kind: str) -> tuple[np.ndarray, 
     P = rejection_law(p, q, kind)
     return reject_probability(p, b), bias(p, q, b, P)
 
-
-def speculative_accept(p: Any, q: Any) -> np.ndarray:
-    """``min(1, q/p)``: the boundary between unbiased rules (below) and the Pareto front (above)."""
-    p, q = check_pair(p, q)
-    return acceptance(p, q)

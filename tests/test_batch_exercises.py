@@ -175,7 +175,7 @@ def test_chapter_has_exercises_with_dropdown_solutions_and_package_code():
     solutions = re.findall(r":::\{solution\} (\S+)\n:class: dropdown", text)
     assert len(exercises) >= 3 and sorted(exercises) == sorted(solutions)
     assert "*coding (lab" in text.lower() and "*exploration (lab" in text.lower()
-    assert ":pyobject: residual_cascade" in text and ":pyobject: _batch_forward" in text
+    assert ":pyobject: residual_cascade" in text and ":pyobject: batch_forward" in text
     assert not re.search(r"^def ", text, re.M)  # no formula is redefined in the chapter
     assert "not in the paper" in text  # the tree is the book's own analysis, and says so
 

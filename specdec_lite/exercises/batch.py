@@ -49,17 +49,19 @@ def check_batch_improvement(student_fn: Callable[[np.ndarray, np.ndarray, int], 
     for p, q, M in _improvement_cases():
         got, err = call_student(student_fn, p, q, M)
         where = f"For p = {fmt(p)}, q = {fmt(q)}, M = {M}"
-        if err:
+        nan_law = err is not None and "contains NaN" in err  # ``tv`` refused the NaN law the mistake builds
+        if err and not nan_law:
             return wrong(f"{err} ({where}).")
-        got = as_number(got)
+        got = np.nan if nan_law else as_number(got)
         if got is None:
             return wrong(f"return one number ({where}).")
         want = float(batch.batch_improvement(p, q, M))
         if np.isclose(got, want, atol=1e-9):
             continue
         if not np.isfinite(got):
-            return wrong(f"{where} you returned {got}: q^m - p sums to 0, so normalising it without the positive "
-                         "part divides by 0; the residual is max(q^m - p, 0) / sum max(q^m - p, 0) (laws.residual).")
+            return wrong(f"{where} you {'built a NaN law' if nan_law else f'returned {got}'}: q^m - p sums to 0, "
+                         "so normalising it without the positive part divides by 0; the residual is "
+                         "max(q^m - p, 0) / sum max(q^m - p, 0) (laws.residual).")
         d = float(tv(p, q))
         where += f" you returned {got:.4f} instead of {want:.4f}: "
         if np.isclose(got, d - want, atol=1e-9):

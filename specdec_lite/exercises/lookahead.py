@@ -129,7 +129,9 @@ def check_round_lengths(
 
 def check_best_lookahead(K: Any, alpha: float, c: float) -> Feedback:
     """Check a proposed best lookahead ``K`` for acceptance rate ``alpha`` and cost ratio ``c`` (i.i.d. model)."""
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 0:
+    try:
+        la.check_lookahead(K)
+    except ValueError:
         return wrong(f"a lookahead is a whole number >= 0, got {K!r}.")
     best = la.best_lookahead_iid(alpha, c, K_max=10_000)
     mine, top = la.iid_speedup(alpha, int(K), c), la.iid_speedup(alpha, int(best), c)

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import batch, theory
-from ..chains import MarkovChain
+from ..chains import MarkovChain, one_token
 from ..plotting import slider_figure
 from ..stats import mean_and_se, running_mean
 from .part1 import grid, pair, plot_points
@@ -151,16 +151,11 @@ def tree_vs_batch_slider(
 # --- Figure 3: the batch improvement of one token --------------------------------------
 
 
-def _one_token(p: np.ndarray, q: np.ndarray) -> tuple[MarkovChain, MarkovChain]:
-    none = np.empty((0, p.size, p.size))
-    return MarkovChain(p, none), MarkovChain(q, none)
-
-
 def batch_improvement_mc(
     p: np.ndarray, q: np.ndarray, M: int, runs: int, rng: np.random.Generator
 ) -> tuple[float, float]:
     """Monte Carlo batch improvement ``TV(p, q) - P(reject)`` of Algorithm 4 on one token, with its SE."""
-    draft, target = _one_token(np.asarray(p, float), np.asarray(q, float))
+    draft, target = one_token(p, q)
     rejected = batch.batch_speculative(draft, target, M, runs, rng).rejected[:, 0]
     m, se = mean_and_se(rejected)
     return float(theory.tv(p, q)) - m, se

@@ -18,6 +18,7 @@ from .. import theory
 from ..chains import MarkovChain
 from ..plotting import slider_figure
 from ..stats import mean_and_se
+from ..theory import mean_acceptance
 from .part1 import pair
 
 #: Okabe-Ito colours, one per draft quality / curve.
@@ -29,11 +30,6 @@ def quality_pair(quality: float, V: int = 7, T: int = 50, seed: int = 10) -> tup
     """The book's (draft, target) pair for a draft quality (``figures.part1.pair``), cached."""
     draft, target, _ = pair(V, T, float(quality), seed)
     return draft, target
-
-
-def mean_acceptance(draft: MarkovChain, target: MarkovChain) -> float:
-    """``alpha = 1 - (1/T) sum_n E[TV(p_n, q_n)]``: Theorem 1's profile turned into one acceptance rate."""
-    return 1.0 - float(theory.rejection_profile(draft, target).mean())
 
 
 # --- exact finite-K values against Monte Carlo ------------------------------------------

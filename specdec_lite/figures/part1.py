@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 
 from .. import decoding, theory
 from ..chains import MarkovChain, draft_for
-from ..laws import check_law, tv
+from ..chains import seeded_pair as pair
+from ..laws import check_law, law_split, tv
 from ..plotting import slider_figure
 from ..stats import running_mean
 
@@ -32,18 +33,6 @@ COLORS = {
 def token_labels(V: int) -> list[str]:
     """Tick labels ``x=0, ..., x=V-1`` (strings, so plotly treats tokens as categories)."""
     return [f"x={k}" for k in range(V)]
-
-
-def pair(V: int, T: int, quality: float, seed: int) -> tuple[MarkovChain, MarkovChain, np.random.SeedSequence]:
-    """A ``(draft, target, mc_seed)`` triple: random target, ``draft_for(target, quality)``.
-
-    Three independent streams come from one ``seed``: the target, the draft's random
-    part, and the Monte Carlo runs, so changing ``quality`` keeps the same two chains.
-    """
-    s_target, s_draft, s_mc = np.random.SeedSequence(seed).spawn(3)
-    target = MarkovChain.random(V, T, rng=np.random.default_rng(s_target))
-    draft = draft_for(target, quality, rng=np.random.default_rng(s_draft))
-    return draft, target, s_mc
 
 
 def grid(
@@ -89,10 +78,11 @@ def tv_traces(p: Any, q: Any) -> list[go.Bar]:
     """Stacked bars: the shared mass ``min(p, q)`` and the two excesses (each of total TV)."""
     p, q = check_law(p, "p"), check_law(q, "q")
     x = token_labels(p.shape[-1])
+    shared, q_above = law_split(p, q)
     return [
-        go.Bar(x=x, y=np.minimum(p, q), name="shared: min(p, q)", marker_color=COLORS["shared"]),
-        go.Bar(x=x, y=np.maximum(p - q, 0), name="p above q", marker_color=COLORS["p"]),
-        go.Bar(x=x, y=np.maximum(q - p, 0), name="q above p", marker_color=COLORS["q"]),
+        go.Bar(x=x, y=shared, name="shared: min(p, q)", marker_color=COLORS["shared"]),
+        go.Bar(x=x, y=law_split(q, p)[1], name="p above q", marker_color=COLORS["p"]),
+        go.Bar(x=x, y=q_above, name="q above p", marker_color=COLORS["q"]),
     ]
 
 
@@ -130,11 +120,10 @@ def split_traces(p: Any, q: Any) -> list[Any]:
     """
     p, q = check_law(p, "p"), check_law(q, "q")
     x = token_labels(p.shape[-1])
+    accepted, rejected = law_split(p, q)
     return [
-        go.Bar(x=x, y=np.minimum(p, q), name="accepted draft: p·min(1, q/p)", marker_color=COLORS["accept"]),
-        go.Bar(
-            x=x, y=np.maximum(q - p, 0), name="after a rejection: TV·[q-p]₊", marker_color=COLORS["residual"]
-        ),
+        go.Bar(x=x, y=accepted, name="accepted draft: p·min(1, q/p)", marker_color=COLORS["accept"]),
+        go.Bar(x=x, y=rejected, name="after a rejection: TV·[q-p]₊", marker_color=COLORS["residual"]),
         go.Scatter(x=x, y=p, mode="markers", name="draft p", marker=dict(color=COLORS["p"], size=11, symbol="diamond")),
         go.Scatter(x=x, y=q, mode="markers", name="target q", marker=dict(color="black", size=13, symbol="line-ew-open",
                                                                            line=dict(width=3))),

@@ -15,9 +15,10 @@ import plotly.graph_objects as go
 
 from .. import biased, tradeoff
 from ..chains import MarkovChain
-from ..laws import tv
+from ..laws import over_accept, tv
 from ..optimality import random_unbiased_member
 from ..plotting import slider_figure
+from .part1 import token_labels
 
 #: Colours shared by the Part II figures and widgets (p and q as in Part I).
 COLORS = {
@@ -34,11 +35,6 @@ COLORS = {
 
 #: The margins every Figure 4 sweep uses.
 EPS_GRID = tuple(float(e) for e in np.round(np.r_[0.0, np.geomspace(0.005, 0.5, 15)], 4))
-
-
-def token_labels(V: int) -> list[str]:
-    """Tick labels ``x=0, ..., x=V-1`` (strings, so plotly treats tokens as categories)."""
-    return [f"x={k}" for k in range(V)]
 
 
 def front_dicts(tv_pq: float, *, xaxis: str = "x", yaxis: str = "y") -> list[dict[str, Any]]:
@@ -240,18 +236,6 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
 # --- Theorem 2: unbiased members of F on one token ---------------------------------
 
 
-def output_law_traces(p: Any, q: Any, accept: Any, rejection: Any) -> list[go.Bar]:
-    """Bars of ``q`` and of the output law ``P^A``; they coincide exactly when the algorithm is unbiased."""
-    p, q = tradeoff.check_pair(p, q)
-    x = token_labels(p.shape[-1])
-    out = tradeoff.output_law(p, accept, rejection)
-    return [
-        go.Bar(x=x, y=p, name="p (draft)", marker_color=COLORS["p"], opacity=0.5),
-        go.Bar(x=x, y=q, name="q (target)", marker_color=COLORS["q"]),
-        go.Bar(x=x, y=out, name="output law P^A", marker_color=COLORS["out"]),
-    ]
-
-
 def unbiased_members_figure(p: Any, q: Any, n: int = 300, seed: int = 0) -> go.Figure:
     """Histogram of the rejection probability of random unbiased members of F against the bound TV(p, q)."""
     p, q = tradeoff.check_pair(p, q)
@@ -270,13 +254,6 @@ def unbiased_members_figure(p: Any, q: Any, n: int = 300, seed: int = 0) -> go.F
     return fig
 
 
-def epsilon_rule(p: Any, q: Any, eps: float) -> np.ndarray:
-    """``b = min(1, max(0, (q + eps)/p))`` for any real ``eps`` (the rewriting of Theorem 2's proof)."""
-    p, q = tradeoff.check_pair(p, q)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(p > 0, np.clip((q + eps) / np.where(p > 0, p, 1.0), 0.0, 1.0), 1.0)
-
-
 def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = None, active: int | None = None) -> Any:
     """Slide eps through 0: below, Corollary 1 keeps the output at q and rejections rise above TV;
     above, rejections fall below TV and even the best rejection law leaves a bias."""
@@ -284,10 +261,10 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
     d = float(tv(p, q))
     grid = np.round(np.linspace(-0.3, 0.3, 25), 3) if eps_grid is None else np.asarray(eps_grid, dtype=np.float64)
     x = token_labels(p.shape[-1])
-    path = [tradeoff.pareto_point(p, q, epsilon_rule(p, q, e)) for e in grid]
+    path = [tradeoff.pareto_point(p, q, over_accept(p, q, e)) for e in grid]
     steps = []
     for e, (r, loss) in zip(grid, path, strict=True):
-        b = epsilon_rule(p, q, e)
+        b = over_accept(p, q, e)
         out = tradeoff.output_law(p, b, tradeoff.optimal_rejection_law(p, q, b))
         traces = [
             go.Bar(x=x, y=q, name="q (target)", marker_color=COLORS["q"]),
@@ -320,7 +297,7 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
     """Exact ``E[N_rej]`` of ``n`` random unbiased members of F on a chain, against Theorem 1's value."""
     from ..optimality import random_unbiased_chain_member
 
-    bound = float(biased.rejection_profile_of(draft, *_speculative_tables(draft, target)).sum())
+    bound = float(biased.rejection_profile_of(draft, *biased.over_accept_rule(draft, target, 0.0, "opt")).sum())
     gen = np.random.default_rng(seed)
     values = np.array([
         biased.rejection_profile_of(draft, *random_unbiased_chain_member(draft, target, gen, spread=gen.random())).sum()
@@ -335,9 +312,3 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
                             f"{bound:.2f}</sup>")
     return fig
 
-
-def _speculative_tables(draft: MarkovChain, target: MarkovChain) -> tuple[np.ndarray, np.ndarray]:
-    from ..laws import acceptance, residual
-
-    p, q = draft.laws(), target.laws()
-    return acceptance(p, q), residual(p, q)

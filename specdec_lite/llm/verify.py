@@ -1,19 +1,17 @@
 """Token-wise verification on torch tensors: laws from logits, acceptance, rejection law.
 
-The numpy originals of these formulas are ``specdec_lite.tradeoff.over_accept``,
-``tradeoff.rejection_law`` and ``tradeoff.over_accept_point`` (which work on
-float64 arrays); the engine needs them on the device, on float32 tensors, so they
-are restated here once for torch and tested against the originals. ``tv`` and the
-guarded ``residual`` are ``specdec_lite.laws``' own (they accept tensors).
+``over_accept``, ``rejection_law``, ``REJECTION_LAWS``, ``tv`` and the guarded
+``residual`` are ``specdec_lite.laws``' own: one implementation for numpy arrays and
+torch tensors (on the device, in the tensors' dtype).
 """
 
 from __future__ import annotations
 
 import torch
 
-from ..laws import residual, tv
+from ..laws import REJECTION_LAWS, over_accept, rejection_law, tv
 
-REJECTION_LAWS = ("opt", "uno")
+__all__ = ["REJECTION_LAWS", "over_accept", "position_stats", "probs_from_logits", "rejection_law"]
 
 
 def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "logits") -> torch.Tensor:
@@ -44,24 +42,6 @@ def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "
     overflow = ((scaled == torch.inf) | shifted.isnan()).any(dim=-1, keepdim=True)
     probs = torch.softmax(scaled, dim=-1)
     return torch.where(overflow, greedy, probs) if bool(overflow.any()) else probs
-
-
-def over_accept(p: torch.Tensor, q: torch.Tensor, eps: float) -> torch.Tensor:
-    """``b(x) = min(1, (q(x) + eps) / p(x))``; ``eps = 0`` is speculative decoding's ``min(1, q/p)``.
-
-    Where ``p(x) = 0`` the token is never proposed; we return 1 there.
-    """
-    safe = torch.where(p > 0, p, torch.ones_like(p))
-    return torch.where(p > 0, ((q + eps) / safe).clamp(max=1.0), torch.ones_like(p))
-
-
-def rejection_law(p: torch.Tensor, q: torch.Tensor, kind: str) -> torch.Tensor:
-    """Law sampled after a rejection: ``"opt"`` = ``[q - p]_+`` (guarded), ``"uno"`` = ``q``."""
-    if kind == "opt":
-        return residual(p, q)
-    if kind == "uno":
-        return q
-    raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {kind!r}")
 
 
 def position_stats(

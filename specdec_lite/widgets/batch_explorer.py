@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 from .. import batch, theory
 from ..figures.batch import COLORS, draft_counts
 from ..figures.part1 import pair
+from ..primitives import check_int
 from ..stats import mean_and_se
 from .core import explorer
 
@@ -27,10 +28,9 @@ def batch_update(
     M: int = 8, V: int = 7, quality: float = 0.0, T: int = 50, runs: int = 200, seed: int = 10
 ) -> go.Figure:
     """Exact ``E[N_rej]`` of Algorithm 4 and of the tree for m = 1..M, with Monte Carlo points at M."""
-    if isinstance(M, bool) or not isinstance(M, (int, np.integer)) or not 1 <= M <= M_MAX:
-        raise ValueError(f"M: number of drafts must be an integer in [1, {M_MAX}], got {M!r}")
+    M = check_int(M, "M", high=M_MAX, what="number of drafts ")
     draft, target, s_mc = pair(V, T, quality, seed)
-    Ms = draft_counts(int(M), dense_up_to=8, points=7)
+    Ms = draft_counts(M, dense_up_to=8, points=7)
     exact_batch = batch.rejections_by_M(draft, target, Ms)
     exact_tree = batch.rejections_by_M(draft, target, Ms, tree=True)
     limit = batch.batch_rejection_limit(draft, target)

@@ -14,9 +14,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import decoding
-from ..chains import MarkovChain
+from ..chains import one_token
 from ..figures.part1 import COLORS, grid, token_labels
 from ..laws import acceptance, residual, tv
+from ..primitives import check_int
 from ..stats import chi_square
 from .core import explorer
 
@@ -38,8 +39,7 @@ def token_laws(
     target, uniform draft), ``random`` (both Dirichlet(1), from ``seed``),
     ``disjoint supports`` (target on the first half, draft on the rest).
     """
-    if isinstance(V, bool) or not isinstance(V, (int, np.integer)) or not 2 <= V <= 50:
-        raise ValueError(f"V: must be an integer in [2, 50], got {V!r}")
+    V = check_int(V, "V", low=2, high=50)
     if not 0.0 <= quality <= 1.0:
         raise ValueError(f"quality: must be in [0, 1], got {quality}")
     if preset == "shifted":
@@ -56,12 +56,6 @@ def token_laws(
     else:
         raise ValueError(f"preset: must be one of {PRESETS}, got {preset!r}")
     return quality * q + (1 - quality) * other, q
-
-
-def one_token(p: np.ndarray, q: np.ndarray) -> tuple[MarkovChain, MarkovChain]:
-    """``p`` and ``q`` as one-token chains (``T = 1``), so the package's samplers apply."""
-    V = len(p)
-    return MarkovChain(p, np.empty((0, V, V))), MarkovChain(q, np.empty((0, V, V)))
 
 
 def token_update(

@@ -15,7 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import biased, theory
-from ..chains import MarkovChain, draft_for
+from ..chains import MarkovChain, draft_for, one_token
 from ..figures.part2 import COLORS, EPS_GRID, chain_sweep, front_dicts, panel_layout, sequence_sweep, token_sweep
 from ..laws import tv
 from ..tradeoff import check_eps
@@ -54,7 +54,7 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
     for kind in ("opt", "uno"):
         name = "OPT" if kind == "opt" else "UNO"
         col = COLORS[kind]
-        r1, l1 = biased.chain_front_point(*map(_one_token, (draft, target)), eps, kind)
+        r1, l1 = biased.chain_front_point(*one_token(draft.init, target.init), eps, kind)
         rc, lc = biased.chain_front_point(draft, target, eps, kind)
         rs, ls = biased.sequence_point(draft, target, eps, kind)
         current[kind] = (l1, lc, ls, rs)
@@ -86,10 +86,6 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
                f"{current['uno'][3]:.3f}; speculative decoding (ε = 0, OPT): {total:.3f}</sup>"),
     )
     return go.Figure(data=data, layout=layout)
-
-
-def _one_token(chain: MarkovChain) -> MarkovChain:
-    return MarkovChain(chain.init, np.empty((0, chain.V, chain.V)))
 
 
 def tradeoff_explorer() -> Any:
