@@ -289,6 +289,9 @@ def test_vocabulary_mismatch_is_a_clear_error(tmp_path):
         speculative_generate(draft, target, [1], 3, lookahead=2)
     draft.save_pretrained(tmp_path / "d")
     target.save_pretrained(tmp_path / "t")
+    tokenizers = pytest.importorskip("tokenizers")
+    words = tokenizers.Tokenizer(tokenizers.models.WordLevel({f"w{i}": i for i in range(6)}, unk_token="w0"))
+    transformers.PreTrainedTokenizerFast(tokenizer_object=words).save_pretrained(tmp_path / "t")
     with pytest.raises(ValueError, match="share a vocabulary"):
         load_pair(tmp_path / "d", tmp_path / "t", device="cpu", verbose=False)
 
