@@ -74,6 +74,10 @@ def device_info(device: torch.device) -> dict[str, Any]:
     """The device in words: its type and name (the GPU's model and compute capability, or the CPU's)."""
     info: dict[str, Any] = {"type": device.type, "torch_threads": torch.get_num_threads(),
                             "cpu_cores": os.cpu_count()}
+    try:  # other work on the machine while it measured (1-minute load average, at the start)
+        info["load_average"] = round(os.getloadavg()[0], 2)
+    except OSError:  # pragma: no cover - no load average on this platform
+        pass
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
         info.update(name=torch.cuda.get_device_name(device), capability=list(torch.cuda.get_device_capability(device)),
@@ -126,6 +130,7 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = MeasureSettings(),
                  "label": pair.describe(),
                  "parameters": {r: sum(p.numel() for p in m.parameters()) for r, m in models.items()},
                  "layers": {r: getattr(m.config, "num_hidden_layers", None) for r, m in models.items()}},
+        "training": _training_record(pair),
         "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
                      "transformers": _transformers_version()},
         "settings": _plain(dataclasses.asdict(s)),
@@ -166,6 +171,15 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = MeasureSettings(),
         str(r["lookahead"]): r["acceptance_rate"] for r in out["speed"]["rows"] if r["method"] == "speculative"
     }
     return _plain(out)
+
+
+def _training_record(pair: ModelPair) -> dict[str, Any] | None:
+    """For the offline pair: steps trained, final losses and held-out mean TV (its ``meta.json``); else None."""
+    if pair.source != "fallback" or "held_out" not in pair.info:
+        return None
+    roles = {r: {k: pair.info[r][k] for k in ("steps", "seconds", "final_loss", "objective")}
+             for r in ("draft", "target")}
+    return {**roles, "held_out": pair.info["held_out"], "recipe": pair.info.get("recipe")}
 
 
 def _transformers_version() -> str:
@@ -227,8 +241,11 @@ def result_rows(results: dict[str, Any]) -> tuple[list[Theorem1Row], list[SpeedR
 def results_label(results: dict[str, Any]) -> str:
     """The line that names a results file's device and pair, for every table and figure made from it."""
     d = results["device"]
-    where = f"{d['name']}, compute capability {'.'.join(map(str, d['capability']))}" if d["type"] == "cuda" \
-        else f"CPU ({d['name']}, {d['torch_threads']} thread(s))"
+    if d["type"] == "cuda":
+        where = f"{d['name']}, compute capability {'.'.join(map(str, d['capability']))}"
+    else:
+        load = f", load average {d['load_average']:g} on {d['cpu_cores']} cores" if "load_average" in d else ""
+        where = f"CPU ({d['name']}, {d['torch_threads']} thread(s){load})"
     return (f"{where}; {results['dtype']}; draft {results['pair']['draft']} → target {results['pair']['target']}; "
             f"measured {results['created'][:10]}")
 
