@@ -166,7 +166,7 @@ def test_llm_section_on_a_tiny_pair():
     def neox(layers, seed):
         torch.manual_seed(seed)
         cfg = transformers.GPTNeoXConfig(vocab_size=16, hidden_size=16, num_hidden_layers=layers,
-                                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=64)
+                                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=128)
         return transformers.GPTNeoXForCausalLM(cfg).eval()
 
     pair = ModelPair(neox(1, 0), neox(2, 1), _CharTokenizer(16), "tiny-1", "tiny-2", "test", torch.device("cpu"),

@@ -121,20 +121,49 @@ def test_autoregressive_generate_is_exact(tiny):
 
 @pytest.mark.parametrize("law", ["opt", "uno"])
 def test_over_acceptance_has_the_exact_biased_law(tiny, law):
-    """With K >= m - 1 every position but the last is drafted: the law is P^A_1 P^A_2 q_3 (P^A from tradeoff)."""
+    """With K >= m every position is drafted (no bonus): the law is P^A_1 P^A_2 P^A_3 (P^A from tradeoff)."""
     eps = 0.15
     draft, target = tiny
-    (p1, p2, _), (q1, q2, q3) = three_token_laws(draft), three_token_laws(target)
+    (p1, p2, p3), (q1, q2, q3) = three_token_laws(draft), three_token_laws(target)
 
     def output(p, q):
         return tradeoff.output_law(p, tradeoff.over_accept(p, q, eps), tradeoff.rejection_law(p, q, law))
 
-    exact = joint(output(p1, q1), output(p2, q2), q3)
+    exact = joint(output(p1, q1), output(p2, q2), output(p3, q3))
     counts = sample(lambda g: speculative_generate(draft, target, PROMPT, 3, lookahead=3, temperature=TEMPERATURE,
                                                     eps=eps, rejection_law=law, generator=g), 800)
     assert chi_square(counts, exact).pvalue > ALPHA
     # Power: the same samples are told apart from the target's law.
     assert chi_square(counts, joint(q1, q2, q3)).pvalue < ALPHA
+
+
+def round_structure(rejected, K):
+    """Drafted positions and rounds implied by the rejections under lookahead.speculative_k's rule.
+
+    ``j`` is the position inside the round; ``j == K`` is a bonus position, and a
+    round with fewer than ``K`` positions left drafts them all (``min(K, R)``).
+    """
+    j, drafted, rounds = 0, [], 0
+    for rej in rejected:
+        rounds += j == 0
+        drafted.append(j != K)
+        j = 0 if rej or j == K else j + 1
+    return np.array(drafted), rounds
+
+
+@pytest.mark.parametrize("K", [1, 2, 3, 8])
+def test_rounds_follow_the_markov_chain_convention(tiny, K):
+    """The engine drafts min(K, R) with R tokens left, as lookahead.speculative_k does on Markov chains."""
+    draft, target = tiny
+    gen = torch.Generator().manual_seed(K)
+    for _ in range(20):
+        res = speculative_generate(draft, target, PROMPT, 7, lookahead=K, temperature=1.0, generator=gen)
+        drafted, rounds = round_structure(res.rejected, K)
+        np.testing.assert_array_equal(res.drafted, drafted)
+        assert res.oracle_calls == rounds
+    full = speculative_generate(draft, target, PROMPT, 7, lookahead=7, generator=0)
+    assert full.drafted.all()  # K >= max_new_tokens: the paper's K = infinity, no bonus
+    assert full.oracle_calls == 1 + int(full.rejected[:-1].sum())  # Chapter 7's 1 + sum_{n<T} R_n
 
 
 def test_greedy_reproduces_the_targets_greedy_output():
@@ -188,7 +217,7 @@ def test_position_statistics_match_a_recomputation(tiny, eps, law):
     """TV, rejection probability, both biases and log q per position, from independent full forwards."""
     draft, target = neox(1, 16, 12, seed=8), neox(2, 24, 12, seed=9)
     prompt = [1, 2, 3]
-    res = speculative_generate(draft, target, prompt, 12, lookahead=3, temperature=1.0, eps=eps, rejection_law=law,
+    res = speculative_generate(draft, target, prompt, 12, lookahead=2, temperature=1.0, eps=eps, rejection_law=law,
                                generator=11)
     seq = prompt + res.tokens.tolist()
     n = len(prompt)
@@ -206,8 +235,9 @@ def test_position_statistics_match_a_recomputation(tiny, eps, law):
     np.testing.assert_allclose(res.target_logprob, logq, atol=1e-4)
     assert np.isnan(res.tv[~d]).all()
     assert res.accepted[~d].sum() == 0
-    # Bookkeeping: one oracle call per round, and a round ends at each rejection or bonus token.
-    assert res.oracle_calls == res.rejections + int((~d).sum())
+    # Bookkeeping: one oracle call per round, and a round ends at each rejection or bonus token, or with an
+    # accepted draft at the last position.
+    assert res.oracle_calls == res.rejections + int((~d).sum()) + int(res.accepted[-1])
     assert res.draft_calls >= int(d.sum())  # drafts after a rejection are computed, then thrown away
     assert 0 < res.target_seconds and 0 < res.draft_seconds and res.target_seconds + res.draft_seconds <= res.wall_time
 
@@ -259,6 +289,9 @@ def test_vocabulary_mismatch_is_a_clear_error(tmp_path):
         speculative_generate(draft, target, [1], 3, lookahead=2)
     draft.save_pretrained(tmp_path / "d")
     target.save_pretrained(tmp_path / "t")
+    tokenizers = pytest.importorskip("tokenizers")
+    words = tokenizers.Tokenizer(tokenizers.models.WordLevel({f"w{i}": i for i in range(6)}, unk_token="w0"))
+    transformers.PreTrainedTokenizerFast(tokenizer_object=words).save_pretrained(tmp_path / "t")
     with pytest.raises(ValueError, match="share a vocabulary"):
         load_pair(tmp_path / "d", tmp_path / "t", device="cpu", verbose=False)
 

@@ -159,13 +159,14 @@ def test_fallback_pair_trains_saves_and_loads(tiny_fallback):
     assert len(list(cache.iterdir())) == 1  # no half-written training folder left behind
 
 
-def test_load_pair_prints_which_pair(tiny_fallback, capsys):
-    from specdec_lite.llm import load_pair
+def test_load_pair_prints_which_pair(tiny_fallback, capsys, monkeypatch):
+    from specdec_lite.llm import load_pair, pairs
 
+    monkeypatch.setattr(pairs, "hub_reachable", lambda timeout=3.0: False)
     pair, recipe, cache = tiny_fallback
     loaded = load_pair(fallback=recipe, cache_dir=cache, device="cpu", progress=False)
     out = capsys.readouterr().out
-    assert out.startswith("Model pair: offline pair") and "no CUDA GPU" in out
+    assert out.startswith("Model pair: offline pair") and "hub is unreachable" in out
     assert loaded.info["folder"] == pair.info["folder"]
 
 
@@ -184,7 +185,7 @@ def test_measurements_and_explorer_on_the_tiny_pair(tiny_fallback):
                                            progress=False)
     assert [r.method for r in speed] == ["autoregressive", "speculative", "HF autoregressive", "HF assisted"]
     assert speed[0].speedup == 1.0 and all(r.tokens_per_second > 0 for r in speed) and costs.c > 0
-    assert "Best lookahead K = 2" in measure.speed_verdict(speed, costs)
+    assert "Best lookahead K = 2" in measure.speed_summary(speed, costs)
     fig = generation_update(pair, "def f(", max_new_tokens=8)(K=2, eps=0.0, seed=1)
     assert sum(len(t.x) for t in fig.data) == 8 and pair.describe() in fig.layout.title.text
     with pytest.raises(ValueError, match="prompts"):
@@ -207,6 +208,7 @@ def test_automatic_choice_of_pair(monkeypatch, capsys):
         raise OSError("no internet")
 
     monkeypatch.setattr(pairs, "pick_device", lambda device=None: torch.device("cuda"))
+    monkeypatch.setattr(pairs, "hub_reachable", lambda timeout=3.0: True)
     monkeypatch.setattr(pairs, "load_named_pair", hub)
     monkeypatch.setattr(pairs, "load_fallback_pair", lambda *a, **k: fallback)
     monkeypatch.setattr(torch.cuda, "get_device_properties", lambda dev: SimpleNamespace(total_memory=16 * 2**30))

@@ -1,6 +1,6 @@
 """Real models: ``llm.speculative_generate`` against autoregressive decoding and Hugging Face's assisted generation.
 
-Uses the engine's own measurement, ``llm.measure.speed_benchmark`` (methods
+Uses the engine's own measurement, ``llm.speed.speed_benchmark`` (methods
 interleaved prompt by prompt, one warm-up each), on the pair ``llm.load_pair``
 chooses (the offline pair on a machine without a GPU). The predicted speed-up is
 Leviathan et al.'s ``E[tokens per round] t_target / (K t_draft + t_verify(K))``
@@ -16,14 +16,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-#: Prompts in the offline pair's language, if ``llm.measure.default_prompts`` is missing.
-PROMPTS = ("def __init__(self, ", "import os\nimport sys\n\n", "    for key, value in ", "class Error(Exception):\n")
-
 
 def _cached_fallback() -> bool:
-    from ..llm.fallback import FallbackRecipe, default_cache_dir
+    from ..llm.fallback import fallback_is_cached
 
-    return (default_cache_dir() / f"stdlib-pair-{FallbackRecipe().key()}" / "meta.json").is_file()
+    return fallback_is_cached()
 
 
 def _num(x: float) -> float | None:
@@ -31,21 +28,16 @@ def _num(x: float) -> float | None:
 
 
 def _prompts(pair: Any) -> tuple[str, ...]:
-    try:
-        from ..llm.measure import default_prompts
-    except ImportError:
-        return PROMPTS
+    from ..llm.runs import default_prompts
+
     return default_prompts(pair)
 
 
 def _widget_latency(pair: Any, prompt: str, calls: int) -> dict[str, Any]:
     """Median time of the real-models explorer's update at its defaults (it needs a pair, so it is timed here)."""
+    from ..widgets.real_models import generation_update
     from .timing import clock, median_time
 
-    try:
-        from ..widgets.real_models import generation_update
-    except ImportError as err:
-        return {"skipped": f"no real-models widget ({err})"}
     update = generation_update(pair, prompt)
     t0 = clock()
     update()
@@ -58,8 +50,8 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
     """Speed of the real-model engine on ``pair`` (default: ``llm.load_pair()``'s choice)."""
     import torch
 
-    from ..llm.measure import speed_benchmark
     from ..llm.pairs import load_pair, pick_device
+    from ..llm.speed import speed_benchmark
 
     cfg = sizes.llm
     if pair is None and cfg.get("off"):
@@ -70,7 +62,8 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
             note = "the offline model pair is not trained on this machine yet (full mode trains it once)"
             log(f"  llm: skipped ({note})")
             return {"skipped": note}
-        pair = load_pair(verbose=False, progress=False)
+        # On a CPU the benchmark measures the offline pair, never a download.
+        pair = load_pair(hub=pick_device().type == "cuda", verbose=False, progress=False)
     prompts = list(_prompts(pair))[: cfg["prompts"]]
     K = cfg["lookahead"]
     # One intra-op thread: these models are small, and threads that wait for a shared core make timings erratic.

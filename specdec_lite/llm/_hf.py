@@ -71,5 +71,23 @@ def vocab_size(model: Any) -> int:
     return int(model.config.vocab_size)
 
 
+#: Config attributes that hold a model's context length, by architecture family.
+_CONTEXT_KEYS = ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "n_ctx")
+
+
+def context_length(model: Any) -> int | None:
+    """Most positions ``model`` was built for (its config's ``max_position_embeddings`` or kin); None if unknown."""
+    for key in _CONTEXT_KEYS:
+        value = getattr(model.config, key, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return None
+
+
+def input_vocab_size(model: Any) -> int:
+    """Number of token ids ``model`` can read (rows of its input embedding)."""
+    return int(model.get_input_embeddings().weight.shape[0])
+
+
 def model_device(model: Any) -> torch.device:
     return next(model.parameters()).device

@@ -1,23 +1,35 @@
 """Autoregressive and speculative generation with two Hugging Face causal LMs.
 
 ``speculative_generate`` is Algorithm 1 of the book with a finite lookahead ``K``
-and KV caches: each round the draft ``p`` proposes up to ``K`` tokens one by one,
-the target ``q`` scores all of them in one forward pass (one *oracle call*), the
-tokens are accepted left to right with probability ``b = min(1, (q + eps)/p)``,
-and the first rejected one is replaced by a draw from the rejection law (the
-residual ``[q - p]_+`` for ``"opt"``, ``q`` for ``"uno"``). If all ``K`` are
-accepted the target's law at the next position is already computed, and a
-*bonus* token is sampled from it. Both caches are then cropped back to the
-tokens that were kept.
+and KV caches, in the convention of Chapter 7 (``lookahead.speculative_k``):
+with ``R`` tokens still to generate, a round has the draft ``p`` propose
+``k = min(K, R)`` tokens one by one, and the target ``q`` scores all of them in
+one forward pass (one *oracle call*). The tokens are accepted left to right with
+probability ``b = min(1, (q + eps)/p)``, and the first rejected one is replaced by
+a draw from the rejection law (the residual ``[q - p]_+`` for ``"opt"``, ``q`` for
+``"uno"``). If all ``k < R`` are accepted the target's law at the next position
+is already computed, and a *bonus* token is sampled from it; if ``k = R`` the
+sequence is complete (with ``K >= max_new_tokens`` there is never a bonus, the
+paper's ``K = infinity``). Both caches are then cropped back to the tokens that
+were kept.
 
-One sequence at a time (batch size 1), exactly ``max_new_tokens`` new tokens (no
-stopping at an end-of-text token, so that runs are comparable).
+One sequence at a time (batch size 1), exactly ``max_new_tokens`` new tokens
+unless ``eos_token_id`` is given (then generation stops after the first
+end-of-sequence token; off by default, so that runs are comparable).
+
+Failures are loud: NaN or ``+inf`` logits raise ``FloatingPointError`` (never
+sampled), and prompts outside the vocabulary or longer than the models' context
+raise ``ValueError`` before any forward pass. A model in training mode (dropout
+on) runs in eval mode with a warning, and is put back in training mode after.
 """
 
 from __future__ import annotations
 
 import math
 import time
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +58,8 @@ class GenerationResult:
     ``target_logprob[i]``: ``log q_i(x_i)`` at temperature 1, the target's own log-likelihood of the token.
     ``oracle_calls``: target forward passes; ``draft_calls``: draft forward passes; ``wall_time`` in seconds,
     of which ``target_seconds`` and ``draft_seconds`` were spent inside the two models' forward passes.
+    ``stopped_at_eos``: generation ended at an end-of-sequence token (only with ``eos_token_id``), so
+    ``tokens`` may be shorter than ``max_new_tokens``.
     """
 
     tokens: torch.Tensor
@@ -63,6 +77,7 @@ class GenerationResult:
     target_seconds: float = math.nan
     draft_seconds: float = math.nan
     rejection_law: str = "opt"
+    stopped_at_eos: bool = False
 
     @property
     def bias(self) -> np.ndarray:
@@ -106,7 +121,7 @@ def _check_temperature(temperature: Any) -> float:
     return t
 
 
-def _prompt(input_ids: Any, device: torch.device) -> torch.Tensor:
+def _prompt(input_ids: Any, device: torch.device, vocab: int) -> torch.Tensor:
     ids = torch.as_tensor(input_ids)
     if ids.dim() == 2 and ids.shape[0] == 1:
         ids = ids[0]
@@ -114,7 +129,49 @@ def _prompt(input_ids: Any, device: torch.device) -> torch.Tensor:
         raise ValueError(
             f"input_ids: expected one non-empty sequence of token ids, shape (n,) or (1, n), got {tuple(ids.shape)}"
         )
+    lo, hi = int(ids.min()), int(ids.max())
+    if lo < 0 or hi >= vocab:
+        raise ValueError(f"input_ids: token ids must lie in [0, {vocab}) (the models' vocabulary), got {lo} .. {hi}")
     return ids.to(device=device, dtype=torch.long)
+
+
+def _check_context(models: dict[str, Any], prompt_length: int, max_new_tokens: int) -> None:
+    """Prompt plus new tokens must fit every model's context (its config's ``max_position_embeddings``)."""
+    for name, model in models.items():
+        n = _hf.context_length(model)
+        if n is not None and prompt_length + max_new_tokens > n:
+            raise ValueError(
+                f"max_new_tokens: the prompt ({prompt_length} tokens) plus max_new_tokens ({max_new_tokens}) "
+                f"= {prompt_length + max_new_tokens} positions exceed the {name}'s context of {n} "
+                "(config.max_position_embeddings); shorten the prompt or ask for fewer tokens"
+            )
+
+
+def _check_eos(eos_token_id: Any, vocab: int) -> int | None:
+    if eos_token_id is None:
+        return None
+    integer = isinstance(eos_token_id, (int, np.integer)) and not isinstance(eos_token_id, bool)
+    if not integer or not 0 <= eos_token_id < vocab:
+        raise ValueError(f"eos_token_id: must be None or a token id in [0, {vocab}), got {eos_token_id!r}")
+    return int(eos_token_id)
+
+
+@contextmanager
+def _eval_mode(models: dict[str, Any]) -> Iterator[None]:
+    """Run with dropout off: a model in training mode is switched to eval (with a warning) and back after."""
+    training = [(name, m) for name, m in models.items() if m.training]
+    for name, m in training:
+        warnings.warn(
+            f"{name}: the model was in training mode (dropout on, so a fixed seed would not reproduce); "
+            "generating in eval mode and restoring training mode afterwards",
+            stacklevel=4,
+        )
+        m.eval()
+    try:
+        yield
+    finally:
+        for _, m in training:
+            m.train()
 
 
 def _generator(generator: GeneratorLike, device: torch.device) -> torch.Generator | None:
@@ -167,7 +224,14 @@ def _logprob(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
     return torch.log_softmax(logits, dim=-1).gather(-1, tokens[:, None])[:, 0]
 
 
-@torch.inference_mode()
+def _eos_cut(tokens: torch.Tensor, eos: int | None) -> int | None:
+    """Length up to and including the first ``eos`` in ``tokens`` (None if there is none or no ``eos``)."""
+    if eos is None:
+        return None
+    hits = (tokens == eos).nonzero()
+    return int(hits[0, 0]) + 1 if len(hits) else None
+
+
 def autoregressive_generate(
     model: Any,
     input_ids: Any,
@@ -175,37 +239,53 @@ def autoregressive_generate(
     *,
     temperature: float = 1.0,
     generator: GeneratorLike = None,
+    eos_token_id: int | None = None,
 ) -> GenerationResult:
-    """Algorithm 3 with a KV cache: ``x_n ~ softmax(logits_n / temperature)``, one model call per token."""
+    """Algorithm 3 with a KV cache: ``x_n ~ softmax(logits_n / temperature)``, one model call per token.
+
+    ``temperature = 0`` (or one too small to divide by) is greedy decoding. With
+    ``eos_token_id`` generation stops after that token.
+    """
     _check_model(model, "model")
     m = _check_int(max_new_tokens, "max_new_tokens", 1)
     temperature = _check_temperature(temperature)
     device = _hf.model_device(model)
-    prompt = _prompt(input_ids, device)
+    vocab = min(_hf.vocab_size(model), _hf.input_vocab_size(model))
+    prompt = _prompt(input_ids, device, vocab)
+    _check_context({"model": model}, len(prompt), m)
+    eos = _check_eos(eos_token_id, vocab)
     gen = _generator(generator, device)
+    with _eval_mode({"model": model}), torch.inference_mode():
+        return _autoregressive(model, prompt, m, temperature, gen, eos)
+
+
+def _autoregressive(model: Any, prompt: torch.Tensor, m: int, temperature: float, gen: torch.Generator | None,
+                    eos: int | None) -> GenerationResult:
     start = time.perf_counter()
-    clock = _Clock(device)
+    clock = _Clock(prompt.device)
     cache = _hf.new_cache(model)
     fed = prompt
     tokens, logprobs = [], []
-    for _ in range(m):
+    for n in range(m):
         logits = clock.forward(model, fed, cache)[-1:]
-        x = _draw(probs_from_logits(logits, temperature), gen)[:, 0]
+        x = _draw(probs_from_logits(logits, temperature, name=f"model logits at new token {n}"), gen)[:, 0]
         tokens.append(x)
         logprobs.append(_logprob(logits, x))
         fed = x
+        if eos is not None and int(x) == eos:
+            break
     out = torch.cat(tokens)
+    n = len(out)
     lp = torch.cat(logprobs).cpu().double().numpy()
     wall = time.perf_counter() - start
-    nan = np.full(m, np.nan)
-    off = np.zeros(m, bool)
+    nan = np.full(n, np.nan)
+    off = np.zeros(n, bool)
     return GenerationResult(
-        out.cpu(), len(prompt), off, off.copy(), nan, nan.copy(), nan.copy(), nan.copy(), lp, m, 0, wall,
-        target_seconds=clock.seconds, draft_seconds=0.0,
+        out.cpu(), len(prompt), off, off.copy(), nan, nan.copy(), nan.copy(), nan.copy(), lp, n, 0, wall,
+        target_seconds=clock.seconds, draft_seconds=0.0, stopped_at_eos=eos is not None and int(out[-1]) == eos,
     )
 
 
-@torch.inference_mode()
 def speculative_generate(
     draft: Any,
     target: Any,
@@ -217,15 +297,23 @@ def speculative_generate(
     eps: float = 0.0,
     rejection_law: str = "opt",
     generator: GeneratorLike = None,
+    eos_token_id: int | None = None,
 ) -> GenerationResult:
     """Speculative decoding of ``target`` (q) with ``draft`` (p), lookahead ``K = lookahead``.
 
     ``eps = 0`` with ``rejection_law="opt"`` is speculative decoding: the output has
     exactly the target's law. ``eps > 0`` over-accepts, ``b = min(1, (q + eps)/p)``,
     with rejection law ``"opt"`` (``[q - p]_+``, Decoding-OPT) or ``"uno"`` (``q``,
-    Decoding-UNO); both are then biased, and UNO is biased even at ``eps = 0``. ``temperature = 0``
-    reproduces the target's greedy output. A round never drafts past the last
-    requested token: with ``R`` tokens left it drafts ``min(K, R - 1)``.
+    Decoding-UNO); both are then biased, and UNO is biased even at ``eps = 0``.
+
+    ``temperature = 0`` (or one too small to divide by) compares argmaxes: in exact
+    arithmetic the output is the target's greedy output. In bfloat16 or float16 the
+    target's logits from a ``k``-token verification call and from a one-token call can
+    differ in the last bits, which can flip a near-tie between two tokens.
+
+    With ``R`` tokens left a round drafts ``min(K, R)`` (Chapter 7's convention), so
+    with ``K >= max_new_tokens`` every position is drafted. With ``eos_token_id``
+    generation stops after that token.
     """
     _check_model(draft, "draft")
     _check_model(target, "target")
@@ -245,9 +333,19 @@ def speculative_generate(
     device = _hf.model_device(target)
     if _hf.model_device(draft) != device:
         raise ValueError(f"draft and target must be on the same device, got {_hf.model_device(draft)} and {device}")
-    prompt = _prompt(input_ids, device)
+    models = {"draft": draft, "target": target}
+    vocab = min(v_target, _hf.input_vocab_size(draft), _hf.input_vocab_size(target))
+    prompt = _prompt(input_ids, device, vocab)
+    _check_context(models, len(prompt), m)
+    eos = _check_eos(eos_token_id, vocab)
     gen = _generator(generator, device)
+    with _eval_mode(models), torch.inference_mode():
+        return _speculative(draft, target, prompt, m, K, temperature, eps_f, rejection_law, gen, eos)
 
+
+def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, temperature: float, eps: float,
+                 rejection_law: str, gen: torch.Generator | None, eos: int | None) -> GenerationResult:
+    device = prompt.device
     start = time.perf_counter()
     d_clock, t_clock = _Clock(device), _Clock(device)
     d_cache, t_cache = _hf.new_cache(draft), _hf.new_cache(target)
@@ -257,52 +355,57 @@ def speculative_generate(
     rounds: list[tuple[int, int, int]] = []  # per round: (drafted positions kept, accepted, tokens emitted)
     stat_rows: list[torch.Tensor] = []  # per round: (drafted positions kept, 4) [tv, reject, bias_opt, bias_uno]
     logprobs: list[torch.Tensor] = []
-    while len(seq) - n0 < m:
-        k = min(K, m - (len(seq) - n0) - 1)
+    stopped = False
+    while len(seq) - n0 < m and not stopped:
+        done = len(seq) - n0
+        R = m - done
+        k = min(K, R)
         # Draft k tokens one by one; the draft has not yet seen seq[d_len:].
         drafts, p_rows = [], []
-        if k:
-            fed = seq[_hf.cache_length(d_cache) :]
-            for _ in range(k):
-                p = probs_from_logits(d_clock.forward(draft, fed, d_cache)[-1:], temperature)
-                draft_calls += 1
-                fed = _draw(p, gen)[:, 0]
-                drafts.append(fed)
-                p_rows.append(p)
-        x = torch.cat(drafts) if k else seq.new_empty(0)
-        # One oracle call scores the k drafts and the position after them.
-        t_logits = t_clock.forward(target, torch.cat([seq[_hf.cache_length(t_cache) :], x]), t_cache)[-(k + 1) :]
+        fed = seq[_hf.cache_length(d_cache) :]
+        for i in range(k):
+            logits = d_clock.forward(draft, fed, d_cache)[-1:]
+            p = probs_from_logits(logits, temperature, name=f"draft logits at new token {done + i}")
+            draft_calls += 1
+            fed = _draw(p, gen)[:, 0]
+            drafts.append(fed)
+            p_rows.append(p)
+        x = torch.cat(drafts)
+        # One oracle call scores the k drafts, and the position after them when it is still to be generated.
+        scored = x if k < R else x[:-1]
+        t_logits = t_clock.forward(target, torch.cat([seq[_hf.cache_length(t_cache) :], scored]), t_cache)
+        t_logits = t_logits[-(len(scored) + 1) :]
         oracle_calls += 1
-        q = probs_from_logits(t_logits, temperature)
-        if k:
-            p, qk = torch.cat(p_rows), q[:k]
-            b_all = over_accept(p, qk, eps_f)
-            stats_k = torch.stack(position_stats(p, qk, b_all), dim=1)
-            b = b_all.gather(-1, x[:, None])[:, 0]
-            u = torch.rand(k, generator=gen, device=device)
-            ok = u < b
-            n_acc = int(ok.long().cumprod(0).sum())  # accepted prefix length
-        else:
-            n_acc = 0
+        q = probs_from_logits(t_logits, temperature, name=f"target logits at new tokens {done}..{done + k}")
+        p, qk = torch.cat(p_rows), q[:k]
+        b_all = over_accept(p, qk, eps)
+        stats_k = torch.stack(position_stats(p, qk, b_all), dim=1)
+        b = b_all.gather(-1, x[:, None])[:, 0]
+        u = torch.rand(k, generator=gen, device=device)
+        n_acc = int((u < b).long().cumprod(0).sum())  # accepted prefix length
         if n_acc < k:  # first rejection at draft n_acc: resample from the rejection law there
             y = _draw(law_after_rejection(p[n_acc : n_acc + 1], qk[n_acc : n_acc + 1], rejection_law), gen)[:, 0]
-        else:  # all accepted (or nothing drafted): bonus token from the target's next law
-            y = _draw(q[k : k + 1], gen)[:, 0]
-        new = torch.cat([x[:n_acc], y])
+            new = torch.cat([x[:n_acc], y])
+        elif k < R:  # all accepted: bonus token from the target's next law
+            new = torch.cat([x, _draw(q[k : k + 1], gen)[:, 0]])
+        else:  # all accepted and the sequence is complete: no bonus
+            new = x
+        cut = _eos_cut(new, eos)
+        if cut is not None:
+            new, stopped = new[:cut], True
         j = len(new)
         logprobs.append(_logprob(t_logits[:j], new))
-        rounds.append((min(j, k), n_acc, j))
-        if k:
-            stat_rows.append(stats_k[: min(j, k)])
+        rounds.append((min(j, k), min(n_acc, j), j))
+        stat_rows.append(stats_k[: min(j, k)])
         seq = torch.cat([seq, new])
-        # Keep in each cache only tokens of seq[:-1]; the draft never saw the last draft x[k-1].
-        _hf.crop(t_cache, _hf.cache_length(t_cache) - (len(seq) - 1))
+        # Keep in each cache only tokens of seq[:-1] (the draft never saw the last draft x[k-1]).
+        _hf.crop(t_cache, max(0, _hf.cache_length(t_cache) - (len(seq) - 1)))
         _hf.crop(d_cache, max(0, _hf.cache_length(d_cache) - (len(seq) - 1)))
+    n = len(seq) - n0
     drafted = np.concatenate([np.arange(j) < d for d, _, j in rounds])
     accepted = np.concatenate([np.arange(j) < a for _, a, j in rounds])
-    stats = np.full((m, 4), np.nan)
-    if stat_rows:
-        stats[drafted] = torch.cat(stat_rows).cpu().double().numpy()
+    stats = np.full((n, 4), np.nan)
+    stats[drafted] = torch.cat(stat_rows).cpu().double().numpy()
     logprob = torch.cat(logprobs).cpu().double().numpy()
     wall = time.perf_counter() - start
     return GenerationResult(
@@ -321,5 +424,5 @@ def speculative_generate(
         target_seconds=t_clock.seconds,
         draft_seconds=d_clock.seconds,
         rejection_law=rejection_law,
+        stopped_at_eos=stopped,
     )
-

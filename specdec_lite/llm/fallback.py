@@ -300,6 +300,13 @@ def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> d
     return meta
 
 
+def fallback_is_cached(recipe: FallbackRecipe | None = None, cache_dir: str | Path | None = None) -> bool:
+    """Whether the pair of ``recipe`` is already trained under ``cache_dir`` (default: ``default_cache_dir()``)."""
+    recipe = recipe or FallbackRecipe()
+    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    return (root / f"stdlib-pair-{recipe.key()}" / "meta.json").is_file()
+
+
 def fallback_pair_dir(recipe: FallbackRecipe | None = None, cache_dir: str | Path | None = None, *,
                       progress: bool = True) -> Path:
     """Folder holding the trained pair for ``recipe``; trains it there first if it is not cached.

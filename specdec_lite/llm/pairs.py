@@ -2,15 +2,17 @@
 
 ``load_pair()`` with no names picks automatically: on a CUDA GPU with internet
 the paper's Pythia pair (``pythia-70m`` drafting for ``pythia-2.8b``; a 1b target
-on GPUs under 20 GB, such as a free Colab T4), otherwise the offline pair that
-:mod:`specdec_lite.llm.fallback` trains on the standard library's source. Any
-other pair can be named (hub names or local folders); both go through
-``from_pretrained`` with ``trust_remote_code`` off.
+on GPUs under 20 GB, such as a free Colab T4); on a CPU (or Apple GPU) with
+internet a pair a laptop can run (``pythia-70m`` drafting for ``pythia-410m``);
+otherwise the offline pair that :mod:`specdec_lite.llm.fallback` trains on the
+standard library's source. Any other pair can be named (hub names or local
+folders); both go through ``from_pretrained`` with ``trust_remote_code`` off.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,20 +20,41 @@ from typing import Any
 import torch
 
 from ._hf import require_transformers, vocab_size
-from .fallback import FallbackRecipe, fallback_pair_dir, read_meta
+from .fallback import FallbackRecipe, fallback_is_cached, fallback_pair_dir, read_meta
 
 #: The paper's pair (Table 1 of Yin et al.).
 PAPER_PAIR = ("EleutherAI/pythia-70m", "EleutherAI/pythia-2.8b")
 #: A target that fits a free Colab GPU comfortably.
 COLAB_PAIR = ("EleutherAI/pythia-70m", "EleutherAI/pythia-1b")
+#: A pair a laptop's CPU can run: the paper's draft, and the smallest Pythia target 6x its depth.
+CPU_PAIR = ("EleutherAI/pythia-70m", "EleutherAI/pythia-410m")
+#: Files of which a local tokenizer folder must hold at least one.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model", "spiece.model",
+                   "vocab.txt")
 #: GPU memory (GiB) from which the paper's 2.8b target is chosen automatically.
 PAPER_PAIR_MIN_GIB = 20.0
 
 
 def pick_device(device: str | torch.device | None = None) -> torch.device:
-    """``device`` if given, else CUDA, then Apple MPS, then CPU."""
+    """``device`` if given (it must exist on this machine), else CUDA, then Apple MPS, then CPU.
+
+    Asking for ``"cuda"`` or ``"mps"`` where torch finds none is a ``RuntimeError``
+    at once, before anything is loaded or trained.
+    """
     if device is not None:
-        return torch.device(device)
+        dev = torch.device(device)
+        if dev.type == "cuda" and not torch.cuda.is_available():
+            raise RuntimeError(
+                f"device: {str(device)!r} was asked for, but torch finds no CUDA GPU (torch.cuda.is_available() is "
+                "False; in Colab choose Runtime > Change runtime type > GPU, or pass device='cpu')"
+            )
+        if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+            count = torch.cuda.device_count()
+            raise RuntimeError(f"device: {str(device)!r} was asked for, but torch finds {count} CUDA GPU(s)")
+        mps = getattr(torch.backends, "mps", None)
+        if dev.type == "mps" and (mps is None or not mps.is_available()):
+            raise RuntimeError(f"device: {str(device)!r} was asked for, but torch finds no Apple GPU (MPS)")
+        return dev
     if torch.cuda.is_available():
         return torch.device("cuda")
     mps = getattr(torch.backends, "mps", None)
@@ -41,9 +64,12 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
 
 
 def pick_dtype(device: torch.device, dtype: torch.dtype | str | None = None) -> torch.dtype:
-    """``dtype`` if given; else bfloat16 on CUDA GPUs that support it (else float16), float16 on MPS, float32 on CPU.
+    """``dtype`` if given; else the weights' dtype the hardware runs natively.
 
-    Whatever the weights' dtype, the engine turns logits into probabilities in float32.
+    On CUDA: bfloat16 where it is native (compute capability 8.0 or more: A100, L4,
+    H100, RTX 30xx and later), float16 otherwise (a T4 or V100 emulates bfloat16,
+    slowly). float16 on Apple MPS, float32 on a CPU. Whatever the weights' dtype,
+    the engine turns logits into probabilities in float32.
     """
     if dtype is not None:
         if isinstance(dtype, str):
@@ -52,7 +78,7 @@ def pick_dtype(device: torch.device, dtype: torch.dtype | str | None = None) -> 
             return getattr(torch, dtype)
         return dtype
     if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return torch.bfloat16 if torch.cuda.get_device_capability(device) >= (8, 0) else torch.float16
     if device.type == "mps":
         return torch.float16
     return torch.float32
@@ -102,8 +128,27 @@ def _from_pretrained(name: str | Path, device: torch.device, dtype: torch.dtype)
     return model.to(device).eval()
 
 
-def _tokenizer(name: str | Path) -> Any:
-    return require_transformers().AutoTokenizer.from_pretrained(str(name), trust_remote_code=False)
+def _check_tokenizer_files(name: str | Path) -> None:
+    """A local tokenizer folder must hold tokenizer files (else transformers builds an empty tokenizer)."""
+    folder = Path(name)
+    if folder.is_dir() and not any((folder / f).is_file() for f in TOKENIZER_FILES):
+        raise FileNotFoundError(
+            f"tokenizer_name: the folder {str(folder)!r} holds no tokenizer files (none of "
+            f"{', '.join(TOKENIZER_FILES)}); save the tokenizer there (tokenizer.save_pretrained) or pass "
+            "tokenizer_name= a folder or hub name that has one"
+        )
+
+
+def _tokenizer(name: str | Path, vocab: int) -> Any:
+    """The tokenizer at ``name``; its ids must fit the models' ``vocab`` logits."""
+    _check_tokenizer_files(name)
+    tok = require_transformers().AutoTokenizer.from_pretrained(str(name), trust_remote_code=False)
+    if len(tok) > vocab:
+        raise ValueError(
+            f"tokenizer_name: the tokenizer of {str(name)!r} has {len(tok)} tokens but the models read only {vocab}; "
+            "it is not these models' tokenizer"
+        )
+    return tok
 
 
 def load_named_pair(
@@ -121,6 +166,8 @@ def load_named_pair(
     """
     dev = pick_device(device)
     dt = pick_dtype(dev, dtype)
+    tokenizer_name = tokenizer_name if tokenizer_name is not None else target_name
+    _check_tokenizer_files(tokenizer_name)  # before the models are loaded
     draft = _from_pretrained(draft_name, dev, dt)
     target = _from_pretrained(target_name, dev, dt)
     if vocab_size(draft) != vocab_size(target):
@@ -128,7 +175,7 @@ def load_named_pair(
             f"draft and target must share a vocabulary: {draft_name} outputs {vocab_size(draft)} logits, "
             f"{target_name} {vocab_size(target)}"
         )
-    tokenizer = _tokenizer(tokenizer_name if tokenizer_name is not None else target_name)
+    tokenizer = _tokenizer(tokenizer_name, vocab_size(target))
     return ModelPair(draft, target, tokenizer, str(draft_name), str(target_name), source, dev, dt)
 
 
@@ -141,11 +188,12 @@ def load_fallback_pair(
     progress: bool = True,
 ) -> ModelPair:
     """The offline pair: trained once (cached), then loaded back with ``from_pretrained``."""
+    dev = pick_device(device)  # a missing GPU fails here, not after training
     folder = fallback_pair_dir(recipe, cache_dir, progress=progress)
     meta = read_meta(folder)
     shapes = {role: meta["recipe"][role] for role in ("draft", "target")}
     pair = load_named_pair(folder / "draft", folder / "target", tokenizer_name=folder / "tokenizer",
-                           device=device, dtype=dtype, source="fallback")
+                           device=dev, dtype=dtype, source="fallback")
     pair.draft_name, pair.target_name = (
         f"stdlib-{shapes[r]['layers']}x{shapes[r]['hidden']} ({meta[r]['parameters'] / 1e6:.1f}M params)"
         for r in ("draft", "target")
@@ -161,6 +209,31 @@ def _hub_offline() -> bool:
     return any(os.environ.get(v, "").lower() in ("1", "true", "yes") for v in flags)
 
 
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether a TCP connection to the Hugging Face hub opens within ``timeout`` seconds."""
+    from urllib.parse import urlparse
+
+    try:
+        from huggingface_hub import constants
+
+        host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+    except ImportError:  # pragma: no cover - transformers always brings huggingface_hub
+        host = "huggingface.co"
+    try:
+        socket.create_connection((host, 443), timeout=timeout).close()
+    except OSError:
+        return False
+    return True
+
+
+def hub_pair_for(device: torch.device) -> tuple[str, str]:
+    """The hub pair ``load_pair()`` tries on ``device``: by GPU memory on CUDA, ``CPU_PAIR`` elsewhere."""
+    if device.type != "cuda":
+        return CPU_PAIR
+    gib = torch.cuda.get_device_properties(device).total_memory / 2**30
+    return PAPER_PAIR if gib >= PAPER_PAIR_MIN_GIB else COLAB_PAIR
+
+
 def load_pair(
     draft_name: str | Path | None = None,
     target_name: str | Path | None = None,
@@ -169,15 +242,17 @@ def load_pair(
     dtype: torch.dtype | str | None = None,
     fallback: FallbackRecipe | None = None,
     cache_dir: str | Path | None = None,
+    hub: bool = True,
     verbose: bool = True,
     progress: bool = True,
 ) -> ModelPair:
     """A draft/target pair, and a printed line saying which.
 
-    With names: exactly that pair (errors propagate). Without: the paper's pair on
-    a CUDA GPU with at least ``PAPER_PAIR_MIN_GIB`` GiB, ``COLAB_PAIR`` on a
-    smaller GPU, and the offline pair when there is no GPU, the hub is
-    unreachable, or ``HF_HUB_OFFLINE=1``.
+    With names: exactly that pair (errors propagate). Without: from the hub when it is
+    reachable (and ``hub`` is true and ``HF_HUB_OFFLINE`` unset), the paper's pair on a
+    CUDA GPU with at least ``PAPER_PAIR_MIN_GIB`` GiB, ``COLAB_PAIR`` on a smaller
+    GPU, ``CPU_PAIR`` on a CPU or Apple GPU; otherwise the offline pair, and when
+    that is not trained yet a line says so before training starts.
     """
     if (draft_name is None) != (target_name is None):
         raise ValueError("draft_name and target_name: give both or neither")
@@ -187,19 +262,23 @@ def load_pair(
     else:
         dev = pick_device(device)
         pair = None
-        if dev.type != "cuda":
-            reason = f"no CUDA GPU ({dev.type})"
-        elif _hub_offline():
+        if _hub_offline():
             reason = "HF_HUB_OFFLINE is set"
+        elif not hub:
+            reason = "hub=False"
+        elif not hub_reachable():
+            reason = "the Hugging Face hub is unreachable (offline)"
         else:
-            gib = torch.cuda.get_device_properties(dev).total_memory / 2**30
-            names = PAPER_PAIR if gib >= PAPER_PAIR_MIN_GIB else COLAB_PAIR
+            names = hub_pair_for(dev)
             try:
                 pair = load_named_pair(*names, device=dev, dtype=dtype)
-            except OSError as err:  # no internet, or the hub refused
+            except OSError as err:  # the hub refused, or the connection broke
                 reason = f"could not load {names[1]} from the hub ({type(err).__name__})"
         if pair is None:
-            pair = load_fallback_pair(fallback, cache_dir=cache_dir, device=device, dtype=dtype, progress=progress)
+            if verbose and not fallback_is_cached(fallback, cache_dir):
+                print(f"Model pair: {reason}, so specdec_lite trains its offline pair on this machine "
+                      "(once, a few minutes; then cached)", flush=True)
+            pair = load_fallback_pair(fallback, cache_dir=cache_dir, device=dev, dtype=dtype, progress=progress)
     if verbose:
         print(f"Model pair: {pair.describe()}" + (f" — chosen because: {reason}" if reason else ""))
     pair.info.setdefault("reason", reason)

@@ -14,15 +14,34 @@ from ..laws import REJECTION_LAWS, over_accept, rejection_law, tv
 __all__ = ["REJECTION_LAWS", "over_accept", "position_stats", "probs_from_logits", "rejection_law"]
 
 
-def probs_from_logits(logits: torch.Tensor, temperature: float) -> torch.Tensor:
+def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "logits") -> torch.Tensor:
     """The sampling law ``softmax(logits / temperature)`` in float32 on the last axis.
 
     ``temperature = 0`` means greedy: the one-hot law of the argmax (first maximum).
+    So does a temperature so small that ``logits / temperature`` overflows float32 in a
+    row (the limit of the softmax as the temperature falls to 0, ties to the first).
+    Logits that are NaN or ``+inf`` (float16 overflow, a broken checkpoint) and rows
+    with no finite logit raise a ``FloatingPointError`` naming ``name``: such laws are
+    reported, never sampled. ``-inf`` marks a token of probability 0.
     """
     logits = logits.float()
+    bad = torch.isnan(logits) | (logits == torch.inf)
+    dead = ~torch.isfinite(logits).any(dim=-1)
+    if bool(bad.any()) or bool(dead.any()):
+        rows = sorted(set(bad.any(dim=-1).nonzero()[:, 0].tolist()) | set(dead.nonzero()[:, 0].tolist()))
+        raise FloatingPointError(
+            f"{name}: {int(bad.sum())} NaN or +inf logit(s), {int(dead.sum())} row(s) with no finite logit, "
+            f"in row(s) {rows[:5]} (float16 overflow or a broken checkpoint?); refusing to sample from them"
+        )
+    greedy = torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).float()
     if temperature == 0:
-        return torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).float()
-    return torch.softmax(logits / temperature, dim=-1)
+        return greedy
+    scaled = logits / temperature
+    # Overflow to +inf, or every entry of a row to -inf (then the shifted softmax is NaN).
+    shifted = scaled - scaled.amax(dim=-1, keepdim=True)
+    overflow = ((scaled == torch.inf) | shifted.isnan()).any(dim=-1, keepdim=True)
+    probs = torch.softmax(scaled, dim=-1)
+    return torch.where(overflow, greedy, probs) if bool(overflow.any()) else probs
 
 
 def position_stats(

@@ -1,0 +1,214 @@
+"""Speed in seconds: our engine against autoregressive sampling and Hugging Face's assisted generation."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ..lookahead import expected_tokens_per_call
+from .engine import autoregressive_generate, speculative_generate
+from .pairs import ModelPair
+from .runs import check_count, encode_prompts, progress_bar
+
+
+@dataclass(frozen=True)
+class CallCosts:
+    """Measured seconds per draft call, per target call (one token) and per verification call (``K + 1`` tokens)."""
+
+    draft: float
+    target: float
+    verify: dict[int, float]
+
+    @property
+    def c(self) -> float:
+        """Cost ratio: one draft call in target calls."""
+        return self.draft / self.target
+
+
+def predicted_speedup(alpha: float, K: int, costs: CallCosts) -> float:
+    """Leviathan et al.'s model with measured costs: ``E[tokens per round] t_target / (K t_draft + t_verify(K))``.
+
+    ``E[tokens per round] = (1 - alpha^(K+1)) / (1 - alpha)`` (``lookahead.expected_tokens_per_call``);
+    with ``t_verify = t_target`` this is ``lookahead.iid_speedup(alpha, K, c)``.
+    """
+    return float(expected_tokens_per_call(alpha, K)) * costs.target / (K * costs.draft + costs.verify[K])
+
+
+def hf_generate(pair: ModelPair, prompt: torch.Tensor, max_new_tokens: int, *, lookahead: int | None = None,
+                temperature: float = 1.0, seed: int = 0) -> tuple[torch.Tensor, float]:
+    """Hugging Face's own ``generate``: plain sampling, or assisted generation with the draft as assistant.
+
+    Pure sampling (``top_k=0``, ``top_p=1``), exactly ``max_new_tokens`` tokens, and
+    for assisted generation a constant ``num_assistant_tokens = lookahead`` with the
+    confidence early-stop off, so that it matches ``speculative_generate``.
+    Returns the new tokens and the wall time.
+    """
+    torch.manual_seed(seed)
+    kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens,
+                                  pad_token_id=pair.tokenizer.eos_token_id)
+    kwargs.update(dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0
+                  else dict(do_sample=False))
+    gc = pair.draft.generation_config
+    saved = {k: getattr(gc, k, None) for k in ("num_assistant_tokens", "num_assistant_tokens_schedule",
+                                                "assistant_confidence_threshold")}
+    if lookahead is not None:
+        gc.num_assistant_tokens, gc.num_assistant_tokens_schedule = lookahead, "constant"
+        gc.assistant_confidence_threshold = 0.0
+        kwargs["assistant_model"] = pair.draft
+    try:
+        ids = prompt[None, :]
+        t0 = time.perf_counter()
+        with torch.inference_mode():
+            out = pair.target.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs)
+        wall = time.perf_counter() - t0
+    finally:
+        for k, v in saved.items():
+            setattr(gc, k, v)
+    return out[0, ids.shape[1]:].cpu(), wall
+
+
+@dataclass(frozen=True)
+class SpeedRow:
+    """One decoding method: tokens per second, speed-up over our autoregressive loop, and what explains it.
+
+    ``target_ms_per_token`` and ``draft_ms_per_token``: time inside the two models'
+    forward passes per generated token (the rest of ``ms_per_token`` is the engine's
+    own work); NaN for Hugging Face's methods, which we time only as a whole.
+    """
+
+    method: str
+    lookahead: int
+    tokens_per_second: float
+    speedup: float
+    acceptance_rate: float
+    tokens_per_call: float
+    predicted_speedup: float
+    ms_per_token: float = math.nan
+    target_ms_per_token: float = math.nan
+    draft_ms_per_token: float = math.nan
+
+
+def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: int = 48,
+                    lookaheads: Sequence[int] = (1, 2, 3, 4, 6, 8), repeats: int = 3, temperature: float = 1.0,
+                    hf: bool = True, hf_lookaheads: Sequence[int] | None = None, seed: int = 0,
+                    progress: bool = True) -> tuple[list[SpeedRow], CallCosts]:
+    """Wall-clock of autoregressive vs speculative sampling (ours for each K, and Hugging Face's).
+
+    Each (prompt, method) run is seeded, so repeating it redoes exactly the same
+    work (same tokens, same acceptances); its time is the minimum over ``repeats``
+    repetitions, which filters out other work on the machine without favouring
+    lucky runs. Methods are interleaved prompt by prompt.
+
+    Returns the rows and the call costs *measured inside these runs* (time in the
+    models' forward passes per call: the draft's, the target's on one token in
+    autoregressive decoding, and on ``K + 1`` tokens when verifying), from which
+    each speculative row's ``predicted_speedup`` is computed.
+    """
+    repeats = check_count(repeats, "repeats", 1)
+    ids = encode_prompts(pair, prompts)
+    hf_ks = list(lookaheads) if hf_lookaheads is None else list(hf_lookaheads)
+    methods: list[tuple[str, int]] = [("autoregressive", 0)] + [("speculative", K) for K in lookaheads]
+    if hf:
+        methods += [("HF autoregressive", 0)] + [("HF assisted", K) for K in hf_ks]
+    wall = dict.fromkeys(methods, 0.0)
+    tokens = dict.fromkeys(methods, 0)
+    accepted, drafted, calls = dict.fromkeys(methods, 0), dict.fromkeys(methods, 0), dict.fromkeys(methods, 0)
+    t_target, t_draft, d_calls = dict.fromkeys(methods, 0.0), dict.fromkeys(methods, 0.0), dict.fromkeys(methods, 0)
+
+    def run(method: tuple[str, int], prompt: torch.Tensor, n: int, s: int) -> tuple[float, float, float]:
+        """One seeded run: adds its tokens and counts; returns its wall time and time in the target and draft."""
+        name, K = method
+        gen = torch.Generator(device=pair.device).manual_seed(s)
+        if name == "autoregressive":
+            r = autoregressive_generate(pair.target, prompt, n, temperature=temperature, generator=gen)
+        elif name == "speculative":
+            r = speculative_generate(pair.draft, pair.target, prompt, n, lookahead=K, temperature=temperature,
+                                     generator=gen)
+        else:
+            out, t = hf_generate(pair, prompt, n, lookahead=K or None, temperature=temperature, seed=s)
+            tokens[method] += len(out)
+            return t, math.nan, math.nan
+        tokens[method] += len(r.tokens)
+        accepted[method] += int(r.accepted.sum())
+        drafted[method] += int(r.drafted.sum())
+        calls[method] += r.oracle_calls
+        d_calls[method] += r.draft_calls
+        return r.wall_time, r.target_seconds, r.draft_seconds
+
+    for m in methods:  # warm-up (first calls pay one-off costs)
+        run(m, ids[0], 4, seed)
+    for m in methods:
+        tokens[m], accepted[m], drafted[m], calls[m], d_calls[m] = 0, 0, 0, 0, 0
+    jobs = [(i, m) for i in range(len(ids)) for m in methods]
+    for i, m in progress_bar(jobs, len(jobs), "speed", progress):
+        fastest = min(run(m, ids[i], max_new_tokens, seed + i) for _ in range(repeats))
+        wall[m] += fastest[0]
+        t_target[m] += fastest[1]
+        t_draft[m] += fastest[2]
+    for m in methods:  # every repetition counted its tokens: keep one repetition's worth
+        tokens[m], accepted[m], drafted[m], calls[m], d_calls[m] = (
+            v // repeats for v in (tokens[m], accepted[m], drafted[m], calls[m], d_calls[m])
+        )
+    spec = [m for m in methods if m[0] == "speculative"]
+    ar = methods[0]
+    costs = CallCosts(
+        draft=sum(t_draft[m] for m in spec) / max(1, sum(d_calls[m] for m in spec)),
+        target=t_target[ar] / calls[ar],
+        verify={m[1]: t_target[m] / calls[m] for m in spec},
+    )
+    base = tokens[ar] / wall[ar]
+    rows = []
+    for m in methods:
+        name, K = m
+        tps = tokens[m] / wall[m]
+        alpha = accepted[m] / drafted[m] if drafted[m] else math.nan
+        ours = name in ("autoregressive", "speculative")
+        per_call = tokens[m] / calls[m] if ours else math.nan
+        pred = predicted_speedup(alpha, K, costs) if name == "speculative" else math.nan
+        t_ms, d_ms = ((1e3 * t_target[m] / tokens[m], 1e3 * t_draft[m] / tokens[m]) if ours
+                      else (math.nan, math.nan))
+        rows.append(SpeedRow(name, K, tps, tps / base, alpha, per_call, pred, 1e3 / tps, t_ms, d_ms))
+    return rows, costs
+
+
+def speed_summary(rows: Sequence[SpeedRow], costs: CallCosts) -> str:
+    """The measurement in words: the best K's speed-up, the prediction and what explains the gap, and Hugging Face's."""
+    ours = [r for r in rows if r.method == "speculative"]
+    if not ours:
+        raise ValueError("rows: no speculative rows to summarise")
+    best = max(ours, key=lambda r: r.speedup)
+    lines = [f"Best lookahead K = {best.lookahead}: {best.speedup:.2f}x the tokens per second of autoregressive "
+             "sampling."]
+    a = best.acceptance_rate
+    ceiling = 1.0 / (1.0 - a) if a < 1 else math.inf
+    lines.append(f"Measured acceptance rate {a:.3f} (at most {ceiling:.2f} tokens per target call for any K), "
+                 f"cost ratio c = {costs.c:.3f}, predicted speed-up at this K {best.predicted_speedup:.2f}x, "
+                 f"measured {best.tokens_per_call:.2f} tokens per target call.")
+    ar = next((r for r in rows if r.method == "autoregressive"), None)
+    if ar is not None and not math.isnan(best.target_ms_per_token):
+        lines.append(f"Per generated token: autoregressive {ar.ms_per_token:.2f} ms ({ar.target_ms_per_token:.2f} in "
+                     f"the target); speculative {best.ms_per_token:.2f} ms = target {best.target_ms_per_token:.2f} "
+                     f"+ draft {best.draft_ms_per_token:.2f} + engine "
+                     f"{best.ms_per_token - best.target_ms_per_token - best.draft_ms_per_token:.2f}.")
+    if best.speedup < best.predicted_speedup:
+        lines.append("The measurement falls short of the prediction by the engine's own work per round and by "
+                     "correlated acceptances, which the i.i.d. prediction leaves out.")
+    hf = [r for r in rows if r.method == "HF assisted"]
+    if hf:
+        hf_best = max(hf, key=lambda r: r.speedup)
+        same = [r for r in ours if r.lookahead == hf_best.lookahead]
+        ratio = best.tokens_per_second / hf_best.tokens_per_second
+        lines.append(f"Hugging Face assisted generation: best {hf_best.speedup:.2f}x at K = {hf_best.lookahead}; "
+                     f"ours at its best K runs {ratio:.2f}x its tokens per second"
+                     + (f", and {same[0].tokens_per_second / hf_best.tokens_per_second:.2f}x at the same K."
+                        if same else "."))
+    return "\n".join(lines)
+
+
+#: The name lab 8 first used for ``speed_summary``.
+speed_verdict = speed_summary
