@@ -183,10 +183,12 @@ def growth_sentences(results: dict[str, Any]) -> list[str]:
                 parts.append(f"{span} the cost grows like {law}, as the loops predict (fitted exponent {e:.2f})")
             elif e > want:
                 parts.append(f"{span} the cost grows faster than the {law} of the loops (fitted exponent {e:.2f}): "
-                             "the tables outgrow the CPU caches, and memory traffic grows faster than the arithmetic")
+                             "each call allocates and streams tables of tens to hundreds of MiB, and the cost of that "
+                             "memory traffic is not captured by counting arithmetic")
             else:
                 parts.append(f"{span} the cost grows slower than the {law} of the loops (fitted exponent {e:.2f}): "
-                             "a fixed cost per call or per position still hides part of the arithmetic")
+                             f"part of the work does not grow with {axis} (fixed costs per call and per position, "
+                             "the loops over the other sizes) and still dominates at these sizes")
         if parts:
             out.append(f"**{case['title']}**: " + "; ".join(parts) + ".")
     return out
