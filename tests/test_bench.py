@@ -122,6 +122,7 @@ def test_report_renders_the_results(tiny):
     assert "speculative" in str(report.samplers_table(results))
     assert "<table" in report.samplers_table(results)._repr_html_()
     assert "uniforms" in report.floor_explanation(results)
+    assert any("token-steps per second" in h for h in report.headlines(results))
     assert all(s.startswith("**") for s in report.growth_sentences(results))
     for fig in report.figures(results).values():
         assert len(fig.data) >= 1

@@ -141,6 +141,33 @@ def llm_table(results: dict[str, Any]) -> Table:
     return table(["", ""], rows)
 
 
+def headlines(results: dict[str, Any]) -> list[str]:
+    """A few measured numbers a reader can hold on to (Markdown bullets' text)."""
+    sec, out = results["sections"], []
+    sam = sec.get("samplers", {})
+    spec = sam.get("engines", {}).get("speculative", {})
+    if "vectorised_s" in spec:
+        chain = f"a V = {sam['V']}, T = {sam['T']} chain"
+        out.append(f"Speculative decoding's sampler runs {sam['runs']:,} runs of {chain} "
+                   f"in {spec['vectorised_s'] * 1e3:.0f} ms ({spec['token_steps_per_s'] / 1e6:.1f} million token-steps "
+                   "per second)" + (f", {spec['speedup_vs_reference']:,.0f} times faster per run than the loop that "
+                                    "runs one sequence at a time." if spec.get("reference") else "."))
+    t1 = sec.get("theory_scaling", {}).get("theorem1_pass")
+    if t1:
+        out.append(f"The exact expected number of rejections (Theorem 1(b)) for T = {t1['T']:,} positions and "
+                   f"V = {t1['V']} tokens takes {t1['seconds'] * 1e3:.0f} ms.")
+    timed = widget_timings(results)
+    if timed:
+        slowest = max(v["median_s"] for v in timed.values())
+        out.append(f"Every lab explorer computes its new figure within {slowest * 1e3:.0f} ms of a slider move "
+                   "(median).")
+    llm = sec.get("llm", {}).get("summary", {})
+    if "speculative / autoregressive (ours)" in llm:
+        out.append(f"On the real-model pair, speculative sampling is {llm['speculative / autoregressive (ours)']} as "
+                   "fast as autoregressive sampling with the same models.")
+    return out
+
+
 def floor_explanation(results: dict[str, Any]) -> str:
     """Why a sampler takes several times as long as drawing its random numbers, from the measurements."""
     engines = results["sections"].get("samplers", {}).get("engines", {})
