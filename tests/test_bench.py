@@ -123,6 +123,8 @@ def test_report_renders_the_results(tiny):
     assert "<table" in report.samplers_table(results)._repr_html_()
     assert "uniforms" in report.floor_explanation(results)
     assert any("token-steps per second" in h for h in report.headlines(results))
+    shown = json.dumps(report.measurements(results))
+    assert '"goals"' not in shown and '"verdict"' not in shown and '"theory_scaling"' in shown
     assert all(s.startswith("**") for s in report.growth_sentences(results))
     for fig in report.figures(results).values():
         assert len(fig.data) >= 1

@@ -168,6 +168,15 @@ def headlines(results: dict[str, Any]) -> list[str]:
     return out
 
 
+def measurements(results: Any) -> Any:
+    """The results less the benchmark's pass/fail bookkeeping (``goals`` and ``verdict`` entries), for readers."""
+    if isinstance(results, dict):
+        return {k: measurements(v) for k, v in results.items() if k not in ("goals", "verdict")}
+    if isinstance(results, list):
+        return [measurements(v) for v in results]
+    return results
+
+
 def floor_explanation(results: dict[str, Any]) -> str:
     """Why a sampler takes several times as long as drawing its random numbers, from the measurements."""
     engines = results["sections"].get("samplers", {}).get("engines", {})
