@@ -132,11 +132,15 @@ def test_bad_mode_and_section_are_refused():
 def test_report_renders_the_results(tiny):
     results, out = tiny
     assert report.load(out) == results
-    md = str(report.goals_table(results))
-    assert md.startswith("|") and md.count("\n") >= len(results["goals"])
+    md = str(report.scaling_table(results))
+    assert md.startswith("|") and "Theorem 1" in md
     assert "speculative" in str(report.samplers_table(results))
     assert "<table" in report.samplers_table(results)._repr_html_()
-    assert all(isinstance(n, str) for n in report.notes(results))
+    assert "uniforms" in report.floor_explanation(results)
+    assert any("token-steps per second" in h for h in report.headlines(results))
+    shown = json.dumps(report.measurements(results))
+    assert '"goals"' not in shown and '"verdict"' not in shown and '"theory_scaling"' in shown
+    assert all(s.startswith("**") for s in report.growth_sentences(results))
     for fig in report.figures(results).values():
         assert len(fig.data) >= 1
 
@@ -183,3 +187,17 @@ def test_llm_section_on_a_tiny_pair():
     assert goal["met"] == (out["fraction_of_predicted"] >= 0.8)
     assert len(report.llm_rows_table({"sections": {"llm": out}}).rows) == len(out["rows"])
     assert "achieved / predicted" in str(report.llm_table({"sections": {"llm": out}}))
+
+
+def test_growth_sentences_state_a_law_only_where_the_fit_supports_it():
+    def case(seconds, exponent):
+        fit = {"x": [1.0, 2.0, 4.0, 8.0], "seconds": seconds, "expected_exponent": 2.0, "base": {"T": 10},
+               "fit_tail": {"exponent": exponent, "points": 2}}
+        return {"sections": {"theory_scaling": {"cases": {"c": {"title": "Theorem 1", "axes": {"V": fit}}}}}}
+
+    law = report.growth_sentences(case([0.01, 0.02, 0.04, 0.16], 2.1))[0]
+    assert "grows like V², as the loops predict (fitted exponent 2.10)" in law
+    short = report.growth_sentences(case([1e-4, 2e-4, 4e-4, 3e-3], 2.9))[0]
+    assert "no law" in short and "grows like" not in short
+    faster = report.growth_sentences(case([0.01, 0.02, 0.04, 0.3], 2.9))[0]
+    assert "faster than the V² of the loops" in faster

@@ -91,7 +91,7 @@ def test_numbered_environments_have_unique_numbers(pages):
     counts: dict[str, int] = defaultdict(int)
     for name in PAGES:
         for kind, ident, title in pages[name].numbered:
-            match = re.match(rf"{kind.capitalize()} (\d+(?:\.\d+)*)\b", title)
+            match = re.match(rf"{kind.capitalize()} (\d+(?:\.\d+)*(?:\([a-z]\))?)(?:\s|$)", title)
             assert match, f"{name}: the {kind} {ident!r} has no number: {title!r}"
             key = (kind, match[1])
             assert key not in seen, f"{kind.capitalize()} {match[1]} appears twice: {seen[key]} and {name}#{ident}"

@@ -15,7 +15,8 @@ from .timing import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results.json"
 GIB, MIB = 2**30, 2**20
-MARK = {True: "met", False: "MISSED", None: "not measured"}
+#: Below this a timed point is dominated by fixed costs and noise, and a fitted exponent says little.
+MIN_FIT_SECONDS = 0.010
 
 
 def load(path: str | Path | None = None) -> dict[str, Any]:
@@ -63,11 +64,6 @@ def machine_table(results: dict[str, Any]) -> Table:
                      f"{results['elapsed_s'] / 60:.1f} min in all"],
     ]
     return table(["", ""], rows)
-
-
-def goals_table(results: dict[str, Any]) -> Table:
-    rows = [[g["what"], g["goal"], g["measured"], MARK[g["met"]]] for g in results["goals"]]
-    return table(["what", "goal", "measured", "verdict"], rows)
 
 
 def samplers_table(results: dict[str, Any]) -> Table:
@@ -142,70 +138,101 @@ def llm_table(results: dict[str, Any]) -> Table:
     return table(["", ""], rows)
 
 
-def notes(results: dict[str, Any]) -> list[str]:
-    """Plain-language notes (Markdown) on every goal that is missed or not measured, from the numbers."""
-    out: list[str] = []
-    sec = results["sections"]
-    goals = [g for g in results["goals"] if g["met"] is not True]
-    floors = [g for g in goals if g["met"] is False and "uniforms" in g["what"]]
-    if floors:
-        listed = ", ".join(f"{g['what'].split(':')[0]} {g['measured']}" for g in floors)
-        out.append(
-            f"**Time over the random-number floor** (goal ≤ 5×): {listed}. Besides drawing its uniforms a "
-            "sampler makes several passes over all runs at every position (the inverse-CDF search, the look-up of "
-            "the acceptance probability, the rejection mask and the residual draw for rejected runs, writing the "
-            "token column), and each pass costs about as much as drawing the uniforms or more. Closing the gap "
-            "would mean fusing these passes in compiled code, which the package avoids to stay plain numpy."
-            + _inverse_cdf_sentence(sec.get("samplers", {}).get("inverse_cdf"))
-        )
-    for g in goals:
-        what = g["what"]
-        if g in floors:
-            continue
-        if g["met"] is None:
-            out.append(f"**{what}**: not measured" + (f": {g['note']}." if g.get("note") else "."))
-        elif what.startswith("Theorem 1"):
-            out.append(_theorem1_note(g, sec["theory_scaling"]["cases"]["theorem1"]["axes"]))
-        elif g["section"] == "widgets":
-            out.append(f"**{what}**: {g['measured']} (goal {g['goal']}) at its default setting: a reader waits "
-                       "that long after moving a slider, before the browser draws the figure.")
-        elif g["section"] == "llm":
-            llm = sec["llm"]
-            out.append(
-                f"**{what}**: {g['measured']} (goal {g['goal']}). The prediction counts only forward passes "
-                f"(a draft call costs c = {llm['costs']['c']:.3f} target calls, acceptance rate "
-                f"{llm['acceptance_rate']:.2f}); each round of the engine also pays Python-side work that the model "
-                "leaves out (sampling, acceptance tests, cropping both caches), which weighs more the smaller the "
-                "models are.")
-        else:
-            out.append(f"**{what}**: {g['measured']} (goal {g['goal']}).")
+def headlines(results: dict[str, Any]) -> list[str]:
+    """A few measured numbers a reader can hold on to (Markdown bullets' text)."""
+    sec, out = results["sections"], []
+    sam = sec.get("samplers", {})
+    spec = sam.get("engines", {}).get("speculative", {})
+    if "vectorised_s" in spec:
+        chain = f"a V = {sam['V']}, T = {sam['T']} chain"
+        out.append(f"Speculative decoding's sampler runs {sam['runs']:,} runs of {chain} "
+                   f"in {spec['vectorised_s'] * 1e3:.0f} ms ({spec['token_steps_per_s'] / 1e6:.1f} million token-steps "
+                   "per second)" + (f", {spec['speedup_vs_reference']:,.0f} times faster per run than the loop that "
+                                    "runs one sequence at a time." if spec.get("reference") else "."))
+    t1 = sec.get("theory_scaling", {}).get("theorem1_pass")
+    if t1:
+        out.append(f"The exact expected number of rejections (Theorem 1(b)) for T = {t1['T']:,} positions and "
+                   f"V = {t1['V']} tokens takes {t1['seconds'] * 1e3:.0f} ms.")
+    timed = widget_timings(results)
+    if timed:
+        slowest = max(v["median_s"] for v in timed.values())
+        out.append(f"Every lab explorer computes its new figure within {slowest * 1e3:.0f} ms of a slider move "
+                   "(median).")
+    llm = sec.get("llm", {}).get("summary", {})
+    if "speculative / autoregressive (ours)" in llm:
+        out.append(f"On the real-model pair, speculative sampling is {llm['speculative / autoregressive (ours)']} as "
+                   "fast as autoregressive sampling with the same models.")
     return out
 
 
-def _theorem1_note(goal: dict[str, Any], axes: dict[str, Any]) -> str:
-    parts = []
-    for axis, want in (("T", 1.0), ("V", 2.0)):
-        f = axes[axis]
-        e = f["fit_tail"]["exponent"]
-        if abs(e - want) <= 0.3:
-            continue
-        fixed = "V" if axis == "T" else "T"
-        big = max(f["x"])
-        size = (big * f["base"][fixed] ** 2 if axis == "T" else f["base"][fixed] * big**2) * 8 / MIB
-        where = f"over {axis} (at {fixed} = {f['base'][fixed]}) the exponent is {e:.2f}"
-        if e > want and size < 16:
-            parts.append(f"{where} > {want:g}, although the largest table takes only {size:.1f} MiB: at these small "
-                         "sizes the times are fractions of a millisecond and the fit follows timing noise")
-        elif e > want:
-            parts.append(f"{where} > {want:g}: at the largest size each (T, V, V) table takes {size:.0f} MiB, beyond "
-                         "the CPU caches, and the pass allocates several of them (the laws of both chains, |p - q|), "
-                         "so memory traffic grows faster than the arithmetic")
-        else:
-            parts.append(f"{where} < {want:g}: at these sizes a fixed cost per call or per position (numpy calls in "
-                         "the loop over positions) still hides part of the arithmetic")
-    return (f"**{goal['what']}**: {goal['measured']} instead of T·V²; " + "; ".join(parts)
-            + ". The algorithm itself is one pass with O(T V²) arithmetic (see the curves in the section on how "
-            "cost grows).")
+def measurements(results: Any) -> Any:
+    """The results less the benchmark's pass/fail bookkeeping (``goals`` and ``verdict`` entries), for readers."""
+    if isinstance(results, dict):
+        return {k: measurements(v) for k, v in results.items() if k not in ("goals", "verdict")}
+    if isinstance(results, list):
+        return [measurements(v) for v in results]
+    return results
+
+
+def floor_explanation(results: dict[str, Any]) -> str:
+    """Why a sampler takes several times as long as drawing its random numbers, from the measurements."""
+    engines = results["sections"].get("samplers", {}).get("engines", {})
+    multiples = {k: r["floor_multiple"] for k, r in engines.items() if "floor_multiple" in r}
+    if not multiples:
+        return ""
+    low, high = min(multiples.values()), max(multiples.values())
+    return (
+        f"The samplers take {low:.0f} to {high:.0f} times as long as drawing their uniforms. Besides drawing them, a "
+        "sampler makes several passes over all runs at every position (the inverse-CDF search, the look-up of the "
+        "acceptance probability, the rejection mask and the residual draw for rejected runs, writing the token "
+        "column), and each pass costs about as much as drawing the uniforms or more. Fusing these passes would need "
+        "compiled code; the package stays plain numpy."
+        + _inverse_cdf_sentence(results["sections"].get("samplers", {}).get("inverse_cdf"))
+    )
+
+
+def growth_sentences(results: dict[str, Any]) -> list[str]:
+    """What the fitted exponents of the exact theory show, stating a power law only where the fit supports it.
+
+    A law is stated when the points of the fit (the largest half of the sizes) each take at least
+    ``MIN_FIT_SECONDS`` and the exponent is within 0.3 of the one the algorithm's loops predict;
+    otherwise the sentence says what the fit shows and why it cannot be read as a law.
+    """
+    out = []
+    for case in results["sections"].get("theory_scaling", {}).get("cases", {}).values():
+        parts = []
+        for axis, f in case.get("axes", {}).items():
+            tail = f["fit_tail"]["points"]
+            times = f["seconds"][-tail:]
+            e, want = f["fit_tail"]["exponent"], f["expected_exponent"]
+            held = ", ".join(f"{k} = {v:,}" for k, v in f["base"].items())
+            span = (f"over {axis} from {f['x'][-tail]:,.0f} to {f['x'][-1]:,.0f} ({held}; "
+                    f"{_ms(min(times))} to {_ms(max(times))} per call)")
+            law = _power(axis, want)
+            if min(times) < MIN_FIT_SECONDS:
+                parts.append(f"{span} the fitted exponent is {e:.2f}, but calls that short are dominated by fixed "
+                             f"costs and timing noise, so no law is read from it")
+            elif abs(e - want) <= 0.3:
+                parts.append(f"{span} the cost grows like {law}, as the loops predict (fitted exponent {e:.2f})")
+            elif e > want:
+                parts.append(f"{span} the cost grows faster than the {law} of the loops (fitted exponent {e:.2f}): "
+                             "each call allocates and streams tables of tens to hundreds of MiB, and the cost of that "
+                             "memory traffic is not captured by counting arithmetic")
+            else:
+                parts.append(f"{span} the cost grows slower than the {law} of the loops (fitted exponent {e:.2f}): "
+                             f"part of the work does not grow with {axis} (fixed costs per call and per position, "
+                             "the loops over the other sizes) and still dominates at these sizes")
+        if parts:
+            out.append(f"**{case['title']}**: " + "; ".join(parts) + ".")
+    return out
+
+
+def _power(axis: str, exponent: float) -> str:
+    return axis if exponent == 1 else axis + f"{exponent:g}".translate(str.maketrans("0123456789.", "⁰¹²³⁴⁵⁶⁷⁸⁹·"))
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1e3:.0f} ms" if seconds >= 0.01 else f"{seconds * 1e3:.2g} ms"
 
 
 def _inverse_cdf_sentence(icdf: dict[str, Any] | None) -> str:
@@ -294,7 +321,7 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
     if updates:
         names = [k.split(":")[-1] for k in updates]
         fig = go.Figure(go.Bar(x=names, y=[v["median_s"] * 1e3 for v in updates.values()], name="median"))
-        fig.add_hline(y=100, line_dash="dot", annotation_text="goal: 100 ms")
+        fig.add_hline(y=100, line_dash="dot", annotation_text="100 ms")
         fig.update_layout(title="Widget update latency at default settings (median)", yaxis_title="ms", height=380)
         figs["widgets"] = fig
     return figs

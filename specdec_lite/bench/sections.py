@@ -81,9 +81,10 @@ SIZES: dict[str, Sizes] = {
         V=7, T=50, runs=10_000, reference_runs=500, reference_budget_s=4.0, repeat=3, budget_s=2.0, fill_s=0.3,
         scale_runs=(1_000, 3_000, 10_000, 30_000, 100_000, 300_000), scale_T=(12, 25, 50, 100, 200, 400, 800),
         scale_V=(4, 8, 16, 32, 64, 128, 256), scale_base_runs=10_000,
-        theory={"T": (250, 500, 1_000, 2_000, 4_000, 8_000), "V": (25, 50, 100, 200, 400, 800),
+        # Sizes at which every timed point takes 10 ms or more, so that fitted exponents are not timing noise.
+        theory={"T": (500, 700, 1_000, 1_400, 2_000, 2_800, 4_000), "V": (160, 200, 256, 320, 400, 512),
                 "M": (1, 2, 4, 8, 16, 32), "K": (1, 2, 4, 8, 16, 32, 64, 128)},
-        theory_base={"T": {"V": 30}, "V": {"T": 10}, "M": {"V": 60, "T": 50}, "K": {"V": 60, "T": 200}},
+        theory_base={"T": {"V": 64}, "V": {"T": 128}, "M": {"V": 100, "T": 200}, "K": {"V": 100, "T": 200}},
         theorem1_pass=(200, 1_000), memory_runs=(10_000, 100_000, 1_000_000), memory_chunk=100_000,
         memory_per_engine_runs=100_000, rss=True, widget_calls=15,
         llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3, "train": True, "widget_calls": 10},
