@@ -1,4 +1,10 @@
-"""Showing plotly figures the same way in the built book, Jupyter and Colab."""
+"""Showing plotly figures the same way in the built book, Jupyter and Colab.
+
+In the book every figure also adapts to a narrow screen (a phone is about 390 CSS
+pixels wide): below ``NARROW_PX`` its legend moves under the plot, its title wraps
+and shrinks, and its side margins narrow, so the plot keeps most of the width.
+Above it the figure is drawn exactly as its builder laid it out.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,130 @@ from typing import Any
 
 #: Set by the book's Sphinx extension (``book/_ext/plotly_offline.py``) for its kernels.
 BOOK_BUILD_ENV = "SPECDEC_BOOK_BUILD"
+
+#: Figures narrower than this many CSS pixels get the narrow-screen layout.
+NARROW_PX = 600
+
+# Runs in the reader's browser after plotly drew the figure ("{plot_id}" is plotly's
+# placeholder for the figure's element id). It keeps the authored layout and switches
+# between it and the narrow one whenever the figure crosses NARROW_PX; a slider step
+# that sets a new title gets it wrapped too.
+_NARROW_JS = """
+(function () {
+  var gd = document.getElementById("{plot_id}");
+  if (!gd || !window.Plotly) return;
+  var NARROW = %(narrow)d, TITLE_PX = 15, saved = null, savedStyleHeight = ["", ""], busy = false;
+  if (!document.getElementById("sd-narrow-style")) {
+    // on a narrow screen the tool bar would cover the title (and a phone has no hover)
+    var style = document.createElement("style");
+    style.id = "sd-narrow-style";
+    style.textContent = ".sd-narrow .modebar-container { display: none; }";
+    document.head.appendChild(style);
+  }
+  function visible(s) { return s.replace(/<[^>]*>/g, "").replace(/&[#\\w]+;/g, "x").length; }
+  function wrapLine(line, width) {
+    var words = line.split(" "), lines = [], cur = [], len = 0, open = [];
+    words.forEach(function (w) {
+      var n = visible(w);
+      if (cur.length && len + 1 + n > width) {
+        lines.push(cur.join(" ") + open.slice().reverse().map(function (t) { return "</" + t.name + ">"; }).join(""));
+        cur = open.map(function (t) { return t.tag; });
+        cur = cur.length ? [cur.join("") + w] : [w];
+        len = n;
+      } else { cur.push(w); len += (cur.length > 1 ? 1 : 0) + n; }
+      w.replace(/<(\\/?)(\\w+)[^>]*>/g, function (tag, close, name) {
+        if (name.toLowerCase() === "br") return tag;
+        if (!close) open.push({ name: name, tag: tag });
+        else for (var i = open.length - 1; i >= 0; i--) if (open[i].name === name) { open.splice(i, 1); break; }
+        return tag;
+      });
+    });
+    if (cur.length) lines.push(cur.join(" "));
+    return lines.join("<br>");
+  }
+  function wrap(text, px) {
+    var width = Math.max(16, Math.floor((gd.clientWidth - 24) / (px * 0.56)));
+    return String(text).split(/<br\\s*\\/?>/i).map(function (l) { return wrapLine(l, width); }).join("<br>");
+  }
+  function setHeight(px) {
+    // plotly's HTML fixes the height of the figure's element and of its wrapper too
+    gd.style.height = px || savedStyleHeight[0];
+    if (gd.parentElement && savedStyleHeight[1]) gd.parentElement.style.height = px || savedStyleHeight[1];
+  }
+  function done() { busy = false; }
+  function titleOf(layout) { var t = layout.title; return t && typeof t === "object" ? t.text : t; }
+  function legendHeight() { var l = gd._fullLayout.legend; return l && l._height ? l._height : 0; }
+  function narrow() {
+    var L = gd.layout, full = gd._fullLayout, upd = {}, title = titleOf(L);
+    savedStyleHeight = [gd.style.height, gd.parentElement ? gd.parentElement.style.height : ""];
+    saved = {
+      "title.text": title === undefined ? null : title,
+      "title.font.size": L.title && L.title.font ? L.title.font.size : null,
+      "title.y": null, "title.yref": null, "title.yanchor": null,
+      "margin.l": L.margin ? L.margin.l : null, "margin.r": L.margin ? L.margin.r : null,
+      "margin.b": L.margin ? L.margin.b : null, "margin.t": L.margin ? L.margin.t : null,
+      height: L.height === undefined ? null : L.height,
+      legend: L.legend ? JSON.parse(JSON.stringify(L.legend)) : null,
+    };
+    if (title) {
+      // from the figure's top edge down, pushing the plot as far as its lines need
+      upd["title.text"] = wrap(title, TITLE_PX);
+      upd["title.font.size"] = TITLE_PX;
+      upd["title.y"] = 1; upd["title.yref"] = "container"; upd["title.yanchor"] = "top";
+    }
+    upd["margin.t"] = Math.min(full.margin.t, 40);  // the title pushes the margin as far as it needs
+    upd["margin.l"] = Math.min(full.margin.l, 50);
+    upd["margin.r"] = Math.min(full.margin.r, 12);
+    var withLegend = full.showlegend && full.legend && full.legend._height > 0;
+    if (withLegend) {
+      upd.legend = Object.assign({}, saved.legend || {}, {
+        orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yanchor: "bottom", yref: "container",
+      });
+    }
+    busy = true;
+    gd.classList.add("sd-narrow");
+    return Plotly.relayout(gd, upd).then(function () {
+      if (!withLegend) return null;
+      // room for the legend under the axes, so the plot keeps its height
+      var extra = legendHeight() + 8, height = full.height + extra;
+      setHeight(height + "px");
+      return Plotly.relayout(gd, { "margin.b": full.margin.b + extra, height: height });
+    }).then(placeTitle).then(done, done);
+  }
+  function placeTitle() {
+    // plotly misplaces a wrapped title anchored at its top: measure it, then move it to the
+    // figure's top edge and give the plot the margin it needs below it
+    var el = gd.querySelector(".g-gtitle"), full = gd._fullLayout;
+    if (!el || !titleOf(full)) return null;
+    var t = el.getBoundingClientRect(), top = gd.getBoundingClientRect().top, dy = 6 - (t.top - top);
+    return Plotly.relayout(gd, { "title.y": full.title.y - dy / full.height, "margin.t": Math.ceil(t.height + 16) });
+  }
+  function wide() {
+    var upd = saved; saved = null; busy = true;
+    setHeight(null);
+    gd.classList.remove("sd-narrow");
+    return Plotly.relayout(gd, upd).then(done, done);
+  }
+  function fit() {
+    if (busy || !gd.clientWidth) return;
+    if (gd.clientWidth < NARROW && !saved) narrow();
+    else if (gd.clientWidth >= NARROW && saved) wide();
+  }
+  gd.on("plotly_update", function () {
+    // a slider step can set a new title: wrap it as well (wrapping is idempotent)
+    if (!saved || busy) return;
+    var t = titleOf(gd.layout);
+    if (!t) return;
+    var w = wrap(t, TITLE_PX);
+    if (w === t) return;
+    busy = true;
+    Plotly.relayout(gd, { "title.text": w }).then(placeTitle).then(done, done);
+  });
+  var timer = null;
+  window.addEventListener("resize", function () { clearTimeout(timer); timer = setTimeout(fit, 150); });
+  fit();
+})();
+""".replace("%(narrow)d", str(NARROW_PX))
 
 
 def in_book_build() -> bool:
@@ -25,9 +155,15 @@ def show(fig: Any) -> None:
     if in_book_build():
         from IPython.display import HTML, display
 
-        display(HTML(fig.to_html(full_html=False, include_plotlyjs=False, config={"responsive": True})))
+        display(HTML(book_html(fig)))
     else:
         fig.show()
+
+
+def book_html(fig: Any) -> str:
+    """The figure as the book's HTML: plotly.js comes from the page, the figure follows its
+    container's width and switches to the narrow-screen layout below ``NARROW_PX``."""
+    return fig.to_html(full_html=False, include_plotlyjs=False, config={"responsive": True}, post_script=_NARROW_JS)
 
 
 def slider_figure(
