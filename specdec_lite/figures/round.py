@@ -138,15 +138,16 @@ def _round_rows(r: WorkedRound, y0: float, title: str) -> tuple[list[str], float
     for i, tok in enumerate(r.drafts):
         out.append(_box(xs[i], ys[0], "#FDF1D8", r.vocab[tok], stroke=COLORS["p"]))
         out.append(_note(xs[i] + _BOX_W / 2, ys[0] + _BOX_H + 14, f"p = {r.p[tok]:.2f}", COLORS["p"]))
-    # 2. one oracle call scores every draft (and the position after the last one)
-    x_end = xs[k] + _BOX_W
+    # 2. one oracle call scores every draft; a round that may end with a bonus token also
+    #    needs q at the position after the last draft, which the same call computes
+    cols = k if r.rejected else k + 1
+    x_end = xs[cols - 1] + _BOX_W
     out.append(
         f'<rect x="{xs[0]}" y="{ys[1]}" width="{x_end - xs[0]}" height="{_BOX_H}" rx="6" fill="#DCEBF5"'
         f' stroke="{COLORS["q"]}" stroke-width="1.5"/>'
     )
-    out.append(
-        _note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, f"one target call: q at all {k + 1} positions", size=13)
-    )
+    call = f"one target call scores all {k} drafts" + ("" if r.rejected else " and the next position")
+    out.append(_note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call, size=13))
     for i, tok in enumerate(r.drafts):
         out.append(_note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 14, f"q = {r.q[tok]:.2f}", COLORS["q"]))
     # 3. verify left to right: accept with probability min(1, q/p), stop at the first rejection
