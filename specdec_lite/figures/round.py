@@ -126,30 +126,44 @@ def _note(x: float, y: float, text: str, color: str = _TEXT, size: int = 12, anc
     return f'<text x="{x}" y="{y}" text-anchor="{anchor}" font-size="{size}" fill="{color}">{escape(text)}</text>'
 
 
-def _round_rows(r: WorkedRound, y0: float, title: str) -> tuple[list[str], float]:
+def stages(r: WorkedRound) -> list[str]:
+    """The steps of round ``r`` in order: draft, score, one test per examined draft, then the last draw."""
+    tests = [f"test draft {i + 1}" for i in range(len(r.u))]
+    return ["draft", "score", *tests, "residual draw" if r.rejected else "bonus token"]
+
+
+def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) -> tuple[list[str], float]:
     k = len(r.drafts)
     xs = [_LEFT + i * (_BOX_W + _GAP) for i in range(k + 1)]
+    last = len(stages(r)) - 1
     out = [_note(4, y0 + 16, title, size=15, anchor="start").replace("<text", '<text font-weight="bold"', 1)]
+
+    def put(stage: int, item: str) -> None:
+        """Draw ``item``, which belongs to step ``stage``, if the picture goes that far."""
+        if upto is None or stage <= upto:
+            out.append(item)
+
     labels = ["1 · draft", "2 · score", "3 · verify", "output"]
     ys = [y0 + 30 + i * _ROW for i in range(4)]
     for label, y in zip(labels, ys, strict=True):
         out.append(_note(4, y + _BOX_H / 2 + 5, label, size=13, anchor="start"))
     # 1. the draft proposes k tokens (free)
     for i, tok in enumerate(r.drafts):
-        out.append(_box(xs[i], ys[0], "#FDF1D8", r.vocab[tok], stroke=COLORS["p"]))
-        out.append(_note(xs[i] + _BOX_W / 2, ys[0] + _BOX_H + 14, f"p = {r.p[tok]:.2f}", COLORS["p"]))
+        put(0, _box(xs[i], ys[0], "#FDF1D8", r.vocab[tok], stroke=COLORS["p"]))
+        put(0, _note(xs[i] + _BOX_W / 2, ys[0] + _BOX_H + 14, f"p = {r.p[tok]:.2f}", COLORS["p"]))
     # 2. one oracle call scores every draft; a round that may end with a bonus token also
     #    needs q at the position after the last draft, which the same call computes
     cols = k if r.rejected else k + 1
     x_end = xs[cols - 1] + _BOX_W
-    out.append(
+    put(
+        1,
         f'<rect x="{xs[0]}" y="{ys[1]}" width="{x_end - xs[0]}" height="{_BOX_H}" rx="6" fill="#DCEBF5"'
-        f' stroke="{COLORS["q"]}" stroke-width="1.5"/>'
+        f' stroke="{COLORS["q"]}" stroke-width="1.5"/>',
     )
     call = f"one target call scores all {k} drafts" + ("" if r.rejected else " and the next position")
-    out.append(_note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call, size=13))
+    put(1, _note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call, size=13))
     for i, tok in enumerate(r.drafts):
-        out.append(_note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 14, f"q = {r.q[tok]:.2f}", COLORS["q"]))
+        put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 14, f"q = {r.q[tok]:.2f}", COLORS["q"]))
     # 3. verify left to right: accept with probability min(1, q/p), stop at the first rejection
     for i in range(k):
         cx = xs[i] + _BOX_W / 2
@@ -157,36 +171,42 @@ def _round_rows(r: WorkedRound, y0: float, title: str) -> tuple[list[str], float
             ok = i < r.n_accepted
             color = COLORS["accept"] if ok else COLORS["residual"]
             mark = "✓ keep" if ok else "✗ reject"
-            out.append(_note(cx, ys[2] + 12, f"min(1, q/p) = {r.accept_prob[i]:.2f}", size=11))
-            out.append(_note(cx, ys[2] + 27, f"u = {r.u[i]:.2f} {'<' if ok else '≥'} {r.accept_prob[i]:.2f}", size=11))
-            out.append(_note(cx, ys[2] + 44, mark, color, size=14))
+            put(2 + i, _note(cx, ys[2] + 12, f"min(1, q/p) = {r.accept_prob[i]:.2f}", size=11))
+            put(2 + i, _note(cx, ys[2] + 27, f"u = {r.u[i]:.2f} {'<' if ok else '≥'} {r.accept_prob[i]:.2f}", size=11))
+            put(2 + i, _note(cx, ys[2] + 44, mark, color, size=14))
         else:
-            out.append(_note(cx, ys[2] + 27, "not examined", _GREY, size=11))
+            put(last, _note(cx, ys[2] + 27, "not examined", _GREY, size=11))
     # output: accepted drafts, then the residual draw (or the bonus token), then discarded drafts
     for i in range(r.n_accepted):
-        out.append(_box(xs[i], ys[3], "#D6F0E7", r.vocab[r.drafts[i]], stroke=COLORS["accept"]))
+        put(2 + i, _box(xs[i], ys[3], "#D6F0E7", r.vocab[r.drafts[i]], stroke=COLORS["accept"]))
     j = r.n_accepted
     if r.rejected:
-        out.append(_box(xs[j], ys[3], "#F6E1EE", r.vocab[r.last_token], stroke=COLORS["residual"]))
-        out.append(_note(xs[j] + _BOX_W / 2, ys[3] + _BOX_H + 14, "drawn from [q − p]₊", COLORS["residual"]))
+        put(last, _box(xs[j], ys[3], "#F6E1EE", r.vocab[r.last_token], stroke=COLORS["residual"]))
+        put(last, _note(xs[j] + _BOX_W / 2, ys[3] + _BOX_H + 14, "drawn from [q − p]₊", COLORS["residual"]))
         for i in range(j + 1, k):
-            out.append(_box(xs[i], ys[3], "#F2F2F2", r.vocab[r.drafts[i]], dashed=True, stroke=_GREY))
-            out.append(_note(xs[i] + _BOX_W / 2, ys[3] + _BOX_H + 14, "discarded", _GREY))
+            put(last, _box(xs[i], ys[3], "#F2F2F2", r.vocab[r.drafts[i]], dashed=True, stroke=_GREY))
+            put(last, _note(xs[i] + _BOX_W / 2, ys[3] + _BOX_H + 14, "discarded", _GREY))
     else:
-        out.append(_box(xs[k], ys[3], "#DCEBF5", r.vocab[r.last_token], stroke=COLORS["q"]))
-        out.append(_note(xs[k] + _BOX_W / 2, ys[3] + _BOX_H + 14, "bonus, from q", COLORS["q"]))
+        put(last, _box(xs[k], ys[3], "#DCEBF5", r.vocab[r.last_token], stroke=COLORS["q"]))
+        put(last, _note(xs[k] + _BOX_W / 2, ys[3] + _BOX_H + 14, "bonus, from q", COLORS["q"]))
     return out, ys[3] + _BOX_H + 24
 
 
-def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str]) -> str:
-    """An SVG picture of each round, one under the other (it scales to any width)."""
+def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int | None = None) -> str:
+    """An SVG picture of each round, one under the other (it scales to any width).
+
+    With ``upto``, each round is drawn only up to that step of ``stages(round)`` (0: the
+    drafts alone), so a slider can walk through a round.
+    """
     if len(rounds) != len(titles) or not rounds:
         raise ValueError("rounds, titles: need one title per round, and at least one round")
+    if upto is not None and (isinstance(upto, bool) or not 0 <= upto):
+        raise ValueError(f"upto: must be a step index >= 0, got {upto!r}")
     k = max(len(r.drafts) for r in rounds)
     width = _LEFT + (k + 1) * (_BOX_W + _GAP)
     parts, y = [], 0.0
     for r, title in zip(rounds, titles, strict=True):
-        rows, y = _round_rows(r, y, title)
+        rows, y = _round_rows(r, y, title, upto)
         parts += rows
         y += 12
     return (
