@@ -48,13 +48,13 @@ def test_every_figure_cell_is_numbered_captioned_and_referenced(chapter):
     source = text(chapter)
     figures = 0
     for header, body in code_cells(source):
-        if not re.search(r"^\s*show\(|^SVG\(", body, re.M):
+        if not re.search(r"^\s*show\(|^SVG\(|^HTML\(", body, re.M):
             continue
         figures += 1
         assert "mystnb:\n  figure:\n    caption:" in header, f"a figure without a caption:\n{body[:200]}"
         name = re.search(r"\n    name: (\S+)\n", header)
         assert name and name[1].startswith(f"fig-{chapter[:4]}-"), header
-        assert len(re.findall(r"^\s*show\(|^SVG\(", body, re.M)) == 1, "one figure per cell: each gets its number"
+        assert len(re.findall(r"^\s*show\(|^SVG\(|^HTML\(", body, re.M)) == 1, "one figure per cell: each gets its number"
         if name[1] not in CONDITIONAL_FIGURES:
             assert f"{{numref}}`{name[1]}`" in source, f"{name[1]} is never referenced from the text"
     assert figures >= 1

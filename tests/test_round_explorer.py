@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import specdec_lite as sd
-from specdec_lite.figures.round import stages
+from specdec_lite.figures.round import round_svg, stages
 from specdec_lite.stats import chi_square
 from specdec_lite.widgets import round_explorer as RE
 from specdec_lite.widgets.token_explorer import token_laws
@@ -63,3 +63,19 @@ def test_explorer_builds_and_redraws():
     assert "step 3 of" in picture.value
     box.children[1].children[0].value = 2  # K
     assert step.max == 4
+
+
+def test_stepper_holds_every_step_and_shows_the_first():
+    r = RE.random_round(4, "shifted", 0.5, K=3, seed=1)
+    page = RE.round_stepper_html(r, "a round")
+    n = len(stages(r))
+    steps = re.findall(r'<div data-step="(\d+)"( hidden)?>', page)
+    assert [int(k) for k, _ in steps] == list(range(n))
+    assert [bool(h) for _, h in steps] == [False] + [True] * (n - 1)
+    assert f'max="{n - 1}"' in page and f"step 1 of {n}: draft" in page
+    # each hidden picture is the round drawn up to its step
+    last = page.split(f'<div data-step="{n - 1}" hidden>')[1].split("</div>")[0]
+    assert last.replace('style="max-width:100%;height:auto" ', "") == round_svg([r], ["a round"], upto=n - 1)
+    # two steppers on one page do not share an id
+    ids = [re.search(r'id="(sd-round-\w+)"', RE.round_stepper_html(r, t))[1] for t in ("a", "b")]
+    assert ids[0] != ids[1]

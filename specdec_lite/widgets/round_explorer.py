@@ -4,10 +4,15 @@
 ``p`` and test uniforms drawn from one seed; ``round_update`` draws it up to a step
 (the picture of ``figures.round``); ``round_explorer`` wires it to controls, with a
 slider that walks through the round: draft, score, one test per draft, last draw.
+``round_stepper_html`` does the stepping for one given round without Python behind
+the page (every step is drawn beforehand), so it works in the static book too.
 """
 
 from __future__ import annotations
 
+import html
+import json
+import uuid
 from typing import Any
 
 import numpy as np
@@ -69,3 +74,35 @@ def round_explorer() -> Any:
     items = list(controls.values())
     rows = [w.HBox(items[i : i + 3]) for i in range(0, len(items), 3)]
     return w.VBox([*rows, picture])
+
+
+def round_stepper_html(r: WorkedRound, title: str) -> str:
+    """HTML with every step of round ``r`` drawn beforehand and a range slider that shows one.
+
+    Needs no kernel: a few lines of JavaScript switch which picture is visible.
+    """
+    names = stages(r)
+    root = f"sd-round-{uuid.uuid4().hex[:12]}"
+    pictures = "".join(
+        f'<div data-step="{k}"{"" if k == 0 else " hidden"}>'
+        + round_svg([r], [title], upto=k).replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+        + "</div>"
+        for k in range(len(names))
+    )
+    first = html.escape(f"step 1 of {len(names)}: {names[0]}")
+    script = (
+        "(function () {"
+        f'var root = document.getElementById("{root}"), names = {json.dumps(names)};'
+        'var input = root.querySelector("input"), label = root.querySelector(".sd-step-label");'
+        "function show() { var k = +input.value;"
+        ' root.querySelectorAll("[data-step]").forEach(function (d) { d.hidden = +d.dataset.step !== k; });'
+        ' label.textContent = "step " + (k + 1) + " of " + names.length + ": " + names[k]; }'
+        ' input.addEventListener("input", show); show(); })();'
+    )
+    return (
+        f'<div id="{root}" class="sd-round-stepper">'
+        f'<label style="display:block;margin-bottom:0.5em">'
+        f'<input type="range" min="0" max="{len(names) - 1}" value="0" step="1" aria-label="step of the round"'
+        ' style="width:min(20em, 100%);vertical-align:middle"> '
+        f'<span class="sd-step-label">{first}</span></label>{pictures}</div><script>{script}</script>'
+    )
