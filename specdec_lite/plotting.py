@@ -26,7 +26,7 @@ _NARROW_JS = """
 (function () {
   var gd = document.getElementById("{plot_id}");
   if (!gd || !window.Plotly) return;
-  var NARROW = %(narrow)d, TITLE_PX = 15, saved = null, savedStyleHeight = ["", ""], busy = false;
+  var NARROW = %(narrow)d, TITLE_PX = 15, saved = null, savedBars = [], savedStyleHeight = ["", ""], busy = false;
   if (!document.getElementById("sd-narrow-style")) {
     // on a narrow screen the tool bar would cover the title (and a phone has no hover)
     var style = document.createElement("style");
@@ -88,21 +88,91 @@ _NARROW_JS = """
     upd["margin.t"] = Math.min(full.margin.t, 40);  // the title pushes the margin as far as it needs
     upd["margin.l"] = Math.min(full.margin.l, 50);
     upd["margin.r"] = Math.min(full.margin.r, 12);
+    axes().forEach(function (ax) {
+      var a = L[ax] || {};
+      saved[ax + ".tickfont.size"] = a.tickfont && a.tickfont.size !== undefined ? a.tickfont.size : null;
+      var titleFont = a.title && a.title.font ? a.title.font.size : undefined;
+      saved[ax + ".title.font.size"] = titleFont === undefined ? null : titleFont;
+      upd[ax + ".tickfont.size"] = 10;
+      upd[ax + ".title.font.size"] = 12;
+    });
     var withLegend = full.showlegend && full.legend && full.legend._height > 0;
     if (withLegend) {
       upd.legend = Object.assign({}, saved.legend || {}, {
         orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yanchor: "bottom", yref: "container",
       });
     }
+    var bars = colorbars();
+    savedBars = bars.map(function (i) { return JSON.parse(JSON.stringify(gd.data[i].colorbar || {})); });
+    var height0 = full.height, bottom0 = full.margin.b;
     busy = true;
     gd.classList.add("sd-narrow");
     return Plotly.relayout(gd, upd).then(function () {
-      if (!withLegend) return null;
-      // room for the legend under the axes, so the plot keeps its height
-      var extra = legendHeight() + 8, height = full.height + extra;
+      if (!bars.length) return null;
+      // a colour scale beside the plot takes its width: put it under the plot
+      return Plotly.restyle(gd, {
+        "colorbar.orientation": "h", "colorbar.xref": "container", "colorbar.x": 0.5, "colorbar.xanchor": "center",
+        "colorbar.yref": "container", "colorbar.y": 0, "colorbar.yanchor": "bottom", "colorbar.len": 0.9,
+        "colorbar.thickness": 12, "colorbar.title.side": "top",
+      }, bars);
+    }).then(function () {
+      // room under the axes for the legend and colour scale, so the plot keeps its height
+      var extra = (withLegend ? legendHeight() + 8 : 0) + barHeight();
+      if (!extra) return null;
+      var height = height0 + extra;
       setHeight(height + "px");
-      return Plotly.relayout(gd, { "margin.b": full.margin.b + extra, height: height });
-    }).then(placeTitle).then(done, done);
+      return Plotly.relayout(gd, { "margin.b": bottom0 + extra, height: height });
+    }).then(fitTexts).then(placeTitle).then(done, done);
+  }
+  function axes() {
+    return Object.keys(gd._fullLayout).filter(function (k) { return /^[xy]axis\\d*$/.test(k); });
+  }
+  function colorbars() {
+    var out = [];
+    (gd._fullData || []).forEach(function (t, i) { if (t.showscale && t.colorbar && t.visible === true) out.push(i); });
+    return out;
+  }
+  function barHeight() {
+    var h = 0;
+    gd.querySelectorAll(".colorbar").forEach(function (el) { h = Math.max(h, el.getBoundingClientRect().height); });
+    return h ? Math.ceil(h) + 8 : 0;
+  }
+  function fitTexts() {
+    // subplot titles (annotations) and axis titles wider than their room get wrapped
+    var full = gd._fullLayout, box = gd.getBoundingClientRect(), upd = {};
+    var notes = [].slice.call(gd.querySelectorAll(".annotation")).map(function (el) {
+      var i = +el.getAttribute("data-index"), r = el.getBoundingClientRect();
+      return { i: i, r: r, cx: (r.left + r.right) / 2, cy: (r.top + r.bottom) / 2 };
+    });
+    notes.forEach(function (n) {
+      var text = (full.annotations[n.i] || {}).text;
+      if (!text || n.r.width === 0) return;
+      var room = 2 * Math.min(n.cx - box.left, box.right - n.cx) - 8;
+      notes.forEach(function (m) {
+        if (m !== n && Math.abs(m.cy - n.cy) < 10) room = Math.min(room, Math.abs(m.cx - n.cx) - 8);
+      });
+      if (n.r.width > room + 1) {
+        if (!("annotations[" + n.i + "].text" in saved)) saved["annotations[" + n.i + "].text"] = text;
+        upd["annotations[" + n.i + "].text"] = wrapTo(text, n.r.width, room);
+      }
+    });
+    axes().forEach(function (ax) {
+      var a = full[ax], text = a && a.title && a.title.text;
+      var el = gd.querySelector(".g-" + a._id + "title");
+      if (!text || !el) return;
+      var r = el.getBoundingClientRect(), size = ax[0] === "x" ? r.width : r.height;
+      var room = ax[0] === "x" ? Math.min(a._length, box.width - 8) : a._length;
+      if (size > room + 1) {
+        saved[ax + ".title.text"] = text;
+        upd[ax + ".title.text"] = wrapTo(text, size, room);
+      }
+    });
+    return Object.keys(upd).length ? Plotly.relayout(gd, upd) : null;
+  }
+  function wrapTo(text, size, room) {
+    // rewrap to fit ``room`` pixels, from the measured ``size`` of the text on one line
+    var width = Math.max(8, Math.floor(visible(String(text).replace(/<br>/g, " ")) * room / size * 0.95));
+    return String(text).split(/<br\\s*\\/?>/i).map(function (l) { return wrapLine(l, width); }).join("<br>");
   }
   function placeTitle() {
     // plotly misplaces a wrapped title anchored at its top: measure it, then move it to the
@@ -113,10 +183,14 @@ _NARROW_JS = """
     return Plotly.relayout(gd, { "title.y": full.title.y - dy / full.height, "margin.t": Math.ceil(t.height + 16) });
   }
   function wide() {
-    var upd = saved; saved = null; busy = true;
+    var upd = saved, bars = colorbars(), old = savedBars;
+    saved = null; busy = true;
     setHeight(null);
     gd.classList.remove("sd-narrow");
-    return Plotly.relayout(gd, upd).then(done, done);
+    return Plotly.relayout(gd, upd).then(function () {
+      if (!bars.length) return null;
+      return Plotly.restyle(gd, { colorbar: old.map(function (c) { return c; }) }, bars);
+    }).then(done, done);
   }
   function fit() {
     if (busy || !gd.clientWidth) return;
