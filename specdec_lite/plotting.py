@@ -1,9 +1,10 @@
 """Showing plotly figures the same way in the built book, Jupyter and Colab.
 
 In the book every figure also adapts to a narrow screen (a phone is about 390 CSS
-pixels wide): below ``NARROW_PX`` its legend moves under the plot, its title wraps
-and shrinks, and its side margins narrow, so the plot keeps most of the width.
-Above it the figure is drawn exactly as its builder laid it out.
+pixels wide): below ``NARROW_PX`` its legend moves under the plot, its title,
+subplot titles and axis titles wrap, fonts and colour scales get smaller, and the
+side margins narrow, so the plot keeps most of the width. Above it the figure is
+drawn exactly as its builder laid it out.
 """
 
 from __future__ import annotations
@@ -109,15 +110,15 @@ _NARROW_JS = """
     gd.classList.add("sd-narrow");
     return Plotly.relayout(gd, upd).then(function () {
       if (!bars.length) return null;
-      // a colour scale beside the plot takes its width: put it under the plot
+      // a colour scale beside the plot takes its width: make it slim (turning it horizontal
+      // with restyle leaves plotly's old tick labels behind)
       return Plotly.restyle(gd, {
-        "colorbar.orientation": "h", "colorbar.xref": "container", "colorbar.x": 0.5, "colorbar.xanchor": "center",
-        "colorbar.yref": "container", "colorbar.y": 0, "colorbar.yanchor": "bottom", "colorbar.len": 0.9,
-        "colorbar.thickness": 12, "colorbar.title.side": "top",
+        "colorbar.thickness": 10, "colorbar.xpad": 4, "colorbar.tickfont.size": 9,
+        "colorbar.title.side": "right", "colorbar.title.font.size": 11,
       }, bars);
     }).then(function () {
-      // room under the axes for the legend and colour scale, so the plot keeps its height
-      var extra = (withLegend ? legendHeight() + 8 : 0) + barHeight();
+      // room under the axes for the legend, so the plot keeps its height
+      var extra = withLegend ? legendHeight() + 8 : 0;
       if (!extra) return null;
       var height = height0 + extra;
       setHeight(height + "px");
@@ -131,11 +132,6 @@ _NARROW_JS = """
     var out = [];
     (gd._fullData || []).forEach(function (t, i) { if (t.showscale && t.colorbar && t.visible === true) out.push(i); });
     return out;
-  }
-  function barHeight() {
-    var h = 0;
-    gd.querySelectorAll(".colorbar").forEach(function (el) { h = Math.max(h, el.getBoundingClientRect().height); });
-    return h ? Math.ceil(h) + 8 : 0;
   }
   function fitTexts() {
     // subplot titles (annotations) and axis titles wider than their room get wrapped
@@ -175,12 +171,21 @@ _NARROW_JS = """
     return String(text).split(/<br\\s*\\/?>/i).map(function (l) { return wrapLine(l, width); }).join("<br>");
   }
   function placeTitle() {
-    // plotly misplaces a wrapped title anchored at its top: measure it, then move it to the
-    // figure's top edge and give the plot the margin it needs below it
-    var el = gd.querySelector(".g-gtitle"), full = gd._fullLayout;
-    if (!el || !titleOf(full)) return null;
-    var t = el.getBoundingClientRect(), top = gd.getBoundingClientRect().top, dy = 6 - (t.top - top);
-    return Plotly.relayout(gd, { "title.y": full.title.y - dy / full.height, "margin.t": Math.ceil(t.height + 16) });
+    // plotly misplaces a wrapped title anchored at its top: measure it and move it to the
+    // figure's top edge; below it, the plot needs room for the subplot titles above it too
+    var full = gd._fullLayout, box = gd.getBoundingClientRect(), el = gd.querySelector(".g-gtitle");
+    var upd = {}, titleHeight = 0, plotTop = box.top + full._size.t, above = 0;
+    if (el && titleOf(full)) {
+      var t = el.getBoundingClientRect();
+      upd["title.y"] = full.title.y - (6 - (t.top - box.top)) / full.height;
+      titleHeight = t.height + 6;
+    }
+    gd.querySelectorAll(".annotation").forEach(function (a) {
+      var r = a.getBoundingClientRect();
+      if (r.height && r.top < plotTop && r.bottom <= plotTop + 4) above = Math.max(above, plotTop - r.top);
+    });
+    upd["margin.t"] = Math.max(20, Math.ceil(titleHeight + 10 + above));
+    return Plotly.relayout(gd, upd);
   }
   function wide() {
     var upd = saved, bars = colorbars(), old = savedBars;
