@@ -135,7 +135,7 @@ _NARROW_JS = """
   }
   function fitTexts() {
     // subplot titles (annotations) and axis titles wider than their room get wrapped
-    var full = gd._fullLayout, box = gd.getBoundingClientRect(), upd = {};
+    var full = gd._fullLayout, box = gd.getBoundingClientRect(), upd = {}, xLines = 1;
     var notes = [].slice.call(gd.querySelectorAll(".annotation")).map(function (el) {
       var i = +el.getAttribute("data-index"), r = el.getBoundingClientRect();
       return { i: i, r: r, cx: (r.left + r.right) / 2, cy: (r.top + r.bottom) / 2 };
@@ -161,7 +161,14 @@ _NARROW_JS = """
       if (size > room + 1) {
         saved[ax + ".title.text"] = text;
         upd[ax + ".title.text"] = wrapTo(text, size, room);
+        if (ax[0] === "x") xLines = Math.max(xLines, upd[ax + ".title.text"].split("<br>").length);
       }
+    });
+    (full.sliders || []).forEach(function (sl, i) {
+      // a slider sits under the x-axis title: move it down by the title's extra lines
+      if (xLines < 2) return;
+      saved["sliders[" + i + "].pad.t"] = sl.pad.t;
+      upd["sliders[" + i + "].pad.t"] = sl.pad.t + 14 * (xLines - 1);
     });
     return Object.keys(upd).length ? Plotly.relayout(gd, upd) : null;
   }
