@@ -9,6 +9,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted(p.stem for p in (ROOT / "book").glob("ch0*.md"))
 #: Figures drawn only for some model pairs: captioned, but the prose cannot point at a number that may not exist.
 CONDITIONAL_FIGURES = {"fig-ch08-training"}
+#: A line of a code cell that displays a figure (plotly through ``show``, or an SVG or HTML picture).
+FIGURE_CALL = r"^\s*show\(|^SVG\(|^HTML\("
 #: Tools beyond basic probability, each introduced by a primer where it first appears.
 PRIMERS = {
     "hybrid argument": "Primer: the hybrid argument",
@@ -48,13 +50,13 @@ def test_every_figure_cell_is_numbered_captioned_and_referenced(chapter):
     source = text(chapter)
     figures = 0
     for header, body in code_cells(source):
-        if not re.search(r"^\s*show\(|^SVG\(|^HTML\(", body, re.M):
+        if not re.search(FIGURE_CALL, body, re.M):
             continue
         figures += 1
         assert "mystnb:\n  figure:\n    caption:" in header, f"a figure without a caption:\n{body[:200]}"
         name = re.search(r"\n    name: (\S+)\n", header)
         assert name and name[1].startswith(f"fig-{chapter[:4]}-"), header
-        assert len(re.findall(r"^\s*show\(|^SVG\(|^HTML\(", body, re.M)) == 1, "one figure per cell: each gets its number"
+        assert len(re.findall(FIGURE_CALL, body, re.M)) == 1, "one figure per cell: each gets its number"
         if name[1] not in CONDITIONAL_FIGURES:
             assert f"{{numref}}`{name[1]}`" in source, f"{name[1]} is never referenced from the text"
     assert figures >= 1
