@@ -27,6 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools" / "browser"
 CACHE = TOOLS / "cdn-cache"
 CHROMIUM = Path("/usr/bin/chromium")
+#: A phone's viewport width in CSS pixels (iPhone 12 to 15); pages are also checked at this width.
+PHONE_WIDTH = 390
 
 #: Every external asset a page of the book may load, and where its local copy comes from.
 #: ``prefix`` entries map a CDN folder onto the package's folder (MathJax and the widget
@@ -132,11 +134,14 @@ def check_pages(
     *,
     slider_timeout_ms: int = 8000,
     draw_timeout_ms: int = 20000,
+    phone_width: int | None = PHONE_WIDTH,
 ) -> dict[str, dict]:
     """Open each page (path relative to ``html``) in Chromium; one report per page.
 
     A figure not drawn ``draw_timeout_ms`` after the page loaded counts as not drawn, and
     a slider move that has not changed the figure after ``slider_timeout_ms`` as no change.
+    With ``phone_width`` each page is opened a second time in a phone's viewport of that
+    many CSS pixels, and the report's ``phone`` entry measures its layout.
     """
     script = ensure_driver()
     node = shutil.which("node")
@@ -151,6 +156,7 @@ def check_pages(
             "chromium": str(CHROMIUM),
             "result": str(workdir / "browser-result.json"),
             "maxMovesPerSlider": 3,
+            "phoneWidth": phone_width,
             "concurrency": 2,
             "sliderTimeoutMs": slider_timeout_ms,
             "drawTimeoutMs": draw_timeout_ms,

@@ -4,8 +4,10 @@ For each page of ``_toc.yml``: no JavaScript error, no failed request for the bo
 files, no request to anything outside the book except the CDN assets named in
 ``browser_support.CDN_ASSETS`` (served from local copies), every formula typeset by
 MathJax, every plotly figure drawn, every slider that moves change the plotted data,
-and every embedded widget rendered. Screenshots of every page are kept for review
-(the folder is printed). Runs wherever ``/usr/bin/chromium`` exists; CI installs it.
+and every embedded widget rendered. Each page is opened again at a phone's width (390 px):
+it must not scroll sideways, every figure's plot area must keep most of the figure's width
+and no title or legend may be cut. Screenshots of every page (``phone__*`` at the phone's
+width) are kept for review (the folder is printed). Runs wherever ``/usr/bin/chromium`` exists; CI installs it.
 """
 
 from __future__ import annotations
@@ -67,6 +69,33 @@ def problems(report: dict) -> list[str]:
         out.append(f"only {widgets['rendered']} of {widgets['views']} embedded widgets rendered")
     if not report["screenshot"] or not Path(report["screenshot"]).is_file():
         out.append("no screenshot")
+    return out + phone_problems(report.get("phone"))
+
+
+#: At a phone's width a figure's plot area (inside axes and margins) keeps at least this share
+#: of the figure's width: a legend or margin on the side leaves a sliver (about 20% before).
+MIN_PLOT_SHARE = 0.6
+
+
+def phone_problems(phone: dict | None) -> list[str]:
+    """What a reader on a phone would notice: sideways scrolling, squeezed plots, cut text."""
+    if phone is None:
+        return ["the page was not opened at a phone's width"]
+    if phone.get("fatal"):
+        return [f"at a phone's width the page could not be checked: {phone['fatal']}"]
+    width = phone["viewport"]
+    out = []
+    if phone["scrollWidth"] > width:
+        out.append(f"at {width} px the page scrolls sideways ({phone['scrollWidth']} px wide)")
+    for fig in phone["figures"]:
+        if fig["hidden"]:
+            continue
+        name = f"figure {fig['index'] + 1} at {width} px"
+        if fig["plotWidth"] < MIN_PLOT_SHARE * fig["width"]:
+            out.append(f"{name}: the plot area is {fig['plotWidth']} px of the figure's {fig['width']} px")
+        out += [f"{name}: text cut at the figure's edge: {t!r}" for t in fig["cut"]]
+        if fig["spills"]:
+            out.append(f"{name}: the figure is taller than its block and covers what follows")
     return out
 
 
@@ -99,6 +128,21 @@ def test_checker_notices_broken_pages():
         ],
         "widgets": {"views": 2, "rendered": 1},
         "screenshot": None,
+        "phone": {
+            "viewport": 390,
+            "scrollWidth": 520,
+            "figures": [
+                {
+                    "index": 0,
+                    "width": 358,
+                    "plotWidth": 71,
+                    "hidden": False,
+                    "cut": ["Every algorithm lies"],
+                    "spills": True,
+                },
+                {"index": 1, "width": 0, "plotWidth": 0, "hidden": True, "cut": [], "spills": False},
+            ],
+        },
     }
     found = "\n".join(problems(broken))
     for words in [
@@ -112,8 +156,14 @@ def test_checker_notices_broken_pages():
         "figure 3: moving its slider",
         "1 of 2 embedded widgets",
         "no screenshot",
+        "at 390 px the page scrolls sideways (520 px wide)",
+        "figure 1 at 390 px: the plot area is 71 px",
+        "text cut at the figure's edge: 'Every algorithm lies'",
+        "covers what follows",
     ]:
         assert words in found
+    assert "figure 2 at 390 px" not in found, "a folded (hidden) figure has no layout to check"
+    assert phone_problems(None) == ["the page was not opened at a phone's width"]
 
 
 def test_cdn_assets_are_pinned_npm_packages():
@@ -131,7 +181,7 @@ def test_external_scripts_of_the_book_are_named(built_book):
     for page in PAGES:
         html = (built_book / page).read_text(encoding="utf-8")
         for tag in re.finditer(r"<(?:script|img|link)\b[^>]*>", html):
-            if 'rel="canonical"' in tag[0] or "rel=\"alternate\"" in tag[0]:
+            if 'rel="canonical"' in tag[0] or 'rel="alternate"' in tag[0]:
                 continue
             for url in loaded.findall(tag[0]):
                 assert any(url.startswith(p) for p in prefixes), f"{page} loads {url}, which CDN_ASSETS does not name"

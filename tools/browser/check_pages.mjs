@@ -1,6 +1,8 @@
 // Open every page of the built book in Debian's headless Chromium and report what a
 // reader would see: JavaScript errors, math typeset by MathJax, plotly figures drawn,
-// sliders that change the plotted data, embedded widgets rendered, and a screenshot.
+// sliders that change the plotted data, embedded widgets rendered, and a screenshot;
+// then open it again at a phone's width and measure its layout (sideways scrolling,
+// the width plotly leaves each plot, text cut at a figure's edge).
 //
 // Usage: node check_pages.mjs config.json   (written by tests/browser_support.py)
 // Requests to the book's own server go through; requests to the CDN assets named in
@@ -76,6 +78,28 @@ function figureStates(only) {
   });
 }
 
+// At a phone's width: does the page scroll sideways, and how much room do figures give their plots?
+function phoneLayout() {
+  const doc = document.documentElement;
+  const inside = (r, box) => r.width === 0
+    || (r.left >= box.left - 1 && r.right <= box.right + 1 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1);
+  const figures = [...document.querySelectorAll(".plotly-graph-div")].map((gd, index) => {
+    const box = gd.getBoundingClientRect();
+    const size = (gd._fullLayout && gd._fullLayout._size) || { w: 0 };
+    // Every piece of text plotly draws outside the plot area (titles, legend, annotations).
+    const texts = [...gd.querySelectorAll(".g-gtitle text, .legend text, .annotation-text, .g-xtitle text, .g-ytitle text")];
+    const cut = texts.filter((t) => !inside(t.getBoundingClientRect(), box)).map((t) => t.textContent.slice(0, 60));
+    // a figure taller than the block that holds it would draw over the text below it
+    const holder = (gd.closest(".output, .cell_output") || gd.parentElement).getBoundingClientRect();
+    const spills = box.bottom > holder.bottom + 1;
+    return {
+      index, top: Math.round(box.top + window.scrollY), height: Math.round(box.height), width: Math.round(box.width),
+      plotWidth: Math.round(size.w), hidden: box.width === 0, cut, spills,
+    };
+  });
+  return { viewport: window.innerWidth, scrollWidth: doc.scrollWidth, figures };
+}
+
 function widgetState() {
   const views = [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')];
   const rendered = views.filter((s) => s.parentElement && s.parentElement.querySelector(".jupyter-widgets, .widget-subarea *"));
@@ -98,20 +122,7 @@ function sliderStepProgrammatically([index, step]) {
   return window.Plotly[s.method](gd, ...s.args).then(() => true);
 }
 
-// --- one page ------------------------------------------------------------------------
-async function checkPage(context, path) {
-  const page = await context.newPage();
-  const result = {
-    page: path, jsErrors: [], consoleErrors: [], external: [], localFailures: [],
-    math: null, figures: [], widgets: null, screenshot: null, fatal: null, ms: {},
-  };
-  const t00 = Date.now();
-  const lap = (what) => { result.ms[what] = Date.now() - t00; };
-  page.on("pageerror", (e) => result.jsErrors.push(String(e && e.stack ? e.stack : e).slice(0, 500)));
-  page.on("console", (m) => { if (m.type() === "error") result.consoleErrors.push(m.text().slice(0, 500)); });
-  page.on("response", (r) => {
-    if (r.url().startsWith(config.baseUrl) && r.status() >= 400) result.localFailures.push(`${r.status()} ${r.url()}`);
-  });
+async function routeOffline(page, result) {
   await page.route("**/*", async (route) => {
     const url = route.request().url();
     if (url.startsWith(config.baseUrl) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
@@ -126,6 +137,23 @@ async function checkPage(context, path) {
     result.external.push(file ? `${url} (named, but the local copy ${file} is missing)` : url);
     return route.abort("blockedbyclient");
   });
+}
+
+// --- one page ------------------------------------------------------------------------
+async function checkPage(context, path) {
+  const page = await context.newPage();
+  const result = {
+    page: path, jsErrors: [], consoleErrors: [], external: [], localFailures: [],
+    math: null, figures: [], widgets: null, screenshot: null, fatal: null, ms: {},
+  };
+  const t00 = Date.now();
+  const lap = (what) => { result.ms[what] = Date.now() - t00; };
+  page.on("pageerror", (e) => result.jsErrors.push(String(e && e.stack ? e.stack : e).slice(0, 500)));
+  page.on("console", (m) => { if (m.type() === "error") result.consoleErrors.push(m.text().slice(0, 500)); });
+  page.on("response", (r) => {
+    if (r.url().startsWith(config.baseUrl) && r.status() >= 400) result.localFailures.push(`${r.status()} ${r.url()}`);
+  });
+  await routeOffline(page, result);
   try {
     await page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 60000 });
     // A reader may unfold everything: figures in folded parts must work too.
@@ -200,7 +228,44 @@ async function checkPage(context, path) {
     result.fatal = String(e && e.stack ? e.stack : e).slice(0, 1000);
   }
   await page.close();
+  if (phoneContext && !result.fatal) result.phone = await checkPhone(phoneContext, path, result);
   return result;
+}
+
+// The same page at a phone's width: its layout only (the checks above cover the rest).
+async function checkPhone(context, path, result) {
+  const page = await context.newPage();
+  await routeOffline(page, result);
+  let phone = null;
+  try {
+    await page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 60000 });
+    await page.evaluate(() => { document.querySelectorAll("details").forEach((d) => { d.open = true; }); });
+    const t0 = Date.now();
+    let figs = await page.evaluate(figureStates);
+    while (figs.some((f) => !f.drawn) && Date.now() - t0 < (config.drawTimeoutMs || 20000)) {
+      await sleep(100);
+      figs = await page.evaluate(figureStates);
+    }
+    // Figures may relayout themselves for the narrow screen after their first draw: wait until the layout settles.
+    phone = await page.evaluate(phoneLayout);
+    for (let tries = 0; tries < 20; tries++) {
+      await sleep(250);
+      const again = await page.evaluate(phoneLayout);
+      const same = JSON.stringify(again) === JSON.stringify(phone);
+      phone = again;
+      if (same) break;
+    }
+    if (config.screenshots) {
+      const file = join(config.screenshots, "phone__" + path.replace(/\.html$/, "").replaceAll("/", "__") + ".png");
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: file, fullPage: true });
+      phone.screenshot = file;
+    }
+  } catch (e) {
+    phone = { fatal: String(e && e.stack ? e.stack : e).slice(0, 1000) };
+  }
+  await page.close();
+  return phone;
 }
 
 const browser = await chromium.launch({
@@ -211,6 +276,12 @@ const browser = await chromium.launch({
   ],
 });
 const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+// A phone: 390 CSS pixels wide (an iPhone 12-15), touch, scaled like a phone's screen.
+const phoneContext = config.phoneWidth
+  ? await browser.newContext({
+    viewport: { width: config.phoneWidth, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
+  })
+  : null;
 // A few pages at a time: a page spends much of its time waiting on its own requests.
 const queue = [...config.pages];
 const byPage = {};

@@ -1,0 +1,217 @@
+"""One round of speculative decoding, worked out with numbers and drawn as a picture.
+
+``worked_round`` plays one round on a small vocabulary with given uniforms, so every
+number of the round (acceptance probabilities ``min(1, q/p)``, the tests, the residual
+``[q - p]_+`` and the token drawn from it, or the bonus token) comes from ``laws``;
+``round_svg`` draws one or more such rounds: the draft proposes, one oracle call
+scores every draft, the drafts are checked left to right, the first rejection is
+replaced by a residual draw, and a round that accepts all its drafts adds a bonus
+token from the target. To keep the arithmetic short the two models here ignore the
+context: every position uses the same ``p`` and ``q``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+
+import numpy as np
+
+from ..laws import acceptance, check_law, residual
+from .part1 import COLORS
+
+
+@dataclass(frozen=True)
+class WorkedRound:
+    """Everything that happens in one round (token ids index ``vocab``)."""
+
+    vocab: tuple[str, ...]
+    p: np.ndarray
+    q: np.ndarray
+    drafts: tuple[int, ...]
+    #: ``min(1, q/p)`` of each drafted token.
+    accept_prob: tuple[float, ...]
+    #: The uniforms of the tests that were run (one per examined draft).
+    u: tuple[float, ...]
+    #: How many drafts were accepted before the first rejection (``len(drafts)``: all).
+    n_accepted: int
+    #: ``[q - p]_+`` (used only when a draft is rejected).
+    residual: np.ndarray
+    #: The token drawn after the tests: from the residual after a rejection, else the bonus from ``q``.
+    last_token: int
+    #: The uniform that drew ``last_token`` by inversion of its law.
+    u_last: float
+
+    @property
+    def rejected(self) -> bool:
+        return self.n_accepted < len(self.drafts)
+
+    @property
+    def output(self) -> tuple[int, ...]:
+        """The tokens this round writes: the accepted drafts, then the residual or bonus token."""
+        return (*self.drafts[: self.n_accepted], self.last_token)
+
+
+def draw_by_inversion(law: np.ndarray, u: float) -> int:
+    """The token ``x`` with ``F(x-1) <= u < F(x)``, ``F`` the cumulative ``law``.
+
+    A draw from ``law`` when ``u`` is uniform on [0, 1) (sampling by inversion).
+    """
+    if not 0.0 <= u < 1.0:
+        raise ValueError(f"u: must be in [0, 1), got {u}")
+    return int(min(np.searchsorted(np.cumsum(law), u, side="right"), len(law) - 1))
+
+
+def worked_round(
+    vocab: Sequence[str],
+    p: Sequence[float],
+    q: Sequence[float],
+    drafts: Sequence[str],
+    u: Sequence[float],
+    u_last: float,
+) -> WorkedRound:
+    """Play one round: test ``drafts`` left to right with uniforms ``u`` (accept when ``u < min(1, q/p)``),
+    then draw the residual token after the first rejection, or the bonus token from ``q``
+    if every draft is accepted, by inversion of ``u_last``.
+
+    ``u`` needs one uniform per draft that gets tested (extra ones are ignored).
+    """
+    vocab = tuple(vocab)
+    p_arr, q_arr = check_law(np.asarray(p, float), "p"), check_law(np.asarray(q, float), "q")
+    if p_arr.shape != (len(vocab),) or q_arr.shape != (len(vocab),):
+        raise ValueError(
+            f"p, q: need one probability per token of vocab ({len(vocab)}), got {p_arr.shape}, {q_arr.shape}"
+        )
+    unknown = [d for d in drafts if d not in vocab]
+    if unknown:
+        raise ValueError(f"drafts: not in vocab: {unknown}")
+    ids = tuple(vocab.index(d) for d in drafts)
+    if any(p_arr[i] == 0 for i in ids):
+        raise ValueError("drafts: the draft cannot propose a token it gives probability 0")
+    b = acceptance(p_arr, q_arr)[list(ids)]
+    n_accepted, used = 0, []
+    for i, b_i in enumerate(b):
+        if i >= len(u):
+            raise ValueError(f"u: the test of draft {i + 1} needs a uniform, got only {len(u)}")
+        if not 0.0 <= u[i] < 1.0:
+            raise ValueError(f"u: must be in [0, 1), got {u[i]}")
+        used.append(float(u[i]))
+        if u[i] >= b_i:
+            break
+        n_accepted += 1
+    res = residual(p_arr, q_arr)
+    last = draw_by_inversion(res if n_accepted < len(ids) else q_arr, u_last)
+    return WorkedRound(
+        vocab, p_arr, q_arr, ids, tuple(float(x) for x in b), tuple(used), n_accepted, res, last, float(u_last)
+    )
+
+
+# --- the picture ------------------------------------------------------------------------
+
+_BOX_W, _BOX_H, _GAP, _LEFT, _ROW = 92, 34, 10, 86, 58
+_GREY, _TEXT = "#999999", "#222222"
+
+
+def _box(x: float, y: float, fill: str, text: str, *, dashed: bool = False, stroke: str = _TEXT) -> str:
+    dash = ' stroke-dasharray="5 4"' if dashed else ""
+    return (
+        f'<rect x="{x}" y="{y}" width="{_BOX_W}" height="{_BOX_H}" rx="6" fill="{fill}" stroke="{stroke}"'
+        f' stroke-width="1.5"{dash}/>'
+        f'<text x="{x + _BOX_W / 2}" y="{y + _BOX_H / 2 + 5}" text-anchor="middle" font-size="15">{escape(text)}</text>'
+    )
+
+
+def _note(x: float, y: float, text: str, color: str = _TEXT, size: int = 12, anchor: str = "middle") -> str:
+    return f'<text x="{x}" y="{y}" text-anchor="{anchor}" font-size="{size}" fill="{color}">{escape(text)}</text>'
+
+
+def stages(r: WorkedRound) -> list[str]:
+    """The steps of round ``r`` in order: draft, score, one test per examined draft, then the last draw."""
+    tests = [f"test draft {i + 1}" for i in range(len(r.u))]
+    return ["draft", "score", *tests, "residual draw" if r.rejected else "bonus token"]
+
+
+def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) -> tuple[list[str], float]:
+    k = len(r.drafts)
+    xs = [_LEFT + i * (_BOX_W + _GAP) for i in range(k + 1)]
+    last = len(stages(r)) - 1
+    out = [_note(4, y0 + 16, title, size=15, anchor="start").replace("<text", '<text font-weight="bold"', 1)]
+
+    def put(stage: int, item: str) -> None:
+        """Draw ``item``, which belongs to step ``stage``, if the picture goes that far."""
+        if upto is None or stage <= upto:
+            out.append(item)
+
+    labels = ["1 · draft", "2 · score", "3 · verify", "output"]
+    ys = [y0 + 30 + i * _ROW for i in range(4)]
+    for label, y in zip(labels, ys, strict=True):
+        out.append(_note(4, y + _BOX_H / 2 + 5, label, size=13, anchor="start"))
+    # 1. the draft proposes k tokens (free)
+    for i, tok in enumerate(r.drafts):
+        put(0, _box(xs[i], ys[0], "#FDF1D8", r.vocab[tok], stroke=COLORS["p"]))
+        put(0, _note(xs[i] + _BOX_W / 2, ys[0] + _BOX_H + 14, f"p = {r.p[tok]:.2f}", COLORS["p"]))
+    # 2. one oracle call scores every draft; a round that may end with a bonus token also
+    #    needs q at the position after the last draft, which the same call computes
+    cols = k if r.rejected else k + 1
+    x_end = xs[cols - 1] + _BOX_W
+    put(
+        1,
+        f'<rect x="{xs[0]}" y="{ys[1]}" width="{x_end - xs[0]}" height="{_BOX_H}" rx="6" fill="#DCEBF5"'
+        f' stroke="{COLORS["q"]}" stroke-width="1.5"/>',
+    )
+    call = f"one target call scores all {k} drafts" + ("" if r.rejected else " and the next position")
+    put(1, _note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call, size=13))
+    for i, tok in enumerate(r.drafts):
+        put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 14, f"q = {r.q[tok]:.2f}", COLORS["q"]))
+    # 3. verify left to right: accept with probability min(1, q/p), stop at the first rejection
+    for i in range(k):
+        cx = xs[i] + _BOX_W / 2
+        if i < len(r.u):
+            ok = i < r.n_accepted
+            color = COLORS["accept"] if ok else COLORS["residual"]
+            mark = "✓ keep" if ok else "✗ reject"
+            put(2 + i, _note(cx, ys[2] + 12, f"min(1, q/p) = {r.accept_prob[i]:.2f}", size=11))
+            put(2 + i, _note(cx, ys[2] + 27, f"u = {r.u[i]:.2f} {'<' if ok else '≥'} {r.accept_prob[i]:.2f}", size=11))
+            put(2 + i, _note(cx, ys[2] + 44, mark, color, size=14))
+        else:
+            put(last, _note(cx, ys[2] + 27, "not examined", _GREY, size=11))
+    # output: accepted drafts, then the residual draw (or the bonus token), then discarded drafts
+    for i in range(r.n_accepted):
+        put(2 + i, _box(xs[i], ys[3], "#D6F0E7", r.vocab[r.drafts[i]], stroke=COLORS["accept"]))
+    j = r.n_accepted
+    if r.rejected:
+        put(last, _box(xs[j], ys[3], "#F6E1EE", r.vocab[r.last_token], stroke=COLORS["residual"]))
+        put(last, _note(xs[j] + _BOX_W / 2, ys[3] + _BOX_H + 14, "drawn from [q − p]₊", COLORS["residual"]))
+        for i in range(j + 1, k):
+            put(last, _box(xs[i], ys[3], "#F2F2F2", r.vocab[r.drafts[i]], dashed=True, stroke=_GREY))
+            put(last, _note(xs[i] + _BOX_W / 2, ys[3] + _BOX_H + 14, "discarded", _GREY))
+    else:
+        put(last, _box(xs[k], ys[3], "#DCEBF5", r.vocab[r.last_token], stroke=COLORS["q"]))
+        put(last, _note(xs[k] + _BOX_W / 2, ys[3] + _BOX_H + 14, "bonus, from q", COLORS["q"]))
+    return out, ys[3] + _BOX_H + 24
+
+
+def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int | None = None) -> str:
+    """An SVG picture of each round, one under the other (it scales to any width).
+
+    With ``upto``, each round is drawn only up to that step of ``stages(round)`` (0: the
+    drafts alone), so a slider can walk through a round.
+    """
+    if len(rounds) != len(titles) or not rounds:
+        raise ValueError("rounds, titles: need one title per round, and at least one round")
+    if upto is not None and (isinstance(upto, bool) or not 0 <= upto):
+        raise ValueError(f"upto: must be a step index >= 0, got {upto!r}")
+    k = max(len(r.drafts) for r in rounds)
+    width = _LEFT + (k + 1) * (_BOX_W + _GAP)
+    parts, y = [], 0.0
+    for r, title in zip(rounds, titles, strict=True):
+        rows, y = _round_rows(r, y, title, upto)
+        parts += rows
+        y += 12
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {y:.0f}" width="{width}" height="{y:.0f}"'
+        f' font-family="Helvetica, Arial, sans-serif" role="img" aria-label="one round of speculative decoding">'
+        + "".join(parts)
+        + "</svg>"
+    )

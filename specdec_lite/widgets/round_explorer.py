@@ -1,0 +1,108 @@
+"""Chapter 2 explorer: step through one round of speculative decoding.
+
+``random_round`` plays a round on the laws of ``token_laws`` with drafts drawn from
+``p`` and test uniforms drawn from one seed; ``round_update`` draws it up to a step
+(the picture of ``figures.round``); ``round_explorer`` wires it to controls, with a
+slider that walks through the round: draft, score, one test per draft, last draw.
+``round_stepper_html`` does the stepping for one given round without Python behind
+the page (every step is drawn beforehand), so it works in the static book too.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import uuid
+from typing import Any
+
+import numpy as np
+
+from ..figures.part1 import token_labels
+from ..figures.round import WorkedRound, round_svg, stages, worked_round
+from .token_explorer import PRESETS, token_laws
+
+
+def random_round(V: int = 5, preset: str = "shifted", quality: float = 0.5, K: int = 4, seed: int = 0) -> WorkedRound:
+    """One round of ``K`` drafts on ``token_laws(V, preset, quality, seed)``, its randomness from ``seed``."""
+    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or not 1 <= K <= 12:
+        raise ValueError(f"K: must be an integer in [1, 12], got {K!r}")
+    p, q = token_laws(V, preset, quality, seed)
+    gen = np.random.default_rng([seed, 2])  # a stream apart from the one token_laws uses
+    labels = token_labels(V)
+    drafts = [labels[i] for i in gen.choice(V, size=K, p=p)]
+    return worked_round(labels, p, q, drafts, gen.random(K), float(gen.random()))
+
+
+def round_update(
+    V: int = 5, preset: str = "shifted", quality: float = 0.5, K: int = 4, seed: int = 0, step: int = 0
+) -> str:
+    """HTML: which step this is, and the round drawn up to it (later steps than the round has show all of it)."""
+    r = random_round(V, preset, quality, K, seed)
+    names = stages(r)
+    step = min(int(step), len(names) - 1)
+    if step < 0:
+        raise ValueError(f"step: must be >= 0, got {step}")
+    head = f"<p><b>step {step + 1} of {len(names)}: {names[step]}</b></p>"
+    return head + round_svg([r], [f"{K} drafts, draft quality {quality:g}, seed {seed}"], upto=step)
+
+
+def round_explorer() -> Any:
+    """The lab widget: laws and round from the controls; the ``step`` slider walks through the round."""
+    import ipywidgets as w
+
+    style = {"description_width": "initial"}
+    controls = {
+        "V": w.IntSlider(value=5, min=3, max=8, description="tokens V", continuous_update=False, style=style),
+        "preset": w.Dropdown(options=PRESETS, value="shifted", description="preset", style=style),
+        "quality": w.FloatSlider(
+            value=0.5, min=0, max=1, step=0.05, description="draft quality", continuous_update=False, style=style
+        ),
+        "K": w.IntSlider(value=4, min=1, max=8, description="drafts K", continuous_update=False, style=style),
+        "seed": w.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=style),
+        "step": w.IntSlider(value=0, min=0, max=6, description="step", style=style),
+    }
+    picture = w.HTML()
+
+    def redraw(*_: Any) -> None:
+        values = {name: c.value for name, c in controls.items()}
+        controls["step"].max = values["K"] + 2  # draft, score, at most K tests, the last draw
+        picture.value = round_update(**{**values, "step": controls["step"].value})
+
+    for c in controls.values():
+        c.observe(redraw, names="value")
+    redraw()
+    items = list(controls.values())
+    rows = [w.HBox(items[i : i + 3]) for i in range(0, len(items), 3)]
+    return w.VBox([*rows, picture])
+
+
+def round_stepper_html(r: WorkedRound, title: str) -> str:
+    """HTML with every step of round ``r`` drawn beforehand and a range slider that shows one.
+
+    Needs no kernel: a few lines of JavaScript switch which picture is visible.
+    """
+    names = stages(r)
+    root = f"sd-round-{uuid.uuid4().hex[:12]}"
+    pictures = "".join(
+        f'<div data-step="{k}"{"" if k == 0 else " hidden"}>'
+        + round_svg([r], [title], upto=k).replace("<svg ", '<svg style="max-width:100%;height:auto" ', 1)
+        + "</div>"
+        for k in range(len(names))
+    )
+    first = html.escape(f"step 1 of {len(names)}: {names[0]}")
+    script = (
+        "(function () {"
+        f'var root = document.getElementById("{root}"), names = {json.dumps(names)};'
+        'var input = root.querySelector("input"), label = root.querySelector(".sd-step-label");'
+        "function show() { var k = +input.value;"
+        ' root.querySelectorAll("[data-step]").forEach(function (d) { d.hidden = +d.dataset.step !== k; });'
+        ' label.textContent = "step " + (k + 1) + " of " + names.length + ": " + names[k]; }'
+        ' input.addEventListener("input", show); show(); })();'
+    )
+    return (
+        f'<div id="{root}" class="sd-round-stepper">'
+        f'<label style="display:block;margin-bottom:0.5em">'
+        f'<input type="range" min="0" max="{len(names) - 1}" value="0" step="1" aria-label="step of the round"'
+        ' style="width:min(20em, 100%);vertical-align:middle"> '
+        f'<span class="sd-step-label">{first}</span></label>{pictures}</div><script>{script}</script>'
+    )
