@@ -6,9 +6,9 @@ in one sequence across the whole book, so the paper's Theorem 3 would render as
 
 * a ``prf`` directive with the option ``:paper: 1(b)`` renders as "Theorem 1(b)", in
   its box and in every ``{prf:ref}`` link to it;
-* every other numbered result and every exercise in a chapter page
+* every other numbered result, every exercise and every figure in a chapter page
   (``book/chNN_*``) is numbered within its chapter and kind: "Proposition 6.1",
-  "Exercise 3.2". Undotted numbers are the paper's, dotted numbers the book's.
+  "Exercise 3.2", "Figure 5.1". Undotted numbers are the paper's, dotted numbers the book's.
 
 Both boxes and links read ``env.toc_fignumbers``, so overriding that one table
 after Sphinx fills it (``env-get-updated``) renumbers everything consistently.
@@ -47,7 +47,7 @@ def _with_paper_option(cls: type) -> type:
 def _chapter_kinds(app: Any) -> set[str]:
     from sphinx_proof.proof_type import PROOF_TYPES
 
-    return set(PROOF_TYPES) | {"exercise"}
+    return set(PROOF_TYPES) | {"exercise", "figure"}
 
 
 def renumber(app: Any, env: Any) -> list[str]:
