@@ -42,6 +42,26 @@ def masters(course: Path = COURSE) -> list[Path]:
     return sorted(p for p in (course / "source").glob("*/*.ipynb") if p.stem == p.parent.name)
 
 
+def points(course: Path = COURSE) -> dict[str, dict[str, float]]:
+    """Points per lab from the student copies' nbgrader metadata: ``{lab: {"auto": .., "manual": ..}}``.
+
+    ``auto``: the graded check cells (autograded); ``manual``: the answers to the exploration
+    questions (graded by hand).
+    """
+    import nbformat
+
+    out = {}
+    for master in masters(course):
+        nb = nbformat.read(Path(course) / master.name, as_version=4)
+        row = {"auto": 0.0, "manual": 0.0}
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade"):
+                row["manual" if meta.get("solution") else "auto"] += float(meta["points"])
+        out[master.stem] = row
+    return out
+
+
 def nbgrader_env() -> dict[str, str]:
     """The environment nbgrader needs: it calls ``alembic`` from PATH, so the interpreter's bin first."""
     env = dict(os.environ)

@@ -178,8 +178,11 @@ def test_chapter_has_exercises_with_dropdown_solutions_and_package_code():
     assert "not in the paper" in text  # the tree is the book's own analysis, and says so
 
 
-def test_chapter_numbers_in_solutions_are_the_package_numbers():
+def test_numbers_in_the_exercises_are_the_package_numbers():
+    """The chapter's exercises and lab 6's model answers quote these numbers."""
     from specdec_lite.figures.part1 import pair
+
+    master = (ROOT / "notebooks" / "source" / "lab06_batch" / "lab06_batch.md").read_text()
 
     draft, target, _ = pair(7, 50, 0.0, 10)
     limit = batch.batch_rejection_limit(draft, target)
@@ -190,6 +193,14 @@ def test_chapter_numbers_in_solutions_are_the_package_numbers():
     assert (half, below) == (5, 18)
     assert round(batch.expected_rejections_batch(draft, target, 64), 1) == 16.5
     assert round(batch.expected_rejections_tree(draft, target, 64), 1) == 13.6
+    for number in (
+        f"{batch.expected_rejections_batch(draft, target, 64):.2f}",
+        f"{limit:.2f}",
+        f"{batch.expected_rejections_tree(draft, target, 64):.2f}",
+        f"$M = {below}$",
+        f"by $M = {half}$",
+    ):
+        assert number in master, number
     # The two-position exercise: p = (0.8, 0.2), q = (0.5, 0.5) at both positions.
     p, q = np.array([0.8, 0.2]), np.array([0.5, 0.5])
     d = sd.MarkovChain(p, np.broadcast_to(p, (1, 2, 2)))

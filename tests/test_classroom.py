@@ -117,6 +117,32 @@ def test_master_follows_the_nbgrader_convention(master):
         assert len(model) > 80 and "MODEL ANSWER" not in model, f"{master.name}: write the model answer"
 
 
+def test_model_answers_quote_the_package_numbers():
+    """Numbers typed in model answers (labs 3, 5 and 7) are what specdec_lite computes."""
+    import numpy as np
+
+    from specdec_lite import biased, theory
+    from specdec_lite.figures.part1 import pair
+    from specdec_lite.widgets import lookahead_explorer, tradeoff_explorer
+
+    def answers(lab: str) -> str:
+        return (COURSE / "source" / lab / f"{lab}.md").read_text()
+
+    draft, target, _ = pair(7, 50, 0.6, 10)
+    calls, rej = theory.expected_oracle_calls(draft, target), theory.expected_rejections(draft, target)
+    lab3 = answers("lab03_rejections")
+    assert f"{rej:.2f}" in lab3 and f"{calls:.2f}" in lab3 and f"50/10 = {50 / calls:.2f}" in lab3
+    d5, t5 = tradeoff_explorer.explorer_pair(0, 0.5)
+    opt, uno = (biased.chain_front_point(d5, t5, 10**-0.6, k)[1] for k in ("opt", "uno"))
+    assert f"{uno:.3f} against {opt:.3f}" in answers("lab05_tradeoff")
+    T, oracle, drafts, alpha = lookahead_explorer._costs(0.7)
+    best = {c: int(np.argmax(T / (oracle + c * drafts))) for c in (0.01, 0.05, 0.1, 0.2, 0.3, 0.5)}
+    assert f"the best $K$ is {best[0.01]} at $c = 0.01$, {best[0.05]} at 0.05, {best[0.1]} at 0.1" in answers(
+        "lab07_lookahead"
+    )
+    assert f"$\\alpha \\approx {alpha:.2f}$" in answers("lab07_lookahead")
+
+
 def test_student_copies_are_what_nbgrader_releases():
     stale = classroom.release(COURSE, check=True)
     assert not stale, f"out of date: {stale}; run python -m specdec_lite.classroom release"
@@ -191,6 +217,7 @@ def test_the_grading_cycle(lab, tmp_path):
     shutil.copytree(COURSE / "source" / lab, course / "source" / lab)
     nbgrader("generate_assignment", lab, "--force", cwd=course)
     released = course / "release" / lab / f"{lab}.ipynb"
+    assert sorted(p.name for p in released.parent.iterdir()) == [released.name], "release/ holds no master"
     assert released.read_bytes() == (COURSE / f"{lab}.ipynb").read_bytes(), "the Colab copy is what nbgrader releases"
 
     master = (COURSE / "source" / lab / f"{lab}.ipynb").read_text()
