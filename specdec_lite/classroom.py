@@ -29,6 +29,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 #: The course directory of the repository (where the student copies are committed).
 COURSE = Path(__file__).resolve().parents[1] / "notebooks"
@@ -42,18 +43,18 @@ def masters(course: Path = COURSE) -> list[Path]:
     return sorted(p for p in (course / "source").glob("*/*.ipynb") if p.stem == p.parent.name)
 
 
-def points(course: Path = COURSE) -> dict[str, dict[str, float]]:
-    """Points per lab from the student copies' nbgrader metadata: ``{lab: {"auto": .., "manual": ..}}``.
+def points(course: Path = COURSE) -> dict[str, dict[str, Any]]:
+    """Points per lab from the student copies' nbgrader metadata: ``{lab: {"title", "auto", "manual"}}``.
 
-    ``auto``: the graded check cells (autograded); ``manual``: the answers to the exploration
-    questions (graded by hand).
+    ``title``: the lab's title (its first line); ``auto``: the points of the graded check cells
+    (autograded); ``manual``: those of the answers to the exploration questions (graded by hand).
     """
     import nbformat
 
     out = {}
     for master in masters(course):
         nb = nbformat.read(Path(course) / master.name, as_version=4)
-        row = {"auto": 0.0, "manual": 0.0}
+        row: dict[str, Any] = {"title": nb.cells[0].source.splitlines()[0].lstrip("# "), "auto": 0.0, "manual": 0.0}
         for cell in nb.cells:
             meta = cell.metadata.get("nbgrader", {})
             if meta.get("grade"):

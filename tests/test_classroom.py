@@ -143,6 +143,18 @@ def test_model_answers_quote_the_package_numbers():
     assert f"$\\alpha \\approx {alpha:.2f}$" in answers("lab07_lookahead")
 
 
+def test_points_per_lab():
+    """What the instructors page shows: 2 points per coding exercise, 1 per exploration question."""
+    table = classroom.points(COURSE)
+    assert list(table) == [m.stem for m in MASTERS]
+    for master in MASTERS:
+        nb = nbformat.read(master, as_version=4)
+        checks = sum(is_test(c) for c in nb.cells)
+        questions = sum(is_solution(c) and c.cell_type == "markdown" for c in nb.cells)
+        assert table[master.stem]["auto"] == 2 * checks and table[master.stem]["manual"] == questions
+        assert table[master.stem]["title"].startswith(f"Lab {int(master.stem[3:5])} · ")
+
+
 def test_student_copies_are_what_nbgrader_releases():
     stale = classroom.release(COURSE, check=True)
     assert not stale, f"out of date: {stale}; run python -m specdec_lite.classroom release"
