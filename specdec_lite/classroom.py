@@ -10,13 +10,13 @@ and manually graded answers to the exploration questions.
 The student copies ``notebooks/<lab>.ipynb`` (what the book shows and the Colab badges
 open) are exactly what ``nbgrader generate_assignment <lab>`` releases. This module only
 runs that command in a scratch copy of the course directory, so the repository gets no
-gradebook or ``release/`` folder, and copies the result next to the masters::
+gradebook or ``release/`` folder, and copies each result to ``notebooks/<lab>.ipynb``::
 
     python -m specdec_lite.classroom release           # rewrite notebooks/<lab>.ipynb
     python -m specdec_lite.classroom release --check   # fail if a copy is out of date
 
-Grading (autograde, feedback, export) is plain nbgrader; see the book's *For instructors*
-appendix.
+``points()`` reads each lab's points from those copies. Grading (autograde, feedback,
+export) is plain nbgrader; see the book's *For instructors* appendix.
 """
 
 from __future__ import annotations
