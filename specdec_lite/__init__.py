@@ -24,7 +24,7 @@ paper: ``p`` is the draft, ``q`` the target. Where to find what:
 ``stats``                  standard errors and the chi-square goodness of fit
 ``figures``, ``widgets``   the book's figures and the labs' explorers
 ``exercises``              the labs' ``check_...`` functions
-``bench``, ``classroom``   ``python -m specdec_lite.bench`` and ``... .classroom strip``
+``bench``, ``classroom``   ``python -m specdec_lite.bench`` and ``... .classroom release``
 =========================  ===========================================================
 
 Imports flow one way: ``primitives``, ``_rng`` and ``laws`` at the bottom, ``chains``

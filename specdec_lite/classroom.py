@@ -1,184 +1,133 @@
-"""Student copies of the labs: every solution cell replaced by a stub.
+"""The labs' student copies, written by nbgrader from the instructor masters.
 
-A lab's coding exercise is a code cell tagged ``solution`` (it holds the working
-answer) followed by a cell that calls a ``check_...`` function. The student copy keeps
-everything else and turns each solution cell into a stub:
+``notebooks/`` is an nbgrader course directory: ``notebooks/nbgrader_config.py`` and one
+master per lab in ``notebooks/source/<lab>/<lab>.ipynb`` (paired by jupytext with the
+MyST file ``<lab>.md`` next to it, which is the one to edit). A master carries nbgrader's
+cell metadata: solution regions between ``### BEGIN SOLUTION`` and ``### END SOLUTION``,
+graded cells that call a ``check_...(...).assert_correct()`` of ``specdec_lite.exercises``,
+and manually graded answers to the exploration questions.
 
-* imports are kept;
-* a function keeps its signature and docstring, and its body becomes
-  ``# YOUR CODE HERE`` / ``raise NotImplementedError``;
-* a top-level variable the cell assigns becomes ``name = None  # YOUR CODE HERE``,
-  and a bare name on the last line (shown as the cell's value) is kept;
-* everything else (loops, comments, helper statements) is dropped.
+The student copies ``notebooks/<lab>.ipynb`` (what the book shows and the Colab badges
+open) are exactly what ``nbgrader generate_assignment <lab>`` releases. This module only
+runs that command in a scratch copy of the course directory, so the repository gets no
+gradebook or ``release/`` folder, and copies each result to ``notebooks/<lab>.ipynb``::
 
-The checks then answer "Not yet" (they never raise on a stub). A markdown cell tagged
-``solution`` becomes "*Your answer here.*". Outputs are cleared, and the "Open in
-Colab" badge is dropped: it would open the original lab, solutions included.
+    python -m specdec_lite.classroom release           # rewrite notebooks/<lab>.ipynb
+    python -m specdec_lite.classroom release --check   # fail if a copy is out of date
 
-Command line::
-
-    python -m specdec_lite.classroom strip notebooks/ --out student/
+``points()`` reads each lab's points from those copies. Grading (autograde, feedback,
+export) is plain nbgrader; see the book's *For instructors* appendix.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
-import copy
-import re
+import os
+import shutil
+import subprocess
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-SOLUTION_TAG = "solution"
-STUB_MARK = "# YOUR CODE HERE"
-MARKDOWN_STUB = "*Your answer here.*"
-STUDENT_NOTE = (
-    "*Student copy: the solution cells are replaced by stubs marked `# YOUR CODE HERE`. "
-    "Upload it to Colab (File → Upload notebook) or open it in Jupyter.*"
-)
-_BADGE = re.compile(r"\[!\[Open in Colab\]\([^)]*\)\]\([^)]*\)\s*")
+#: The course directory of the repository (where the student copies are committed).
+COURSE = Path(__file__).resolve().parents[1] / "notebooks"
 
 
-def is_solution(cell: Any) -> bool:
-    """True for a cell tagged ``solution`` in its metadata."""
-    return SOLUTION_TAG in (cell.get("metadata", {}).get("tags") or [])
+def masters(course: Path = COURSE) -> list[Path]:
+    """The master notebook of every lab: ``course/source/<lab>/<lab>.ipynb``."""
+    course = Path(course)
+    if not (course / "source").is_dir():
+        raise ValueError(f"course: no source/ folder in {course}")
+    return sorted(p for p in (course / "source").glob("*/*.ipynb") if p.stem == p.parent.name)
 
 
-def _segment(source: str, node: ast.AST) -> str:
-    return ast.get_source_segment(source, node) or ""
+def points(course: Path = COURSE) -> dict[str, dict[str, Any]]:
+    """Points per lab from the student copies' nbgrader metadata: ``{lab: {"title", "auto", "manual"}}``.
 
-
-def _stub_function(source: str, node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str = "") -> list[str]:
-    lines = source.splitlines()
-    first = min([node.lineno, *[d.lineno for d in node.decorator_list]])
-    body_start = node.body[0].lineno
-    if body_start > node.lineno:
-        header = lines[first - 1 : body_start - 1]
-        # drop comment-only lines between the signature and the body: they may hint at the answer
-        header = header[: node.lineno - first + 1] + [
-            ln for ln in header[node.lineno - first + 1 :] if ln.strip() and not ln.strip().startswith("#")
-        ]
-    else:  # one-line ``def f(x): return x``: keep the signature only
-        header = lines[first - 1 : node.lineno - 1] + [lines[node.lineno - 1].split(":", 1)[0] + ":"]
-    inner = indent + " " * 4
-    out = list(header)
-    if ast.get_docstring(node, clean=False) is not None:
-        doc = _segment(source, node.body[0]).splitlines()
-        out += [inner + doc[0], *doc[1:]]
-    out += [inner + STUB_MARK, inner + "raise NotImplementedError"]
-    return out
-
-
-def _stub_class(source: str, node: ast.ClassDef) -> list[str]:
-    lines = source.splitlines()
-    first = min([node.lineno, *[d.lineno for d in node.decorator_list]])
-    out = lines[first - 1 : node.body[0].lineno - 1] or [lines[node.lineno - 1]]
-    methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    if ast.get_docstring(node, clean=False) is not None:
-        out += ["    " + _segment(source, node.body[0])]
-    for m in methods:
-        out += _stub_function(source, m, indent="    ")
-    if not methods:
-        out += ["    " + STUB_MARK, "    pass"]
-    return out
-
-
-def _assigned_names(node: ast.stmt) -> list[str]:
-    targets: list[ast.expr] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
-        targets = [node.target]
-    names: list[str] = []
-    for t in targets:
-        for sub in ast.walk(t):
-            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
-                names.append(sub.id)
-    return names
-
-
-def stub_source(source: str) -> str:
-    """The student's version of a solution cell's code (see the module docstring)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return STUB_MARK
-    out: list[str] = []
-    assigned: list[str] = []
-    shown: str | None = None
-    for i, node in enumerate(tree.body):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            out.append(_segment(source, node))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out += ([""] if out else []) + _stub_function(source, node)
-        elif isinstance(node, ast.ClassDef):
-            out += ([""] if out else []) + _stub_class(source, node)
-        elif names := _assigned_names(node):
-            assigned += [n for n in names if n not in assigned]
-        elif i == len(tree.body) - 1 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Name):
-            shown = node.value.id
-    if assigned:
-        out += ([""] if out else []) + [f"{name} = None  {STUB_MARK}" for name in assigned]
-    if not out:
-        out = [STUB_MARK]
-    if shown:
-        out.append(shown)
-    return "\n".join(out)
-
-
-def strip_notebook(nb: Any) -> Any:
-    """A student copy of notebook ``nb`` (an nbformat NotebookNode); ``nb`` is not changed."""
-    student = copy.deepcopy(nb)
-    for k, cell in enumerate(student.cells):
-        if cell.cell_type == "code":
-            cell.outputs = []
-            cell.execution_count = None
-        if k == 0 and cell.cell_type == "markdown" and _BADGE.search(cell.source):
-            cell.source = _BADGE.sub("", cell.source).rstrip() + "\n\n" + STUDENT_NOTE
-        if not is_solution(cell):
-            continue
-        if cell.cell_type == "code":
-            cell.source = stub_source(cell.source)
-        else:
-            cell.source = MARKDOWN_STUB
-    student.metadata.pop("widgets", None)
-    return student
-
-
-def strip_folder(src: Path, out: Path) -> list[Path]:
-    """Write a student copy of every ``*.ipynb`` in ``src`` (not recursive) into ``out``."""
+    ``title``: the lab's title (its first line); ``auto``: the points of the graded check cells
+    (autograded); ``manual``: those of the answers to the exploration questions (graded by hand).
+    """
     import nbformat
 
-    src, out = Path(src), Path(out)
-    if not src.is_dir():
-        raise ValueError(f"src: not a folder: {src}")
-    if out.resolve() == src.resolve():
-        raise ValueError("out: must differ from src (the labs would lose their solutions)")
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for path in sorted(src.glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        student = strip_notebook(nb)
-        nbformat.validate(student)
-        target = out / path.name
-        nbformat.write(student, target)
-        written.append(target)
-    return written
+    out = {}
+    for master in masters(course):
+        nb = nbformat.read(Path(course) / master.name, as_version=4)
+        row: dict[str, Any] = {"title": nb.cells[0].source.splitlines()[0].lstrip("# "), "auto": 0.0, "manual": 0.0}
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade"):
+                row["manual" if meta.get("solution") else "auto"] += float(meta["points"])
+        out[master.stem] = row
+    return out
+
+
+def nbgrader_env() -> dict[str, str]:
+    """The environment nbgrader needs: it calls ``alembic`` from PATH, so the interpreter's bin first."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def generate(course: Path = COURSE, labs: Sequence[str] | None = None) -> dict[str, bytes]:
+    """Run ``nbgrader generate_assignment`` on a scratch copy of ``course``: ``{lab: student copy}``."""
+    course = Path(course)
+    names = [p.stem for p in masters(course)]
+    if labs:
+        unknown = sorted(set(labs) - set(names))
+        if unknown:
+            raise ValueError(f"labs: no master for {unknown} in {course / 'source'}")
+        names = [n for n in names if n in labs]
+    out: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory(prefix="specdec-course-") as tmp:
+        scratch = Path(tmp)
+        shutil.copy2(course / "nbgrader_config.py", scratch / "nbgrader_config.py")
+        for name in names:
+            (scratch / "source" / name).mkdir(parents=True)
+            shutil.copy2(course / "source" / name / f"{name}.ipynb", scratch / "source" / name)
+        for name in names:
+            proc = subprocess.run(
+                [sys.executable, "-m", "nbgrader", "generate_assignment", name, "--no-db", "--force"],
+                cwd=scratch,
+                env=nbgrader_env(),
+                capture_output=True,
+                text=True,
+            )
+            released = scratch / "release" / name / f"{name}.ipynb"
+            if proc.returncode != 0 or not released.is_file():
+                raise RuntimeError(f"nbgrader generate_assignment {name} failed:\n{proc.stderr[-3000:]}")
+            out[name] = released.read_bytes()
+    return out
+
+
+def release(course: Path = COURSE, check: bool = False, labs: Sequence[str] | None = None) -> list[str]:
+    """Write (or, with ``check``, compare) ``course/<lab>.ipynb``; the labs whose copy was stale."""
+    stale = []
+    for name, data in generate(course, labs).items():
+        target = Path(course) / f"{name}.ipynb"
+        if target.is_file() and target.read_bytes() == data:
+            continue
+        stale.append(name)
+        if not check:
+            target.write_bytes(data)
+    return stale
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m specdec_lite.classroom", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    strip = sub.add_parser("strip", help="write student copies of the labs, without their solutions")
-    strip.add_argument("src", type=Path, help="folder of lab notebooks, e.g. notebooks/")
-    strip.add_argument("--out", type=Path, required=True, help="folder for the student copies, e.g. student/")
+    rel = sub.add_parser("release", help="write the student copies with nbgrader generate_assignment")
+    rel.add_argument("labs", nargs="*", help="lab names (default: every master in source/)")
+    rel.add_argument("--course", type=Path, default=COURSE, help="the nbgrader course directory (default: notebooks/)")
+    rel.add_argument("--check", action="store_true", help="write nothing; exit 1 if a student copy is out of date")
     args = parser.parse_args(argv)
-    written = strip_folder(args.src, args.out)
-    for path in written:
-        print(path)
-    print(f"{len(written)} student copies in {args.out}", file=sys.stderr)
+    stale = release(args.course, check=args.check, labs=args.labs)
+    for name in stale:
+        print(f"{'out of date' if args.check else 'written'}: {args.course / (name + '.ipynb')}")
+    if args.check and stale:
+        print("run: python -m specdec_lite.classroom release", file=sys.stderr)
+        return 1
     return 0
 
 

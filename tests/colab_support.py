@@ -62,6 +62,7 @@ class ColabLike:
             "PIP_NO_INDEX": "1",  # nothing may be downloaded: Colab already has every dependency
             "PIP_NO_BUILD_ISOLATION": "0",  # build with the setuptools at hand (pip reads 0 as "off")
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "PYTHONPATH": "",  # Colab has no checkout on its path, even when the tests run with one
         }
         (spec / "kernel.json").write_text(
             json.dumps(

@@ -1,10 +1,15 @@
-"""Teaching with the book: student copies of the labs, and the exercises of every chapter.
+"""Teaching with the book: nbgrader masters, student copies, grading, and the chapters' exercises.
 
-* ``python -m specdec_lite.classroom strip notebooks/ --out student/`` writes valid
-  notebooks without solution code; run, each check right after a stub says "Not yet"
-  instead of crashing.
-* Each lab's coding exercises follow the convention the command relies on: a code cell
-  tagged ``solution`` followed by a cell that calls a ``check_`` function.
+* ``notebooks/`` is an nbgrader course directory. Each lab has one master,
+  ``notebooks/source/<lab>/<lab>.ipynb``, paired by jupytext with its MyST twin ``<lab>.md``.
+  A master's coding exercise is a solution cell (``### BEGIN SOLUTION`` region) followed by
+  a locked, graded cell ``check_...(...).assert_correct()``; every exploration question has
+  a manually graded answer cell holding a model answer.
+* The student copies ``notebooks/<lab>.ipynb`` are what ``nbgrader generate_assignment``
+  releases (``python -m specdec_lite.classroom release``): no solution text, and each runs up
+  to its first exercise without any error but the stub's own.
+* Grading works: on two labs, the master grades to full marks, the untouched student copy
+  to fewer without crashing the grader, and one wrong answer loses exactly its cell's points.
 * Every chapter ends with an "Exercises" section holding the three kinds described in
   ``book/instructors.md``: pencil-and-paper (dropdown solution), coding (names the
   ``check_`` functions its lab calls) and exploration (a question for a widget).
@@ -12,180 +17,46 @@
 
 from __future__ import annotations
 
-import ast
+import csv
 import importlib
 import pkgutil
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
+import yaml
 
 import specdec_lite.exercises as exercises
-from specdec_lite.classroom import (
-    MARKDOWN_STUB,
-    STUB_MARK,
-    STUDENT_NOTE,
-    is_solution,
-    strip_folder,
-    strip_notebook,
-    stub_source,
-)
+from specdec_lite import classroom
 
 ROOT = Path(__file__).resolve().parents[1]
-LABS = sorted((ROOT / "notebooks").glob("lab[0-9][0-9]_*.ipynb"))
+COURSE = ROOT / "notebooks"
+MASTERS = classroom.masters(COURSE)
+LABS = sorted(COURSE.glob("lab[0-9][0-9]_*.ipynb"))
 CHAPTERS = sorted((ROOT / "book").glob("ch[0-9][0-9]_*.md"))
-
-SOLUTION = '''import numpy as np
-
-@np.vectorize
-def residual_law(p: np.ndarray,
-                 q: np.ndarray) -> np.ndarray:
-    """The normalised positive part of q - p."""
-    # clip, then normalise
-    d = np.maximum(q - p, 0)
-    return d / d.sum()
-
-def tv(p, q): return 0.5 * np.abs(p - q).sum()
-
-tvs = np.zeros(3)  # per position
-answer = tvs.sum() + 1
-for k in range(3):
-    answer += k
-answer'''
+ids = [p.stem for p in MASTERS]
 
 
-def test_stub_keeps_signatures_and_drops_the_work():
-    stub = stub_source(SOLUTION)
-    ast.parse(stub)
-    for kept in [
-        "import numpy as np",
-        "@np.vectorize",
-        "def residual_law(p: np.ndarray,\n                 q: np.ndarray) -> np.ndarray:",
-        '"""The normalised positive part of q - p."""',
-        "def tv(p, q):",
-        "tvs = None  # YOUR CODE HERE",
-        "answer = None  # YOUR CODE HERE",
-    ]:
-        assert kept in stub, kept
-    assert stub.count("raise NotImplementedError") == 2
-    assert stub.count(STUB_MARK) == 4
-    assert stub.rstrip().endswith("\nanswer"), "the cell still shows its value"
-    for gone in ["np.maximum", "d.sum()", "0.5 * np.abs", "np.zeros", "clip", "per position", "for k", "+= k"]:
-        assert gone not in stub, gone
+def nb_meta(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
 
 
-def test_stub_of_nothing_recognisable():
-    assert stub_source("print(1 +") == STUB_MARK  # not even Python: the student starts from scratch
-    assert stub_source("print('hi')") == STUB_MARK
+def is_solution(cell) -> bool:
+    return bool(nb_meta(cell).get("solution"))
 
 
-def test_stub_functions_raise_not_implemented():
-    namespace: dict = {}
-    exec(stub_source(SOLUTION), namespace)
-    with pytest.raises(NotImplementedError):
-        namespace["tv"](1, 2)
-    assert namespace["answer"] is None
-    assert namespace["residual_law"].__doc__ is None or "normalised" in str(namespace["residual_law"].__doc__)
+def is_test(cell) -> bool:
+    return bool(nb_meta(cell).get("grade")) and not nb_meta(cell).get("solution")
 
 
-def _lab() -> nbformat.NotebookNode:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [
-        nbformat.v4.new_markdown_cell(
-            "# Lab\n\n[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]"
-            "(https://colab.research.google.com/github/o/r/blob/main/notebooks/lab.ipynb)\n\nIntro."
-        ),
-        nbformat.v4.new_code_cell("def f(x):\n    return 2 * x", metadata={"tags": ["solution"]}),
-        nbformat.v4.new_code_cell("check_f(f)", outputs=[nbformat.v4.new_output("stream", text="Correct.")]),
-        nbformat.v4.new_markdown_cell("Because 2x.", metadata={"tags": ["solution"]}),
-    ]
-    return nb
-
-
-def test_strip_notebook():
-    nb = _lab()
-    student = strip_notebook(nb)
-    nbformat.validate(student)
-    assert "return 2 * x" in nb.cells[1].source, "the original is not modified"
-    assert "return 2 * x" not in student.cells[1].source and "def f(x):" in student.cells[1].source
-    assert student.cells[2].outputs == [] and student.cells[2].source == "check_f(f)"
-    assert student.cells[3].source == MARKDOWN_STUB
-    assert "colab.research.google.com" not in student.cells[0].source, "the badge would open the solutions"
-    assert student.cells[0].source.startswith("# Lab") and STUDENT_NOTE in student.cells[0].source
-
-
-def test_strip_folder_refuses_to_overwrite_the_labs(tmp_path):
-    with pytest.raises(ValueError, match="out"):
-        strip_folder(tmp_path, tmp_path)
-    with pytest.raises(ValueError, match="src"):
-        strip_folder(tmp_path / "missing", tmp_path / "out")
-
-
-@pytest.fixture(scope="module")
-def student_copies(tmp_path_factory) -> Path:
-    if not LABS:
-        pytest.skip("no labs yet")
-    out = tmp_path_factory.mktemp("student")
-    proc = subprocess.run(
-        [sys.executable, "-m", "specdec_lite.classroom", "strip", str(ROOT / "notebooks"), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert f"{len(list((ROOT / 'notebooks').glob('*.ipynb')))} student copies" in proc.stderr
-    return out
-
-
-def _solution_lines(source: str) -> set[str]:
-    """Lines of a solution that do the work (not imports, signatures, docstrings)."""
-    tree = ast.parse(source)
-    keep = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            keep |= set(range(node.lineno, node.end_lineno + 1))
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            first = node.body[0]
-            keep |= set(range(node.lineno, first.lineno))
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                keep |= set(range(first.lineno, first.end_lineno + 1))
-            keep |= {d.lineno for d in node.decorator_list}
-    lines = source.splitlines()
-    return {ln.strip() for i, ln in enumerate(lines, 1) if i not in keep and len(ln.strip()) > 3}
-
-
-@pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
-def test_student_copy_has_no_solution_code(student_copies, lab):
-    nb = nbformat.read(lab, as_version=4)
-    student = nbformat.read(student_copies / lab.name, as_version=4)
-    nbformat.validate(student)
-    assert len(student.cells) == len(nb.cells)
-    for original, copy in zip(nb.cells, student.cells, strict=True):
-        if not is_solution(original):
-            assert copy.source == original.source or original is nb.cells[0]
-            continue
-        if original.cell_type == "code":
-            leaked = {ln for ln in _solution_lines(original.source) if ln in copy.source.splitlines()}
-            leaked = {ln for ln in leaked if not ln.endswith(STUB_MARK) and not re.fullmatch(r"\w+", ln)}
-            assert not leaked, f"{lab.name}: the student copy still contains {leaked}"
-            ast.parse(copy.source)
-
-
-@pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
-def test_lab_follows_the_exercise_convention(lab):
-    """Solution cells exist, and each is checked right after by a check_ function of the package."""
-    nb = nbformat.read(lab, as_version=4)
-    solutions = [i for i, c in enumerate(nb.cells) if is_solution(c) and c.cell_type == "code"]
-    assert solutions, f"{lab.name}: no code cell tagged 'solution'"
-    known = _check_functions()
-    for i in solutions:
-        nxt = nb.cells[i + 1] if i + 1 < len(nb.cells) else None
-        called = re.findall(r"\b(check_\w+)\(", nxt.source) if nxt is not None and nxt.cell_type == "code" else []
-        assert called, f"{lab.name}: the cell after solution cell {i} must call a check_ function"
-        assert set(called) <= known, f"{lab.name}: {set(called) - known} are not in specdec_lite.exercises"
+def regions(source: str) -> list[str]:
+    """The lines between ``### BEGIN SOLUTION`` and ``### END SOLUTION``."""
+    return [m.strip() for m in re.findall(r"### BEGIN SOLUTION\n(.*?)\n\s*### END SOLUTION", source, re.S)]
 
 
 def _check_functions() -> set[str]:
@@ -196,35 +67,209 @@ def _check_functions() -> set[str]:
     return names
 
 
-def _until_last_check(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    last = max(i + 1 for i, c in enumerate(nb.cells[:-1]) if is_solution(c))
-    nb.cells = nb.cells[: last + 1]
-    return nb
+def test_every_lab_has_a_master_and_a_student_copy():
+    assert len(MASTERS) == 8
+    assert [p.name for p in LABS] == [p.name for p in MASTERS]
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    assert [f for f in files if f.startswith("notebooks/")] == [f"notebooks/{p.stem}" for p in LABS], (
+        "the book shows the student copies, never a master"
+    )
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    assert config["only_build_toc_files"] is True, "the masters in notebooks/source must stay off the site"
+
+
+@pytest.mark.parametrize("master", MASTERS, ids=ids)
+def test_master_and_its_myst_twin_agree(master):
+    """Edit the MyST file, then ``jupytext --sync``: both must hold the same cells."""
+    text = jupytext.read(master.with_suffix(".md"))
+    nb = nbformat.read(master, as_version=4)
+    assert [(c.cell_type, c.source, nb_meta(c)) for c in text.cells] == [
+        (c.cell_type, c.source, nb_meta(c)) for c in nb.cells
+    ], f"run: jupytext --sync {master.with_suffix('.md').relative_to(ROOT)}"
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code"), "clear the master's outputs"
+
+
+@pytest.mark.parametrize("master", MASTERS, ids=ids)
+def test_master_follows_the_nbgrader_convention(master):
+    """Solution cell, then a locked graded check; an answer cell with a model answer per exploration question."""
+    nb = nbformat.read(master, as_version=4)
+    known = _check_functions()
+    grade_ids = [nb_meta(c)["grade_id"] for c in nb.cells if nb_meta(c)]
+    assert len(grade_ids) == len(set(grade_ids)), f"duplicate grade_id in {grade_ids}"
+    code_solutions = [i for i, c in enumerate(nb.cells) if is_solution(c) and c.cell_type == "code"]
+    assert code_solutions, f"{master.name}: no coding exercise"
+    for i in code_solutions:
+        assert regions(nb.cells[i].source), f"{master.name} cell {i}: no ### BEGIN/END SOLUTION region"
+        test = nb.cells[i + 1]
+        assert is_test(test) and nb_meta(test)["locked"] and nb_meta(test)["points"] > 0, f"cell {i + 1}"
+        m = re.fullmatch(r"(check_\w+)\(.*\)\.assert_correct\(\)", test.source, re.S)
+        assert m and m[1] in known, f"{master.name} cell {i + 1}: call a check_ of specdec_lite.exercises"
+    heading = re.compile(r"^## \d\. (Explore|Try)", re.M)
+    explore = [c for c in nb.cells if c.cell_type == "markdown" and heading.search(c.source)]
+    assert len(explore) == 1, f"{master.name}: one exploration section"
+    questions = re.findall(r"^(\d)\. ", explore[0].source, re.M)
+    answers = [c for c in nb.cells if c.cell_type == "markdown" and is_solution(c)]
+    assert [nb_meta(c)["grade_id"] for c in answers] == [f"explore_q{k}" for k in questions]
+    for c in answers:
+        assert nb_meta(c)["grade"] and nb_meta(c)["points"] > 0
+        (model,) = regions(c.source)
+        assert len(model) > 80 and "MODEL ANSWER" not in model, f"{master.name}: write the model answer"
+
+
+def test_model_answers_quote_the_package_numbers():
+    """Numbers typed in model answers (labs 3, 5 and 7) are what specdec_lite computes."""
+    import numpy as np
+
+    from specdec_lite import biased, theory
+    from specdec_lite.figures.part1 import pair
+    from specdec_lite.widgets import lookahead_explorer, tradeoff_explorer
+
+    def answers(lab: str) -> str:
+        return (COURSE / "source" / lab / f"{lab}.md").read_text()
+
+    draft, target, _ = pair(7, 50, 0.6, 10)
+    calls, rej = theory.expected_oracle_calls(draft, target), theory.expected_rejections(draft, target)
+    lab3 = answers("lab03_rejections")
+    assert f"{rej:.2f}" in lab3 and f"{calls:.2f}" in lab3 and f"50/10 = {50 / calls:.2f}" in lab3
+    d5, t5 = tradeoff_explorer.explorer_pair(0, 0.5)
+    opt, uno = (biased.chain_front_point(d5, t5, 10**-0.6, k)[1] for k in ("opt", "uno"))
+    assert f"{uno:.3f} against {opt:.3f}" in answers("lab05_tradeoff")
+    T, oracle, drafts, alpha = lookahead_explorer._costs(0.7)
+    best = {c: int(np.argmax(T / (oracle + c * drafts))) for c in (0.01, 0.05, 0.1, 0.2, 0.3, 0.5)}
+    assert f"the best $K$ is {best[0.01]} at $c = 0.01$, {best[0.05]} at 0.05, {best[0.1]} at 0.1" in answers(
+        "lab07_lookahead"
+    )
+    assert f"$\\alpha \\approx {alpha:.2f}$" in answers("lab07_lookahead")
+
+
+def test_points_per_lab():
+    """What the instructors page shows: 2 points per coding exercise, 1 per exploration question."""
+    table = classroom.points(COURSE)
+    assert list(table) == [m.stem for m in MASTERS]
+    for master in MASTERS:
+        nb = nbformat.read(master, as_version=4)
+        checks = sum(is_test(c) for c in nb.cells)
+        questions = sum(is_solution(c) and c.cell_type == "markdown" for c in nb.cells)
+        assert table[master.stem]["auto"] == 2 * checks and table[master.stem]["manual"] == questions
+        assert table[master.stem]["title"].startswith(f"Lab {int(master.stem[3:5])} · ")
+
+
+def test_student_copies_are_what_nbgrader_releases():
+    stale = classroom.release(COURSE, check=True)
+    assert not stale, f"out of date: {stale}; run python -m specdec_lite.classroom release"
+
+
+@pytest.mark.parametrize("master", MASTERS, ids=ids)
+def test_student_copy_has_no_solution_text(master):
+    nb = nbformat.read(master, as_version=4)
+    student = nbformat.read(COURSE / master.name, as_version=4)
+    nbformat.validate(student)
+    text = "\n".join(c.source for c in student.cells)
+    assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
+    assert len(student.cells) == len(nb.cells)
+    for original, copy in zip(nb.cells, student.cells, strict=True):
+        if not is_solution(original):
+            assert copy.source == original.source
+            continue
+        for region in regions(original.source):
+            lines = [ln.strip() for ln in region.splitlines() if len(ln.strip()) > 3]
+            leaked = [ln for ln in lines if ln in copy.source]
+            assert not leaked, f"{master.name}: the student copy still contains {leaked}"
+        assert "YOUR CODE HERE" in copy.source or "YOUR ANSWER HERE" in copy.source
 
 
 @pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
-def test_student_copy_says_not_yet(student_copies, lab, tmp_path):
-    """Run the student copy (up to its last check): each check answers "Not yet", none crashes.
-
-    Code that reuses a student's answer may fail until the student writes it (a student
-    works top to bottom): only the checks themselves must answer.
-    """
+def test_student_copy_runs_up_to_its_first_exercise(lab, tmp_path):
+    """Run as handed out: nothing fails before the first stub; then only stubs and checks saying Not yet."""
     from nbclient import NotebookClient
 
-    nb = _until_last_check(nbformat.read(student_copies / lab.name, as_version=4))
+    nb = nbformat.read(lab, as_version=4)
     NotebookClient(
-        nb, timeout=120, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}
+        nb, timeout=600, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}
     ).execute()
-    checks = [i + 1 for i, c in enumerate(nb.cells[:-1]) if is_solution(c) and c.cell_type == "code"]
-    for i in checks:
-        outputs = nb.cells[i].outputs
-        texts = [o.get("text", "") + o.get("data", {}).get("text/plain", "") for o in outputs]
-        answered = next((k for k, t in enumerate(texts) if "Not yet." in t), None)
-        errors = [k for k, o in enumerate(outputs) if o.output_type == "error"]
-        if errors and (answered is None or errors[0] < answered):
-            err = outputs[errors[0]]
-            pytest.fail(f"{lab.name} cell {i}: the check crashed on a stub: {err.ename}: {err.evalue}")
-        assert answered is not None, f"{lab.name} cell {i}: expected 'Not yet.' feedback, got {''.join(texts)!r}"
+    first = next(i for i, c in enumerate(nb.cells) if is_solution(c) and c.cell_type == "code")
+    code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    errors = {i: o for i, c in code for o in c.outputs if o.output_type == "error"}
+    assert errors, f"{lab.name}: a student copy with stubs must fail somewhere"
+    i0 = min(errors)
+    stub = (i0 == first and errors[i0].ename == "NotImplementedError") or (  # a value exercise's stub
+        i0 == first + 1 and errors[i0].ename == "NotYet" and "NotImplementedError" in errors[i0].evalue  # a function's
+    )
+    assert stub, (
+        f"{lab.name}: first error in cell {i0} ({errors[i0].ename}: {errors[i0].evalue}); "
+        f"expected the stub of cell {first}"
+    )
+    for i, c in enumerate(nb.cells):
+        if is_test(c):
+            assert i in errors and errors[i].ename == "NotYet", f"{lab.name} cell {i}: {errors.get(i)}"
+            assert errors[i].evalue.startswith("Not yet. "), errors[i].evalue
+
+
+# --- grading: the instructors page's cycle, run on two labs ------------------------------------
+
+#: A wrong answer per graded lab: (text in the master, replacement, graded cell that must fail).
+WRONG = {
+    "lab01_markov_chains": ("return 0.5 * np.abs(p - q).sum()", "return np.abs(p - q).sum()", "check_tv"),
+    "lab03_rejections": ("speedup = target.T / answer", "speedup = answer / target.T", "check_speedup"),
+}
+
+
+def nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    proc = subprocess.run(
+        [sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=classroom.nbgrader_env(), capture_output=True, text=True
+    )
+    assert proc.returncode == 0, f"nbgrader {' '.join(args)} failed:\n{proc.stderr[-3000:]}"
+    return proc
+
+
+@pytest.mark.parametrize("lab", sorted(WRONG))
+def test_the_grading_cycle(lab, tmp_path):
+    """Generate, collect three submissions, autograde, grade the written answers, export the CSV."""
+    course = tmp_path / "course"
+    (course / "source").mkdir(parents=True)
+    shutil.copy2(COURSE / "nbgrader_config.py", course)
+    shutil.copytree(COURSE / "source" / lab, course / "source" / lab)
+    nbgrader("generate_assignment", lab, "--force", cwd=course)
+    released = course / "release" / lab / f"{lab}.ipynb"
+    assert sorted(p.name for p in released.parent.iterdir()) == [released.name], "release/ holds no master"
+    assert released.read_bytes() == (COURSE / f"{lab}.ipynb").read_bytes(), "the Colab copy is what nbgrader releases"
+
+    master = (COURSE / "source" / lab / f"{lab}.ipynb").read_text()
+    old, new, failing = WRONG[lab]
+    assert master.count(old) == 1
+    submissions = {"full": master, "untouched": released.read_text(), "one_wrong": master.replace(old, new)}
+    for student, text in submissions.items():
+        folder = course / "submitted" / student / lab
+        folder.mkdir(parents=True)
+        (folder / f"{lab}.ipynb").write_text(text)
+    nbgrader("autograde", lab, cwd=course)
+
+    from nbgrader.api import Gradebook
+
+    nb = nbformat.read(COURSE / "source" / lab / f"{lab}.ipynb", as_version=4)
+    points = {nb_meta(c)["grade_id"]: nb_meta(c)["points"] for c in nb.cells if nb_meta(c).get("grade")}
+    manual = [nb_meta(c)["grade_id"] for c in nb.cells if is_solution(c) and nb_meta(c).get("grade")]
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        for student in ("full", "one_wrong"):  # the instructor reads the written answers (formgrader) and agrees
+            for grade_id in manual:
+                grade = gb.find_grade(grade_id, lab, lab, student)
+                assert grade.needs_manual_grade, f"{student} {grade_id}: an edited answer waits for the instructor"
+                grade.manual_score = points[grade_id]
+            gb.db.commit()
+        untouched = [gb.find_grade(g, lab, lab, "untouched") for g in manual]
+        assert all(g.score == 0 and not g.needs_manual_grade for g in untouched), "an unanswered question scores 0"
+        wrong = gb.find_grade(failing, lab, lab, "one_wrong")
+        assert wrong.auto_score == 0 and wrong.max_score == points[failing]
+
+    nbgrader("export", "--to", "grades.csv", cwd=course)
+    rows = {r["student_id"]: r for r in csv.DictReader((course / "grades.csv").open())}
+    total = sum(points.values())
+    score = {s: float(rows[s]["score"]) for s in submissions}
+    assert {float(rows[s]["max_score"]) for s in submissions} == {total}
+    assert score["full"] == total, "the master grades to full marks"
+    assert score["untouched"] == 0, "the untouched copy scores nothing (and the grader did not crash)"
+    assert score["one_wrong"] == total - points[failing], "one wrong answer loses exactly its cell's points"
 
 
 # --- chapters: three kinds of exercises --------------------------------------------------
@@ -312,7 +357,7 @@ def test_chapter_ends_with_three_kinds_of_exercises(chapter):
             assert "?" in e["body"], f"{chapter.name}: exploration {e['label']} must ask a question"
     known = _check_functions()
     number = re.match(r"ch(\d\d)_", chapter.name)[1]
-    labs = sorted((ROOT / "notebooks").glob(f"lab{number}_*.ipynb"))
+    labs = [m for m in MASTERS if m.stem.startswith(f"lab{number}_")]
     for e in (e for e in found if e["kind"] == "coding"):
         assert set(e["checks"]) <= known, f"{chapter.name}: {set(e['checks']) - known} not in specdec_lite.exercises"
         assert labs, f"{chapter.name}: exercise {e['label']} points to lab {number}, which does not exist"
@@ -322,7 +367,7 @@ def test_chapter_ends_with_three_kinds_of_exercises(chapter):
 
 
 def test_instructors_page_covers_every_chapter_and_lab():
-    """book/instructors.md: a row per chapter (what it assumes) and per lab (how long it takes)."""
+    """book/instructors.md: a row per chapter, timings and points per lab, a three-week plan, the grading cycle."""
     page = (ROOT / "book" / "instructors.md").read_text(encoding="utf-8")
     for chapter in CHAPTERS:
         number = int(chapter.name[2:4])
@@ -330,6 +375,20 @@ def test_instructors_page_covers_every_chapter_and_lab():
     for lab in LABS:
         number = int(lab.name[3:5])
         assert re.search(rf"^\| Lab {number} · .*\| \d+ s", page, re.M), f"instructors.md: no timing for lab {number}"
-    for section in ["What each chapter assumes", "How long the labs take", "A two-week plan", "A one-lecture plan"]:
-        assert f"## {section}" in page
-    assert "python -m specdec_lite.classroom strip notebooks/ --out student/" in page
+    for section in [
+        "What each chapter assumes",
+        "How long the labs take",
+        "A three-week plan",
+        "A one-lecture plan",
+        "Handing out and grading the labs",
+    ]:
+        assert f"## {section}" in page, section
+    for command in [
+        "python -m specdec_lite.classroom release",
+        "nbgrader generate_assignment lab03_rejections --force",
+        "nbgrader autograde lab03_rejections",
+        "nbgrader generate_feedback lab03_rejections",
+        "nbgrader export --to grades.csv",
+        "submitted/<student>/lab03_rejections/lab03_rejections.ipynb",
+    ]:
+        assert command in page, command

@@ -5,9 +5,11 @@
 * The setup cell installs specdec_lite only when it is missing, enables Colab's widget
   manager only in Colab, and the package asks for nothing Colab would have to replace.
 * A fresh Colab-like start (``tests/colab_support.py``): a new venv without
-  specdec_lite and with ipywidgets 7.7.1; Lab 1's setup cell installs the package from
-  the local checkout (``SPECDEC_LITE_SOURCE``) without touching the index, then the
-  whole lab runs and its checks accept its own solutions.
+  specdec_lite and with ipywidgets 7.7.1; the setup cell of Lab 1's student copy (what
+  the badge opens, nbgrader metadata included) installs the package from the local
+  checkout (``SPECDEC_LITE_SOURCE``) without touching the index; the copy then runs up
+  to its first exercise, each graded check answers "Not yet", and its explorer draws.
+  The same copy under ipywidgets 8 is run by ``tests/test_classroom.py``.
 * Every explorer builds and redraws when its controls move, under ipywidgets 7.7
   (Colab) and 8 (this environment).
 """
@@ -24,7 +26,7 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 
-from specdec_lite.classroom import is_solution
+from specdec_lite import classroom
 from tests import colab_support as cs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,15 +35,16 @@ REPO_URL = CONFIG["repository"]["url"].rstrip("/")
 BRANCH = CONFIG["repository"]["branch"]
 COLAB = CONFIG["launch_buttons"]["colab_url"].rstrip("/")
 LABS = sorted((ROOT / "notebooks").glob("lab[0-9][0-9]_*.ipynb"))
+MASTERS = classroom.masters(ROOT / "notebooks")
 
-SETUP_CELL = '''# Setup: installs specdec_lite when it is missing (e.g. in Colab); does nothing otherwise.
+SETUP_CELL = """# Setup: installs specdec_lite when it is missing (e.g. in Colab); does nothing otherwise.
 import importlib.util, os, subprocess, sys
 if importlib.util.find_spec("specdec_lite") is None:
     source = os.environ.get("SPECDEC_LITE_SOURCE", "git+{repo}")
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", source], check=True)
 if "google.colab" in sys.modules:
     from google.colab import output
-    output.enable_custom_widget_manager()'''
+    output.enable_custom_widget_manager()"""
 
 
 def setup_cell() -> str:
@@ -74,12 +77,14 @@ def test_readme_pip_line_uses_the_repository():
     assert urls == {REPO_URL}, f"README installs from {urls}, _config.yml names {REPO_URL}"
 
 
-@pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
+@pytest.mark.parametrize("lab", LABS + MASTERS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
 def test_badge_and_setup_cell_derive_from_config(lab):
+    """Student copies and masters alike: the badge opens the student copy, never a master."""
     nb = read(lab)
     first, setup = nb.cells[0], nb.cells[1]
     assert first.cell_type == "markdown" and first.source.startswith("# "), "first cell: the lab's title"
-    badge = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({badge_url(lab)})"
+    student = ROOT / "notebooks" / lab.name
+    badge = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({badge_url(student)})"
     assert badge in first.source, f"the first cell needs the badge\n{badge}"
     assert setup.cell_type == "code" and setup.source.strip() == setup_cell(), "the second cell is the setup cell"
     others = [c.source for c in nb.cells[2:] if c.cell_type == "code"]
@@ -137,13 +142,8 @@ def colab(tmp_path_factory) -> cs.ColabLike:
     return env
 
 
-def _check_cells(nb) -> list[int]:
-    """Indices of the cells that check a solution (the code cell right after it)."""
-    return [
-        i + 1
-        for i, c in enumerate(nb.cells[:-1])
-        if is_solution(c) and nb.cells[i + 1].cell_type == "code" and "check_" in nb.cells[i + 1].source
-    ]
+def _nbgrader(cell) -> dict:
+    return cell.metadata.get("nbgrader", {})
 
 
 def _text(cell) -> str:
@@ -154,25 +154,33 @@ def _text(cell) -> str:
     return "".join(parts)
 
 
-def test_fresh_colab_start_runs_lab01(colab, tmp_path):
-    labs = [lab for lab in LABS if lab.name.startswith("lab01_")]
-    if not labs:
-        pytest.skip("notebooks/lab01_*.ipynb does not exist yet")
+def test_fresh_colab_start_runs_the_student_copy_of_lab01(colab, tmp_path):
+    (lab,) = [lab for lab in LABS if lab.name.startswith("lab01_")]
     before = colab.own_packages()
     assert "specdec_lite" not in before
-    nb = read(labs[0])
+    nb = read(lab)
+    assert any(_nbgrader(c).get("grade") for c in nb.cells), "the copy carries nbgrader's metadata"
     nb.cells.append(
         nbformat.v4.new_code_cell(
             "import ipywidgets, specdec_lite\nprint('ENV', ipywidgets.__version__, specdec_lite.__file__)"
         )
     )
-    colab.run(nb, tmp_path / "colab-home")  # raises CellExecutionError on any failing cell
+    colab.run(nb, tmp_path / "colab-home", allow_errors=True)
     env_line = _text(nb.cells[-1])
     assert "ENV 7.7.1" in env_line, env_line
     assert str(colab.site) in env_line, f"specdec_lite must come from the venv's own install: {env_line}"
     assert colab.own_packages() - before == {"specdec_lite"}, "the setup cell installed something Colab has"
-    for i in _check_cells(nb):
-        assert "Correct." in _text(nb.cells[i]), f"cell {i}: the lab's own solution fails its check"
+    errors = {
+        i: o for i, c in enumerate(nb.cells) if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    }
+    first = next(i for i, c in enumerate(nb.cells) if _nbgrader(c).get("solution") and c.cell_type == "code")
+    i0 = min(errors)
+    assert i0 in (first, first + 1) and "NotImplementedError" in errors[i0].ename + errors[i0].evalue, errors[i0]
+    graded = [i for i, c in enumerate(nb.cells) if _nbgrader(c).get("grade") and c.cell_type == "code"]
+    assert graded and all(errors[i].ename == "NotYet" for i in graded), {i: errors.get(i) for i in graded}
+    (explorer,) = [c for c in nb.cells if c.cell_type == "code" and c.source.strip() == "token_explorer()"]
+    assert not [o for o in explorer.outputs if o.output_type == "error"], "the explorer runs on a student copy"
+    assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in explorer.outputs)
 
 
 def _probe(run) -> dict:

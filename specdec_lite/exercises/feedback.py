@@ -9,6 +9,10 @@ from typing import Any
 import numpy as np
 
 
+class NotYet(AssertionError):
+    """Raised by ``Feedback.assert_correct()`` on a wrong answer; its message is the feedback."""
+
+
 @dataclass(frozen=True)
 class Feedback:
     """Outcome of a check: ``ok`` and a message saying what is right or what is wrong."""
@@ -28,6 +32,21 @@ class Feedback:
 
     def __repr__(self) -> str:
         return str(self)
+
+    def assert_correct(self) -> None:
+        """Show this feedback when the answer is right; raise ``NotYet`` with the message otherwise.
+
+        The labs' graded cells call ``check_...(answer).assert_correct()``: the student reads the
+        same message either way, and a grader (nbgrader) sees a failing cell on a wrong answer.
+        The feedback is displayed rather than returned: a graded cell whose value is a number
+        would be read by nbgrader as partial credit.
+        """
+        __tracebackhide__ = True  # IPython and pytest show the message, not this frame
+        if not self.ok:
+            raise NotYet(str(self))
+        from IPython.display import display
+
+        display(self)
 
 
 def correct(message: str) -> Feedback:
