@@ -11,7 +11,7 @@ Each returns plain rows of numbers (means with standard errors over runs).
 
 from .eps_sweep import EpsRow, eps_rows, eps_sweep
 from .runs import CODE_PROMPTS, TEXT_PROMPTS, default_prompts, sample_runs
-from .speed import CallCosts, SpeedRow, hf_generate, predicted_speedup, speed_benchmark, speed_summary, speed_verdict
+from .speed import CallCosts, SpeedRow, hf_generate, predicted_speedup, speed_benchmark, speed_summary
 from .theorem1 import Theorem1Row, theorem1_check, theorem1_rows
 
 __all__ = [
@@ -29,7 +29,6 @@ __all__ = [
     "sample_runs",
     "speed_benchmark",
     "speed_summary",
-    "speed_verdict",
     "theorem1_check",
     "theorem1_rows",
 ]

@@ -209,6 +209,3 @@ def speed_summary(rows: Sequence[SpeedRow], costs: CallCosts) -> str:
                         if same else "."))
     return "\n".join(lines)
 
-
-#: The name lab 8 first used for ``speed_summary``.
-speed_verdict = speed_summary
