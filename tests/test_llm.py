@@ -26,28 +26,11 @@ from specdec_lite.llm.verify import over_accept, position_stats, probs_from_logi
 from specdec_lite.stats import chi_square, mean_and_se, sequence_index  # noqa: E402
 
 from .conftest import ALPHA, Z  # noqa: E402
+from .tiny_models import neox, one_thread  # noqa: E402, F401
 
 V = 3
 PROMPT = [1, 2]
 TEMPERATURE = 0.8
-
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    # Tiny models gain nothing from intra-op threads, and lose a lot when the cores are shared.
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def neox(layers, hidden, vocab, seed, init=0.3):
-    torch.manual_seed(seed)
-    cfg = transformers.GPTNeoXConfig(
-        vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
-        intermediate_size=2 * hidden, max_position_embeddings=64, initializer_range=init,
-    )
-    return transformers.GPTNeoXForCausalLM(cfg).eval()
 
 
 def llama(layers, hidden, vocab, seed, init=0.3):

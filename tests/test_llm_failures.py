@@ -21,23 +21,7 @@ from specdec_lite.llm import (  # noqa: E402
 )
 from specdec_lite.llm.verify import probs_from_logits  # noqa: E402
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
-def neox(layers=1, hidden=16, vocab=20, seed=0, context=64, dropout=0.0):
-    torch.manual_seed(seed)
-    cfg = transformers.GPTNeoXConfig(
-        vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
-        intermediate_size=2 * hidden, max_position_embeddings=context, initializer_range=0.3,
-        hidden_dropout=dropout, attention_dropout=dropout,
-    )
-    return transformers.GPTNeoXForCausalLM(cfg).eval()
+from .tiny_models import neox, one_thread  # noqa: E402, F401
 
 
 def gpt2(vocab=20, context=16, seed=0):
