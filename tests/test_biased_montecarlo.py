@@ -20,6 +20,7 @@ import pytest
 import specdec_lite as sd
 from specdec_lite import biased as bi
 from specdec_lite import tradeoff as tr
+from specdec_lite.laws import acceptance
 from specdec_lite.stats import chi_square, mean_and_se
 from tests.conftest import ALPHA, Z
 
@@ -55,7 +56,7 @@ def loss_estimate(tokens: np.ndarray, out: np.ndarray, q: np.ndarray) -> np.ndar
 
 def rules_on_the_front(p: np.ndarray, q: np.ndarray, seed: int) -> list[np.ndarray]:
     """Acceptance rules between speculative decoding's ``min(1, q/p)`` and 1 (Theorem 5's range)."""
-    spec = tr.speculative_accept(p, q)
+    spec = acceptance(p, q)
     u = np.random.default_rng(seed).random(p.size)
     return [spec, spec + 0.3 * (1 - spec), spec + 0.8 * (1 - spec), spec + u * (1 - spec)]
 

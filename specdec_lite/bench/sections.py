@@ -316,6 +316,7 @@ def widget_updates() -> tuple[dict[str, Callable[[], Any]], dict[str, str]]:
         beat_speculative,
         lookahead_explorer,
         rejections_explorer,
+        round_explorer,
         token_explorer,
         tradeoff_explorer,
     )
@@ -325,6 +326,7 @@ def widget_updates() -> tuple[dict[str, Callable[[], Any]], dict[str, str]]:
         beat_speculative.beat_update,
         lookahead_explorer.lookahead_update,
         rejections_explorer.rejections_update,
+        round_explorer.round_update,
         token_explorer.token_update,
         tradeoff_explorer.tradeoff_update,
     )
