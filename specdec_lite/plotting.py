@@ -293,3 +293,42 @@ def slider_figure(
     if steps[active][2]:
         fig.update_layout(**steps[active][2])
     return fig
+
+
+def stack(figures: Sequence[Any], *, title: str = "") -> Any:
+    """One figure holding ``figures`` one under another, each keeping its title, axes, lines and bands.
+
+    For a figure that shows the same plot for several inputs (e.g. one per results
+    file) under one number and caption. Legend entries with the same name are shown once.
+    """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    if not figures:
+        raise ValueError("figures: need at least one figure")
+    titles = [fig.layout.title.text or "" for fig in figures]
+    out = make_subplots(rows=len(figures), cols=1, subplot_titles=titles, vertical_spacing=0.3 / len(figures))
+    seen: set[str] = set()
+    for i, fig in enumerate(figures, start=1):
+        for trace in fig.data:
+            trace = go.Figure(trace).data[0]  # a copy, so the source figure is left as it was
+            if trace.name in seen:
+                trace.showlegend = False
+            seen.add(trace.name)
+            trace.legendgroup = trace.name
+            out.add_trace(trace, row=i, col=1)
+        out.update_xaxes(title_text=fig.layout.xaxis.title.text, type=fig.layout.xaxis.type, row=i, col=1)
+        out.update_yaxes(title_text=fig.layout.yaxis.title.text, type=fig.layout.yaxis.type, row=i, col=1)
+        suffix = "" if i == 1 else str(i)
+
+        def moved(ref: str | None, suffix: str = suffix) -> str | None:
+            if ref is None or ref == "paper":
+                return ref
+            return ref[0] + suffix + ref[1:].removeprefix("1")  # "x" -> "x2", "y domain" -> "y2 domain"
+
+        for shape in fig.layout.shapes:
+            out.add_shape(go.layout.Shape(shape).update(xref=moved(shape.xref), yref=moved(shape.yref)))
+        for note in fig.layout.annotations:
+            out.add_annotation(go.layout.Annotation(note).update(xref=moved(note.xref), yref=moved(note.yref)))
+    out.update_layout(height=sum(fig.layout.height or 420 for fig in figures), title=title or None)
+    return out
