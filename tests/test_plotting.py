@@ -37,3 +37,25 @@ def test_narrow_layout_script_is_valid_javascript(tmp_path):
     script.write_text(plotting._NARROW_JS.replace("{plot_id}", "figure-id"))
     proc = subprocess.run(["node", "--check", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_stack_puts_each_figure_in_its_own_panel_with_its_lines():
+    import plotly.graph_objects as go
+
+    from specdec_lite.plotting import stack
+
+    def one(name: str, level: float) -> go.Figure:
+        fig = go.Figure(go.Scatter(x=[1, 2], y=[level, level + 1], name=name))
+        fig.add_hline(y=level, annotation_text="floor")
+        fig.update_layout(title=f"panel {name}", xaxis_title="K", yaxis_type="log", height=300)
+        return fig
+
+    parts = [one("a", 1.0), one("a", 2.0)]
+    out = stack(parts)
+    assert [t.yaxis for t in out.data] == ["y", "y2"] and [t.showlegend for t in out.data] == [None, False]
+    assert [(s.xref, s.yref, s.y0) for s in out.layout.shapes] == [("x domain", "y", 1.0), ("x2 domain", "y2", 2.0)]
+    assert out.layout.yaxis2.type == "log" and out.layout.xaxis2.title.text == "K" and out.layout.height == 600
+    assert [a.text for a in out.layout.annotations if a.xref == "paper"] == ["panel a", "panel a"]
+    assert parts[1].layout.shapes[0].yref == "y"  # the source figures are left as they were
+    with pytest.raises(ValueError, match="figures"):
+        stack([])
