@@ -107,6 +107,8 @@ class ColabLike:
 
 #: Run inside a kernel: build every ``*_explorer()`` of ``specdec_lite.widgets``, move each of
 #: its controls, and record whether the figure was redrawn and changed. Prints one JSON line.
+#: A plotly explorer draws through ``core.show`` into an ``Output``; an explorer whose picture
+#: is an ``HTML`` widget (an SVG) draws by setting its value.
 EXPLORER_PROBE = r'''
 import importlib, json, pkgutil
 import ipywidgets
@@ -115,6 +117,9 @@ import specdec_lite.widgets.core as core
 
 shown = []
 core.show = shown.append  # the explorers draw through core.show: record the figures instead
+
+def snapshot(drawn):
+    return drawn if isinstance(drawn, str) else drawn.to_json()
 
 def other_value(c):
     if hasattr(c, "options") and c.options:
@@ -140,6 +145,10 @@ for info in pkgutil.iter_modules(W.__path__):
         shown.clear()
         box = fn()
         rows, out = box.children[:-1], box.children[-1]
+        if isinstance(out, ipywidgets.HTML):
+            if out.value:
+                shown.append(out.value)
+            out.observe(lambda change: shown.append(change["new"]), names="value")
         controls = [c for row in rows for c in row.children]
         entry = {"box": type(box).__name__, "output": type(out).__name__, "initial_draws": len(shown), "moves": []}
         for c in controls:
@@ -147,12 +156,12 @@ for info in pkgutil.iter_modules(W.__path__):
             if new is None:
                 entry["moves"].append({"control": type(c).__name__, "skipped": True})
                 continue
-            before, n = shown[-1].to_json() if shown else None, len(shown)
+            before, n = snapshot(shown[-1]) if shown else None, len(shown)
             c.value = new
             entry["moves"].append({
                 "control": f"{type(c).__name__}({getattr(c, 'description', '')})",
                 "redrawn": len(shown) > n,
-                "changed": bool(shown) and shown[-1].to_json() != before,
+                "changed": bool(shown) and snapshot(shown[-1]) != before,
             })
         report["explorers"][f"{info.name}.{name}"] = entry
 print("PROBE" + json.dumps(report))

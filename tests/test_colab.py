@@ -192,7 +192,7 @@ def _probe(run) -> dict:
 def _assert_explorers_work(report: dict) -> None:
     assert report["explorers"], "no *_explorer() found in specdec_lite.widgets"
     for name, e in report["explorers"].items():
-        assert (e["box"], e["output"]) == ("VBox", "Output"), f"{name}: explorer layout {e}"
+        assert e["box"] == "VBox" and e["output"] in ("Output", "HTML"), f"{name}: explorer layout {e}"
         assert e["initial_draws"] == 1, f"{name}: the figure is drawn once when the explorer is built"
         moved = [m for m in e["moves"] if not m.get("skipped")]
         assert moved, f"{name}: no control could be moved"
@@ -237,7 +237,7 @@ def test_explorer_assertions_catch_dead_controls():
     _assert_explorers_work({"explorers": {"x": good}})
     dead = dict(good, moves=[{"redrawn": True, "changed": True}, {"redrawn": False, "changed": False}])
     inert = dict(good, moves=[{"redrawn": True, "changed": False}])
-    for broken in (dead, inert, dict(good, initial_draws=0), dict(good, output="HTML")):
+    for broken in (dead, inert, dict(good, initial_draws=0), dict(good, output="Label")):
         with pytest.raises(AssertionError):
             _assert_explorers_work({"explorers": {"x": broken}})
     with pytest.raises(AssertionError):
