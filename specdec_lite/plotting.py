@@ -173,9 +173,11 @@ _NARROW_JS = """
     return Object.keys(upd).length ? Plotly.relayout(gd, upd) : null;
   }
   function wrapTo(text, size, room) {
-    // rewrap to fit ``room`` pixels, from the measured ``size`` of the text on one line
-    var width = Math.max(8, Math.floor(visible(String(text).replace(/<br>/g, " ")) * room / size * 0.95));
-    return String(text).split(/<br\\s*\\/?>/i).map(function (l) { return wrapLine(l, width); }).join("<br>");
+    // rewrap to fit ``room`` pixels, from the measured ``size`` of its widest line
+    var lines = String(text).split(/<br\\s*\\/?>/i);
+    var longest = Math.max.apply(null, lines.map(visible));
+    var width = Math.max(8, Math.floor(longest * room / size * 0.95));
+    return lines.map(function (l) { return wrapLine(l, width); }).join("<br>");
   }
   function placeTitle() {
     // plotly misplaces a wrapped title anchored at its top: measure it and move it to the
@@ -295,18 +297,23 @@ def slider_figure(
     return fig
 
 
-def stack(figures: Sequence[Any], *, title: str = "") -> Any:
-    """One figure holding ``figures`` one under another, each keeping its title, axes, lines and bands.
+def stack(figures: Sequence[Any], *, titles: Sequence[str] | None = None, title: str = "") -> Any:
+    """One figure holding ``figures`` one under another, each keeping its axes, lines and bands.
 
     For a figure that shows the same plot for several inputs (e.g. one per results
-    file) under one number and caption. Legend entries with the same name are shown once.
+    file) under one number and caption. Each panel is headed by ``titles`` (default:
+    its figure's title), the whole by ``title``; legend entries with the same name are
+    shown once.
     """
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     if not figures:
         raise ValueError("figures: need at least one figure")
-    titles = [fig.layout.title.text or "" for fig in figures]
+    if titles is None:
+        titles = [fig.layout.title.text or "" for fig in figures]
+    if len(titles) != len(figures):
+        raise ValueError(f"titles: need one per figure ({len(figures)}), got {len(titles)}")
     out = make_subplots(rows=len(figures), cols=1, subplot_titles=titles, vertical_spacing=0.3 / len(figures))
     seen: set[str] = set()
     for i, fig in enumerate(figures, start=1):
@@ -330,5 +337,6 @@ def stack(figures: Sequence[Any], *, title: str = "") -> Any:
             out.add_shape(go.layout.Shape(shape).update(xref=moved(shape.xref), yref=moved(shape.yref)))
         for note in fig.layout.annotations:
             out.add_annotation(go.layout.Annotation(note).update(xref=moved(note.xref), yref=moved(note.yref)))
-    out.update_layout(height=sum(fig.layout.height or 420 for fig in figures), title=title or None)
+    height = sum(fig.layout.height or 420 for fig in figures)
+    out.update_layout(height=height, title=dict(text=title, x=0.02) if title else None)
     return out

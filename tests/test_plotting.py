@@ -56,6 +56,11 @@ def test_stack_puts_each_figure_in_its_own_panel_with_its_lines():
     assert [(s.xref, s.yref, s.y0) for s in out.layout.shapes] == [("x domain", "y", 1.0), ("x2 domain", "y2", 2.0)]
     assert out.layout.yaxis2.type == "log" and out.layout.xaxis2.title.text == "K" and out.layout.height == 600
     assert [a.text for a in out.layout.annotations if a.xref == "paper"] == ["panel a", "panel a"]
+    named = stack(parts, titles=["first", "second"], title="both")
+    assert [a.text for a in named.layout.annotations if a.xref == "paper"] == ["first", "second"]
+    assert named.layout.title.text == "both"
+    with pytest.raises(ValueError, match="titles"):
+        stack(parts, titles=["only one"])
     assert parts[1].layout.shapes[0].yref == "y"  # the source figures are left as they were
     with pytest.raises(ValueError, match="figures"):
         stack([])
