@@ -7,7 +7,7 @@ import pytest
 
 import specdec_lite as sd
 from specdec_lite import bench
-from specdec_lite.bench import engines, report, timing
+from specdec_lite.bench import engines, report, sections, timing
 from specdec_lite.bench.sections import SECTIONS, widget_updates
 
 
@@ -192,7 +192,7 @@ def test_llm_section_on_a_tiny_pair():
 def test_growth_sentences_state_a_law_only_where_the_fit_supports_it():
     def case(seconds, exponent):
         fit = {"x": [1.0, 2.0, 4.0, 8.0], "seconds": seconds, "expected_exponent": 2.0, "base": {"T": 10},
-               "fit_tail": {"exponent": exponent, "points": 2}}
+               "fit_tail": {"exponent": exponent, "points": 2}, "verdict": sections._verdict(exponent, 2.0)}
         return {"sections": {"theory_scaling": {"cases": {"c": {"title": "Theorem 1", "axes": {"V": fit}}}}}}
 
     law = report.growth_sentences(case([0.01, 0.02, 0.04, 0.16], 2.1))[0]

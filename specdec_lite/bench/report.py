@@ -195,7 +195,7 @@ def growth_sentences(results: dict[str, Any]) -> list[str]:
     """What the fitted exponents of the exact theory show, stating a power law only where the fit supports it.
 
     A law is stated when the points of the fit (the largest half of the sizes) each take at least
-    ``MIN_FIT_SECONDS`` and the exponent is within 0.3 of the one the algorithm's loops predict;
+    ``MIN_FIT_SECONDS`` and the benchmark found the exponent consistent with the one the algorithm's loops predict;
     otherwise the sentence says what the fit shows and why it cannot be read as a law.
     """
     out = []
@@ -212,7 +212,7 @@ def growth_sentences(results: dict[str, Any]) -> list[str]:
             if min(times) < MIN_FIT_SECONDS:
                 parts.append(f"{span} the fitted exponent is {e:.2f}, but calls that short are dominated by fixed "
                              f"costs and timing noise, so no law is read from it")
-            elif abs(e - want) <= 0.3:
+            elif f["verdict"] == "consistent":
                 parts.append(f"{span} the cost grows like {law}, as the loops predict (fitted exponent {e:.2f})")
             elif e > want:
                 parts.append(f"{span} the cost grows faster than the {law} of the loops (fitted exponent {e:.2f}): "

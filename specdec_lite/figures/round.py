@@ -19,6 +19,7 @@ from html import escape
 import numpy as np
 
 from ..laws import acceptance, check_law, residual
+from ..primitives import check_int, cumulative, sample_rows
 from .part1 import COLORS
 
 
@@ -60,7 +61,7 @@ def draw_by_inversion(law: np.ndarray, u: float) -> int:
     """
     if not 0.0 <= u < 1.0:
         raise ValueError(f"u: must be in [0, 1), got {u}")
-    return int(min(np.searchsorted(np.cumsum(law), u, side="right"), len(law) - 1))
+    return int(sample_rows(cumulative(np.asarray(law, float))[None], np.zeros(1, int), np.array([u]))[0])
 
 
 def worked_round(
@@ -200,8 +201,8 @@ def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int
     """
     if len(rounds) != len(titles) or not rounds:
         raise ValueError("rounds, titles: need one title per round, and at least one round")
-    if upto is not None and (isinstance(upto, bool) or not 0 <= upto):
-        raise ValueError(f"upto: must be a step index >= 0, got {upto!r}")
+    if upto is not None:
+        upto = check_int(upto, "upto", low=0, what="a step index: ")
     k = max(len(r.drafts) for r in rounds)
     width = _LEFT + (k + 1) * (_BOX_W + _GAP)
     parts, y = [], 0.0

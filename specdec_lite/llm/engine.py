@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..primitives import check_int
 from . import _hf
 from .verify import REJECTION_LAWS, over_accept, position_stats, probs_from_logits
 from .verify import rejection_law as law_after_rejection
@@ -106,12 +107,6 @@ class GenerationResult:
     @property
     def tokens_per_second(self) -> float:
         return len(self.tokens) / self.wall_time if self.wall_time > 0 else math.inf
-
-
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def _check_temperature(temperature: Any) -> float:
@@ -247,7 +242,7 @@ def autoregressive_generate(
     ``eos_token_id`` generation stops after that token.
     """
     _check_model(model, "model")
-    m = _check_int(max_new_tokens, "max_new_tokens", 1)
+    m = check_int(max_new_tokens, "max_new_tokens")
     temperature = _check_temperature(temperature)
     device = _hf.model_device(model)
     vocab = min(_hf.vocab_size(model), _hf.input_vocab_size(model))
@@ -322,8 +317,8 @@ def speculative_generate(
         raise ValueError(
             f"draft and target must share a vocabulary: the draft outputs {v_draft} logits, the target {v_target}"
         )
-    m = _check_int(max_new_tokens, "max_new_tokens", 1)
-    K = _check_int(lookahead, "lookahead", 1)
+    m = check_int(max_new_tokens, "max_new_tokens")
+    K = check_int(lookahead, "lookahead")
     temperature = _check_temperature(temperature)
     eps_f = float(eps) if isinstance(eps, (int, float, np.floating)) else math.nan
     if not math.isfinite(eps_f) or eps_f < 0:

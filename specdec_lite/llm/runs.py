@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
 import torch
 
+from ..primitives import check_int
 from .engine import GenerationResult, speculative_generate
 from .pairs import ModelPair
 
@@ -44,12 +44,6 @@ def encode_prompts(pair: ModelPair, prompts: Sequence[str]) -> list[torch.Tensor
     return [pair.encode(p) for p in prompts]
 
 
-def check_count(value: Any, name: str = "runs", minimum: int = 2) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name}: must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
 def sample_runs(
     pair: ModelPair,
     prompts: Sequence[str],
@@ -65,7 +59,7 @@ def sample_runs(
     desc: str = "speculative runs",
 ) -> list[list[GenerationResult]]:
     """``runs`` independent speculative generations per prompt (one seeded generator for all)."""
-    runs = check_count(runs)
+    runs = check_int(runs, "runs", low=2)
     ids = encode_prompts(pair, prompts)
     gen = torch.Generator(device=pair.device).manual_seed(seed)
     out: list[list[GenerationResult]] = [[] for _ in ids]

@@ -11,9 +11,10 @@ from typing import Any
 import torch
 
 from ..lookahead import expected_tokens_per_call
+from ..primitives import check_int
 from .engine import autoregressive_generate, speculative_generate
 from .pairs import ModelPair
-from .runs import check_count, encode_prompts, progress_bar
+from .runs import encode_prompts, progress_bar
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
     autoregressive decoding, and on ``K + 1`` tokens when verifying), from which
     each speculative row's ``predicted_speedup`` is computed.
     """
-    repeats = check_count(repeats, "repeats", 1)
+    repeats = check_int(repeats, "repeats")
     ids = encode_prompts(pair, prompts)
     hf_ks = list(lookaheads) if hf_lookaheads is None else list(hf_lookaheads)
     methods: list[tuple[str, int]] = [("autoregressive", 0)] + [("speculative", K) for K in lookaheads]

@@ -19,13 +19,13 @@ import numpy as np
 
 from ..figures.part1 import token_labels
 from ..figures.round import WorkedRound, round_svg, stages, worked_round
+from ..primitives import check_int
 from .token_explorer import PRESETS, token_laws
 
 
 def random_round(V: int = 5, preset: str = "shifted", quality: float = 0.5, K: int = 4, seed: int = 0) -> WorkedRound:
     """One round of ``K`` drafts on ``token_laws(V, preset, quality, seed)``, its randomness from ``seed``."""
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or not 1 <= K <= 12:
-        raise ValueError(f"K: must be an integer in [1, 12], got {K!r}")
+    K = check_int(K, "K", high=12)
     p, q = token_laws(V, preset, quality, seed)
     gen = np.random.default_rng([seed, 2])  # a stream apart from the one token_laws uses
     labels = token_labels(V)
