@@ -179,6 +179,7 @@ def check_optimal_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.nd
         if np.any(P < -1e-12) or abs(P.sum() - 1) > 1e-6:
             return wrong(f"{where} your P = {fmt(P)} is not a law (it sums to {P.sum():.3f}, min {P.min():.3f}). "
                          "If you used A = (q - b p) / sum (1 - b) p, keep only its positive part and renormalise.")
+        P = np.clip(P, 0.0, None)  # entries down to -1e-12 are rounding, accepted above
         A = (q - b * p) / r
         out = b * p + r * P
         loss, best = float(tv(out, q)), float(tv_loss(p, q, b))
