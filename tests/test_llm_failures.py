@@ -240,13 +240,13 @@ def test_cpu_with_internet_picks_the_small_pythia_pair(monkeypatch, choice):
     assert load_pair(device="cpu", hub=False, verbose=False) is choice.fallback and len(choice.asked) == 1
 
 
-def test_offline_says_in_one_line_that_it_trains_the_fallback(monkeypatch, choice, capsys):
+def test_offline_says_in_one_line_when_it_trains_a_recipe(monkeypatch, choice, capsys):
     monkeypatch.setattr(pairs, "hub_reachable", lambda timeout=3.0: False)
     monkeypatch.setattr(pairs, "fallback_is_cached", lambda *a: False)
     assert load_pair(device="cpu") is choice.fallback and choice.asked == []
     first, *rest = capsys.readouterr().out.splitlines()
-    assert first == ("Model pair: the Hugging Face hub is unreachable (offline), so specdec_lite trains its "
-                     "offline pair on this machine (once, a few minutes; then cached)")
+    assert first == ("Model pair: the Hugging Face hub is unreachable (offline), so specdec_lite trains the "
+                     "offline pair of this recipe on this machine (once; then cached)")
     assert len(rest) == 1 and rest[0].startswith("Model pair: offline pair")
     monkeypatch.setattr(pairs, "fallback_is_cached", lambda *a: True)  # cached: no training, no such line
     load_pair(device="cpu")

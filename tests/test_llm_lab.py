@@ -94,6 +94,12 @@ def test_generation_figure_holds_the_runs_data():
     assert "PAIR" in fig.layout.title.text and "1 rejections" in fig.layout.title.text
     html = figs.annotated_html(["a", "<b>", "c", "d", "e"], fake_result())
     assert html.count("<span") == 5 + 3 and "&lt;b&gt;" in html
+    # Kinds differ by class (line style in token_output.css), not by colour alone; the legend names each.
+    assert html.count('class="sdl-tok sdl-tok-accepted"') == 3 + 1
+    assert html.count('class="sdl-tok sdl-tok-rejected"') == 1 + 1
+    assert all(text in html for text in figs.TOKEN_KINDS.values()) and "border-bottom" in figs.token_css()
+    with pytest.raises(ValueError, match="pieces"):
+        figs.annotated_html(["a"], fake_result())
 
 
 def test_measurement_figures_carry_the_pair_label():

@@ -87,7 +87,7 @@ SIZES: dict[str, Sizes] = {
         theory_base={"T": {"V": 64}, "V": {"T": 128}, "M": {"V": 100, "T": 200}, "K": {"V": 100, "T": 200}},
         theorem1_pass=(200, 1_000), memory_runs=(10_000, 100_000, 1_000_000), memory_chunk=100_000,
         memory_per_engine_runs=100_000, rss=True, widget_calls=15,
-        llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3, "train": True, "widget_calls": 10},
+        llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3, "widget_calls": 10},
     ),
 }
 

@@ -132,15 +132,39 @@ def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = No
     return fig
 
 
+#: What each kind of token is, in the legend and in every token's tooltip.
+TOKEN_KINDS = {
+    "accepted": "accepted draft (solid underline)",
+    "rejected": "drawn from the residual after a rejection (dashed box)",
+    "bonus": "bonus token from the target (double underline)",
+}
+
+
+def token_css() -> str:
+    """The stylesheet of ``annotated_html`` (the file ``token_output.css`` next to this module)."""
+    from importlib.resources import files
+
+    return files(__package__).joinpath("token_output.css").read_text(encoding="utf-8")
+
+
 def annotated_html(pieces: Sequence[str], result: Any) -> str:
-    """The generated text as HTML, each token coloured: accepted draft, resampled after a rejection, or bonus."""
+    """The generated text as HTML: each token styled as an accepted draft, a draw after a rejection, or a bonus.
+
+    The three differ by line style as well as colour (a legend says which is which),
+    every token's tooltip names its kind and its ``TV(p_n, q_n)``, and the text stays
+    dark on light in both page themes.
+    """
     import html
 
-    colors = {"accepted": "#c8efd9", "rejected": "#f7c6b4", "bonus": "#cfe6f7"}
+    if len(pieces) != len(result.drafted):
+        raise ValueError(f"pieces: {len(pieces)} strings for {len(result.drafted)} generated tokens")
     spans = []
     for i, piece in enumerate(pieces):
         kind = "bonus" if not result.drafted[i] else ("accepted" if result.accepted[i] else "rejected")
-        tip = f"{kind}" + (f", TV {result.tv[i]:.2f}" if result.drafted[i] else "")
-        spans.append(f'<span style="background:{colors[kind]}" title="{tip}">{html.escape(piece)}</span>')
-    legend = " ".join(f'<span style="background:{c}">&nbsp;{k}&nbsp;</span>' for k, c in colors.items())
-    return f'<pre style="white-space:pre-wrap">{"".join(spans)}</pre><p>{legend}</p>'
+        tip = f"{TOKEN_KINDS[kind]}" + (f", TV {result.tv[i]:.2f}" if result.drafted[i] else "")
+        spans.append(f'<span class="sdl-tok sdl-tok-{kind}" title="{html.escape(tip)}">{html.escape(piece)}</span>')
+    legend = "".join(f'<li><span class="sdl-tok sdl-tok-{k}">&nbsp;{k}&nbsp;</span> {html.escape(text)}</li>'
+                     for k, text in TOKEN_KINDS.items())
+    return (f"<style>{token_css()}</style>"
+            f'<pre class="sdl-tokens">{"".join(spans)}</pre>'
+            f'<ul class="sdl-legend" aria-label="token styles">{legend}</ul>')

@@ -1,4 +1,4 @@
-"""The offline model pair: a draft and a target that specdec_lite trains itself.
+"""The offline model pair: a draft and a target that specdec_lite trains itself, and ships.
 
 No download is needed: the text is the Python standard library's own source,
 which every Python installation carries. A byte-level BPE tokenizer is trained on
@@ -7,13 +7,22 @@ architecture) of very different cost: a one-layer draft and a twelve-layer
 target. On a CPU a small model's call costs mostly a fixed amount per layer, so
 depth is what makes the target expensive to call (about seven draft calls) while
 keeping it quick to train; the draft is distilled from the target so that they
-often agree. Everything
-is saved with ``save_pretrained`` and read back through ``from_pretrained``, the
-same path a hub model takes, under a cache folder, so it is trained once.
+often agree.
+
+The recipe is fixed (steps, seed, one thread), and the pair it trained ships inside
+the package (``SHIPPED_DIR``: weights in float16, tokenizer, ``meta.json`` with the
+SHA-256 of every file), so ``load_pair(hub=False)`` loads it in seconds and every
+machine computes with the same weights. ``python -m specdec_lite.llm.fallback
+--retrain`` retrains it from the recipe and says whether the files came out the
+same; ``--check`` verifies the shipped files against their recorded hashes. Any
+other recipe is trained on first use and cached (``$SPECDEC_LITE_CACHE``).
+Everything is saved with ``save_pretrained`` and read back through
+``from_pretrained``, the same path a hub model takes.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import hashlib
 import json
@@ -24,6 +33,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +45,10 @@ from ._hf import require_transformers
 #: Environment variable that overrides where trained pairs are cached.
 CACHE_ENV = "SPECDEC_LITE_CACHE"
 EOS = "<|endoftext|>"
+#: The pair trained by ``FallbackRecipe()``, shipped with the package.
+SHIPPED_DIR = Path(__file__).resolve().parent / "offline_pair"
+#: The dtype the shipped weights are stored in (half the bytes; loaded as float32 on a CPU).
+STORAGE_DTYPE = torch.float16
 _SKIP_DIRS = {"site-packages", "dist-packages", "__pycache__", "test", "tests", "idlelib", "turtledemo"}
 
 
@@ -54,9 +68,10 @@ class FallbackRecipe:
     The target is trained first; with ``distill`` the draft then learns the
     target's next-token laws (soft labels) instead of the text's tokens, which is
     what raises the acceptance rate ``1 - TV(p, q)`` most for a given draft size.
-    ``draft_max_seconds`` and ``target_max_seconds`` cap each model's training
-    time: on a slow or busy machine training stops early (the pair's
-    ``meta.json`` records the steps actually done).
+    Training runs exactly ``target_steps`` and ``draft_steps`` steps on ``threads``
+    intra-op threads, from ``seed``: the same recipe on the same Python (whose
+    library is the corpus) and library versions gives the same weights, up to the
+    rounding of the CPU's vector instructions.
     """
 
     corpus_bytes: int = 3_000_000
@@ -69,14 +84,13 @@ class FallbackRecipe:
     target_steps: int = 500
     draft_lr: float = 3e-3
     target_lr: float = 2e-3
-    draft_max_seconds: float = 45.0
-    target_max_seconds: float = 110.0
     distill: bool = True
     seed: int = 0
+    threads: int = 1
 
     def key(self) -> str:
-        """Short hash of the recipe and the Python version (whose library is the corpus)."""
-        blob = json.dumps(dataclasses.asdict(self), sort_keys=True) + sys.version.split()[0]
+        """Short hash of the recipe (the corpus's own hash is recorded in ``meta.json``)."""
+        blob = json.dumps(dataclasses.asdict(self), sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:12]
 
 
@@ -163,7 +177,6 @@ def train_lm(
     seq_len: int,
     lr: float,
     seed: int = 0,
-    max_seconds: float = math.inf,
     progress: bool = True,
     desc: str = "training",
     teacher: Any = None,
@@ -172,7 +185,6 @@ def train_lm(
 
     With a ``teacher`` model the labels are its next-token laws ``q`` and the loss is
     ``-sum_x q(x) log p(x)`` (distillation: the same gradient as ``KL(q || p)``).
-    Stops after ``steps`` steps or ``max_seconds`` seconds, whichever comes first.
     """
     from tqdm.auto import tqdm
 
@@ -203,8 +215,6 @@ def train_lm(
         sched.step()
         losses.append(float(loss.detach()))
         bar.set_postfix(loss=f"{losses[-1]:.3f}", refresh=False)
-        if time.perf_counter() - start > max_seconds:
-            break
     bar.close()
     model.eval()
     return {"losses": losses, "steps": len(losses), "seconds": time.perf_counter() - start}
@@ -229,7 +239,7 @@ def evaluate_pair(draft: Any, target: Any, data: torch.Tensor, *, batches: int =
 
 
 def training_threads() -> int:
-    """Threads for training: all cores on an idle machine, one when other work keeps the cores busy.
+    """Threads for generation: all cores on an idle machine, one when other work keeps the cores busy.
 
     Oversubscribed cores make torch's intra-op threads wait on each other; one
     thread is then several times faster than two.
@@ -242,17 +252,37 @@ def training_threads() -> int:
     return max(1, min(torch.get_num_threads(), cores - int(busy)))
 
 
+def file_hashes(directory: str | Path) -> dict[str, str]:
+    """SHA-256 of every file under ``directory`` but ``meta.json``, by path relative to it (sorted)."""
+    root = Path(directory)
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.name != "meta.json"}
+
+
+def corpus_hash(texts: Sequence[str]) -> str:
+    """SHA-256 of the training texts (they are the standard library of the Python that trains)."""
+    h = hashlib.sha256()
+    for text in texts:
+        h.update(text.encode("utf-8", errors="replace") + b"\0")
+    return h.hexdigest()
+
+
 def train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool = True) -> dict[str, Any]:
-    """Train tokenizer, draft and target per ``recipe`` and save them under ``directory``."""
+    """Train tokenizer, draft and target per ``recipe`` (on ``recipe.threads`` threads); save them in ``directory``."""
     threads = torch.get_num_threads()
-    torch.set_num_threads(training_threads())
+    torch.set_num_threads(recipe.threads)
     try:
-        return _train_pair(directory, recipe, progress=progress)
+        return _train_pair(Path(directory), recipe, progress=progress)
     finally:
         torch.set_num_threads(threads)
 
 
 def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> dict[str, Any]:
+    import tokenizers
+
+    from .. import __version__ as package_version
+
+    tf = require_transformers()
     torch.manual_seed(recipe.seed)
     t0 = time.perf_counter()
     texts = stdlib_texts(recipe.corpus_bytes)
@@ -264,24 +294,32 @@ def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> d
     vocab = len(tokenizer)
     meta: dict[str, Any] = {
         "recipe": dataclasses.asdict(recipe),
+        "recipe_key": recipe.key(),
         "python": sys.version.split()[0],
+        "versions": {"specdec_lite": package_version, "torch": torch.__version__, "transformers": tf.__version__,
+                     "tokenizers": tokenizers.__version__},
         "corpus_files": len(texts),
         "corpus_tokens": len(data),
+        "corpus_sha256": corpus_hash(texts),
         "vocab_size": vocab,
+        "storage_dtype": str(STORAGE_DTYPE).removeprefix("torch."),
         "tokenizer_seconds": tokenizer_seconds,
         "threads": torch.get_num_threads(),
     }
-    for role, shape, steps, lr, cap in (
-        ("target", recipe.target, recipe.target_steps, recipe.target_lr, recipe.target_max_seconds),
-        ("draft", recipe.draft, recipe.draft_steps, recipe.draft_lr, recipe.draft_max_seconds),
+    models: dict[str, Any] = {}
+    for role, shape, steps, lr in (
+        ("target", recipe.target, recipe.target_steps, recipe.target_lr),
+        ("draft", recipe.draft, recipe.draft_steps, recipe.draft_lr),
     ):
         model = make_model(shape, vocab, recipe.seq_len, tokenizer.eos_token_id)
-        teacher = meta.get("_target_model") if role == "draft" and recipe.distill else None
+        teacher = models.get("target") if role == "draft" and recipe.distill else None
         how = "distilling the target into the draft" if teacher is not None else f"training the {role}"
         hist = train_lm(model, train, steps=steps, batch_size=recipe.batch_size, seq_len=recipe.seq_len, lr=lr,
-                        seed=recipe.seed, max_seconds=cap, progress=progress, teacher=teacher,
+                        seed=recipe.seed, progress=progress, teacher=teacher,
                         desc=f"{how} ({shape.layers} layer(s), width {shape.hidden})")
-        model.save_pretrained(directory / role)
+        model.to(STORAGE_DTYPE).save_pretrained(directory / role)
+        # What every reader computes with: the stored weights, read back in float32.
+        models[role] = tf.AutoModelForCausalLM.from_pretrained(str(directory / role), dtype=torch.float32).eval()
         meta[role] = {
             "parameters": sum(p.numel() for p in model.parameters()),
             "objective": "distillation from the target" if teacher is not None else "next-token cross-entropy",
@@ -291,30 +329,45 @@ def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> d
             "final_loss": sum(hist["losses"][-10:]) / len(hist["losses"][-10:]),
             "losses": hist["losses"],
         }
-        meta[f"_{role}_model"] = model
-    draft, target = meta.pop("_draft_model"), meta.pop("_target_model")
-    meta["held_out"] = evaluate_pair(draft, target, held_out, seq_len=recipe.seq_len)
+    meta["held_out"] = evaluate_pair(models["draft"], models["target"], held_out, seq_len=recipe.seq_len)
     meta["total_seconds"] = time.perf_counter() - t0
     tokenizer.save_pretrained(directory / "tokenizer")
-    (directory / "meta.json").write_text(json.dumps(meta, indent=1))
+    meta["files"] = file_hashes(directory)
+    meta["size_bytes"] = sum((directory / name).stat().st_size for name in meta["files"])
+    (directory / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
     return meta
 
 
+def check_files(directory: str | Path) -> list[str]:
+    """The files of a trained pair that are missing, extra or changed against its ``meta.json`` (empty if none)."""
+    recorded = read_meta(directory).get("files", {})
+    found = file_hashes(directory)
+    return sorted(name for name in set(recorded) | set(found) if recorded.get(name) != found.get(name))
+
+
+def _is_shipped(recipe: FallbackRecipe) -> bool:
+    return recipe == FallbackRecipe() and (SHIPPED_DIR / "meta.json").is_file()
+
+
 def fallback_is_cached(recipe: FallbackRecipe | None = None, cache_dir: str | Path | None = None) -> bool:
-    """Whether the pair of ``recipe`` is already trained under ``cache_dir`` (default: ``default_cache_dir()``)."""
+    """Whether the pair of ``recipe`` is ready without training: shipped (the default recipe) or cached."""
     recipe = recipe or FallbackRecipe()
+    if _is_shipped(recipe):
+        return True
     root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     return (root / f"stdlib-pair-{recipe.key()}" / "meta.json").is_file()
 
 
 def fallback_pair_dir(recipe: FallbackRecipe | None = None, cache_dir: str | Path | None = None, *,
                       progress: bool = True) -> Path:
-    """Folder holding the trained pair for ``recipe``; trains it there first if it is not cached.
+    """Folder holding the trained pair for ``recipe``: ``SHIPPED_DIR`` for the default recipe, else the cache.
 
-    Training happens in a temporary folder that is renamed when complete, so an
-    interrupted run never leaves a half-written pair behind.
+    A recipe that is not cached is trained first, in a temporary folder that is
+    renamed when complete, so an interrupted run never leaves a half-written pair.
     """
     recipe = recipe or FallbackRecipe()
+    if _is_shipped(recipe):
+        return SHIPPED_DIR
     root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
     final = root / f"stdlib-pair-{recipe.key()}"
     if (final / "meta.json").is_file():
@@ -337,3 +390,59 @@ def fallback_pair_dir(recipe: FallbackRecipe | None = None, cache_dir: str | Pat
 def read_meta(directory: str | Path) -> dict[str, Any]:
     """The training record ``meta.json`` of a trained pair."""
     return json.loads((Path(directory) / "meta.json").read_text())
+
+
+def retrain(out: str | Path = SHIPPED_DIR, *, progress: bool = True) -> dict[str, Any]:
+    """Train ``FallbackRecipe()`` into ``out`` (replacing what is there) and compare with the files it replaced.
+
+    Returns the new ``meta.json`` with ``"changed"``: the files whose hash differs from
+    the previous pair's (None if there was none). Training happens in a sibling
+    temporary folder, so an interrupted run leaves ``out`` as it was.
+    """
+    out = Path(out)
+    before = read_meta(out)["files"] if (out / "meta.json").is_file() else None
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".retraining-", dir=out.parent))
+    try:
+        meta = train_pair(tmp, FallbackRecipe(), progress=progress)
+        for path in [tmp, *tmp.rglob("*")]:  # mkdtemp and safetensors make owner-only files; these are for all
+            path.chmod(0o755 if path.is_dir() else 0o644)
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    meta["changed"] = None if before is None else sorted(
+        name for name in set(before) | set(meta["files"]) if before.get(name) != meta["files"].get(name))
+    return meta
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``--check`` the shipped pair's files against their hashes, or ``--retrain`` it from the recipe."""
+    ap = argparse.ArgumentParser(prog="python -m specdec_lite.llm.fallback", description=main.__doc__)
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--check", action="store_true", help="verify the shipped files against meta.json")
+    what.add_argument("--retrain", action="store_true", help="train FallbackRecipe() and write the pair to --out")
+    ap.add_argument("--out", default=str(SHIPPED_DIR), help="folder of the pair (default: the shipped one)")
+    ap.add_argument("--no-progress", action="store_true", help="no tqdm progress bars")
+    args = ap.parse_args(argv)
+    if args.check:
+        bad = check_files(args.out)
+        meta = read_meta(args.out)
+        print(f"{args.out}: recipe {meta['recipe_key']} (this code's: {FallbackRecipe().key()}), "
+              f"{len(meta['files'])} files, {meta['size_bytes'] / 2**20:.1f} MiB; "
+              + ("all match their SHA-256" if not bad else f"differ from meta.json: {', '.join(bad)}"))
+        return int(bool(bad) or meta["recipe_key"] != FallbackRecipe().key())
+    meta = retrain(args.out, progress=not args.no_progress)
+    changed = meta["changed"]
+    print(f"trained {FallbackRecipe().key()} in {meta['total_seconds']:.0f} s on {meta['threads']} thread(s), "
+          f"Python {meta['python']}: {len(meta['files'])} files, {meta['size_bytes'] / 2**20:.1f} MiB under {args.out}")
+    print("no previous pair there" if changed is None else
+          ("every file is byte-identical to the previous pair" if not changed else
+           f"files that differ from the previous pair: {', '.join(changed)}"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -4,8 +4,8 @@
 the paper's Pythia pair (``pythia-70m`` drafting for ``pythia-2.8b``; a 1b target
 on GPUs under 20 GB, such as a free Colab T4); on a CPU (or Apple GPU) with
 internet a pair a laptop can run (``pythia-70m`` drafting for ``pythia-410m``);
-otherwise the offline pair that :mod:`specdec_lite.llm.fallback` trains on the
-standard library's source. Any other pair can be named (hub names or local
+otherwise the offline pair that ships with the package (trained by
+:mod:`specdec_lite.llm.fallback` on the standard library's source). Any other pair can be named (hub names or local
 folders); both go through ``from_pretrained`` with ``trust_remote_code`` off.
 """
 
@@ -139,14 +139,19 @@ def _check_tokenizer_files(name: str | Path) -> None:
         )
 
 
-def _tokenizer(name: str | Path, vocab: int) -> Any:
-    """The tokenizer at ``name``; its ids must fit the models' ``vocab`` logits."""
+def _tokenizer(name: str | Path, models: dict[str, Any]) -> Any:
+    """The tokenizer at ``name``; its ids must fit every model's logits and input embedding (the smallest of them)."""
+    from ._hf import input_vocab_size
+
     _check_tokenizer_files(name)
     tok = require_transformers().AutoTokenizer.from_pretrained(str(name), trust_remote_code=False)
+    sizes = {role: (vocab_size(m), input_vocab_size(m)) for role, m in models.items()}
+    vocab = min(min(s) for s in sizes.values())
     if len(tok) > vocab:
+        shown = "; ".join(f"{role}: {v} logits, {rows} input ids" for role, (v, rows) in sizes.items())
         raise ValueError(
-            f"tokenizer_name: the tokenizer of {str(name)!r} has {len(tok)} tokens but the models read only {vocab}; "
-            "it is not these models' tokenizer"
+            f"tokenizer_name: the tokenizer of {str(name)!r} has {len(tok)} tokens but the models read only {vocab} "
+            f"({shown}); it is not these models' tokenizer"
         )
     return tok
 
@@ -162,7 +167,9 @@ def load_named_pair(
 ) -> ModelPair:
     """Load two causal LMs by hub name or local folder (tokenizer from ``tokenizer_name`` or the target).
 
-    Raises ``ValueError`` if their vocabularies (number of logits) differ.
+    Their numbers of logits may differ (one tokenizer, embedding tables padded to different sizes: the
+    engine works on the target's). The tokenizer's ids must fit the smallest of both models' logits and
+    input embeddings, else ``ValueError``.
     """
     dev = pick_device(device)
     dt = pick_dtype(dev, dtype)
@@ -170,12 +177,7 @@ def load_named_pair(
     _check_tokenizer_files(tokenizer_name)  # before the models are loaded
     draft = _from_pretrained(draft_name, dev, dt)
     target = _from_pretrained(target_name, dev, dt)
-    if vocab_size(draft) != vocab_size(target):
-        raise ValueError(
-            f"draft and target must share a vocabulary: {draft_name} outputs {vocab_size(draft)} logits, "
-            f"{target_name} {vocab_size(target)}"
-        )
-    tokenizer = _tokenizer(tokenizer_name, vocab_size(target))
+    tokenizer = _tokenizer(tokenizer_name, {"draft": draft, "target": target})
     return ModelPair(draft, target, tokenizer, str(draft_name), str(target_name), source, dev, dt)
 
 
@@ -187,7 +189,10 @@ def load_fallback_pair(
     dtype: torch.dtype | str | None = None,
     progress: bool = True,
 ) -> ModelPair:
-    """The offline pair: trained once (cached), then loaded back with ``from_pretrained``."""
+    """The offline pair, loaded with ``from_pretrained``: the shipped one for the default recipe.
+
+    Any other ``recipe`` is trained on first use and cached under ``cache_dir``.
+    """
     dev = pick_device(device)  # a missing GPU fails here, not after training
     folder = fallback_pair_dir(recipe, cache_dir, progress=progress)
     meta = read_meta(folder)
@@ -210,18 +215,31 @@ def _hub_offline() -> bool:
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:
-    """Whether a TCP connection to the Hugging Face hub opens within ``timeout`` seconds."""
-    from urllib.parse import urlparse
+    """Whether a TCP connection to the hub endpoint opens within ``timeout`` seconds.
+
+    The endpoint is ``huggingface_hub.constants.ENDPOINT`` (``HF_ENDPOINT``, read at call time), so a mirror or a
+    local server counts: its host, and its port (else 443 for https, 80 for http). An endpoint that is not an
+    http(s) URL with a host is unreachable.
+    """
+    from urllib.parse import urlsplit
 
     try:
         from huggingface_hub import constants
 
-        host = urlparse(constants.ENDPOINT).hostname or "huggingface.co"
+        endpoint = str(constants.ENDPOINT)
     except ImportError:  # pragma: no cover - transformers always brings huggingface_hub
-        host = "huggingface.co"
+        endpoint = "https://huggingface.co"
     try:
-        socket.create_connection((host, 443), timeout=timeout).close()
-    except OSError:
+        url = urlsplit(endpoint)
+        default = {"https": 443, "http": 80}.get(url.scheme)
+        host, port = url.hostname, (url.port if url.port is not None else default)
+    except ValueError:  # e.g. a port that is not a number, or an unclosed [IPv6 bracket
+        return False
+    if not host or port is None or default is None:
+        return False
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except (OSError, ValueError):  # ValueError: a host name IDNA cannot encode, or one holding a NUL
         return False
     return True
 
@@ -251,8 +269,9 @@ def load_pair(
     With names: exactly that pair (errors propagate). Without: from the hub when it is
     reachable (and ``hub`` is true and ``HF_HUB_OFFLINE`` unset), the paper's pair on a
     CUDA GPU with at least ``PAPER_PAIR_MIN_GIB`` GiB, ``COLAB_PAIR`` on a smaller
-    GPU, ``CPU_PAIR`` on a CPU or Apple GPU; otherwise the offline pair, and when
-    that is not trained yet a line says so before training starts.
+    GPU, ``CPU_PAIR`` on a CPU or Apple GPU; otherwise the offline pair shipped with
+    the package (with ``fallback``, a recipe of one's own: trained on first use, and
+    a line says so before training starts).
     """
     if (draft_name is None) != (target_name is None):
         raise ValueError("draft_name and target_name: give both or neither")
@@ -276,8 +295,8 @@ def load_pair(
                 reason = f"could not load {names[1]} from the hub ({type(err).__name__})"
         if pair is None:
             if verbose and not fallback_is_cached(fallback, cache_dir):
-                print(f"Model pair: {reason}, so specdec_lite trains its offline pair on this machine "
-                      "(once, a few minutes; then cached)", flush=True)
+                print(f"Model pair: {reason}, so specdec_lite trains the offline pair of this recipe on this "
+                      "machine (once; then cached)", flush=True)
             pair = load_fallback_pair(fallback, cache_dir=cache_dir, device=dev, dtype=dtype, progress=progress)
     if verbose:
         print(f"Model pair: {pair.describe()}" + (f" — chosen because: {reason}" if reason else ""))

@@ -34,8 +34,8 @@ def generation_update(pair: Any, prompt: str, *, max_new_tokens: int = 32,
 def generation_explorer(pair: Any = None, prompt: str | None = None, **kwargs: Any) -> Any:
     """Sliders for lookahead K, over-acceptance eps and the seed, above the run's figure.
 
-    Without a ``pair`` it takes ``llm.load_pair()`` (the offline pair when there is no
-    GPU: trained once, then cached), and the pair's first default prompt.
+    Without a ``pair`` it takes ``llm.load_pair()`` (the offline pair shipped with the
+    package when no hub is reachable), and the pair's first default prompt.
     """
     import ipywidgets as w
 
