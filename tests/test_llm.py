@@ -267,16 +267,25 @@ def test_probs_from_logits_float32_and_greedy():
 
 
 def test_vocabulary_mismatch_is_a_clear_error(tmp_path):
+    """Padded vocabularies (6 and 7 logits) are accepted; ids beyond the smaller one, a tokenizer bigger than it, and
+    models on two devices are not (tests/test_llm_vocab.py checks the padded pairs themselves)."""
     draft, target = neox(1, 16, 6, seed=0), neox(1, 16, 7, seed=1)
-    with pytest.raises(ValueError, match="share a vocabulary.*6.*7"):
-        speculative_generate(draft, target, [1], 3, lookahead=2)
+    assert len(speculative_generate(draft, target, [1], 1, lookahead=2, generator=0).tokens) == 1
+    with pytest.raises(ValueError, match=r"input_ids: token ids must lie in \[0, 6\)"):
+        speculative_generate(draft, target, [6], 3, lookahead=2)
+    with pytest.raises(ValueError, match="same device"):
+        speculative_generate(neox(1, 16, 7, seed=0).to("meta"), target, [1], 3, lookahead=2)
     draft.save_pretrained(tmp_path / "d")
     target.save_pretrained(tmp_path / "t")
+    target.save_pretrained(tmp_path / "t7")
     tokenizers = pytest.importorskip("tokenizers")
-    words = tokenizers.Tokenizer(tokenizers.models.WordLevel({f"w{i}": i for i in range(6)}, unk_token="w0"))
-    transformers.PreTrainedTokenizerFast(tokenizer_object=words).save_pretrained(tmp_path / "t")
-    with pytest.raises(ValueError, match="share a vocabulary"):
-        load_pair(tmp_path / "d", tmp_path / "t", device="cpu", verbose=False)
+    for n, folder in ((6, "t"), (7, "t7")):
+        words = tokenizers.Tokenizer(tokenizers.models.WordLevel({f"w{i}": i for i in range(n)}, unk_token="w0"))
+        transformers.PreTrainedTokenizerFast(tokenizer_object=words).save_pretrained(tmp_path / folder)
+    pair = load_pair(tmp_path / "d", tmp_path / "t", device="cpu", verbose=False)
+    assert (_hf.vocab_size(pair.draft), _hf.vocab_size(pair.target), len(pair.tokenizer)) == (6, 7, 6)
+    with pytest.raises(ValueError, match="has 7 tokens but the models read only 6 .draft: 6 logits"):
+        load_pair(tmp_path / "d", tmp_path / "t7", device="cpu", verbose=False)
 
 
 @pytest.mark.parametrize(

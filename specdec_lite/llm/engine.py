@@ -17,9 +17,19 @@ One sequence at a time (batch size 1), exactly ``max_new_tokens`` new tokens
 unless ``eos_token_id`` is given (then generation stops after the first
 end-of-sequence token; off by default, so that runs are comparable).
 
+Padded vocabularies: the draft and the target may output different numbers of
+logits (one tokenizer, embedding tables padded to different sizes). The engine
+works on the target's ``V`` tokens: a draft with fewer logits has ``p(x) = 0``
+beyond its own (the residual ``[q - p]_+`` covers them), one with more is
+restricted to the target's ``V`` before its softmax; the output law stays exactly
+the target's (Theorem 1 holds for any draft law).
+
 Failures are loud: NaN or ``+inf`` logits raise ``FloatingPointError`` (never
 sampled), and prompts outside the vocabulary or longer than the models' context
-raise ``ValueError`` before any forward pass. A model in training mode (dropout
+raise ``ValueError`` before any forward pass. A token that a model cannot read
+(its id is at least the rows of that model's input embedding: a draft reading
+fewer ids than the target outputs) raises a ``ValueError`` naming the token and
+the model, before the model is called on it. A model in training mode (dropout
 on) runs in eval mode with a warning, and is put back in training mode after.
 """
 
@@ -51,7 +61,7 @@ class GenerationResult:
     ``drafted[i]``: position i was proposed by the draft and verified (else the
     target sampled it directly: a bonus token, or autoregressive decoding).
     ``accepted[i]``: the draft token was kept (False where not drafted).
-    ``tv[i]``: ``TV(p_i, q_i)`` from the two models' logits (NaN where not drafted).
+    ``tv[i]``: ``TV(p_i, q_i)`` from the two models' logits, on the target's vocabulary (NaN where not drafted).
     ``reject_prob[i]``: ``sum (1 - b) p``, the chance position i was rejected (= ``tv`` when eps = 0).
     ``bias_opt[i]``, ``bias_uno[i]``: ``TV(P^A_i, q_i)``, the exact distance from the target's law of the law
     position i outputs, with rejection law ``[q - p]_+`` (Decoding-OPT) or ``q`` (Decoding-UNO) and this
@@ -227,6 +237,67 @@ def _eos_cut(tokens: torch.Tensor, eos: int | None) -> int | None:
     return int(hits[0, 0]) + 1 if len(hits) else None
 
 
+def _check_readable(ids: torch.Tensor, rows: int, first: int, source: str, reader: str, cause: str,
+                    how: str = "") -> None:
+    """Raise a ``ValueError`` if a token of ``ids`` (new tokens ``first``, ``first + 1``, ...) is ``>= rows``.
+
+    ``rows`` is the number of input-embedding rows of ``reader``, the model about to be fed ``ids``; a larger id
+    would be an index error on a CPU and a device-side assert on a GPU.
+    """
+    bad = (ids >= rows).nonzero()
+    if len(bad):
+        i = int(bad[0, 0])
+        raise ValueError(
+            f"{source} token {int(ids[i])} (new token {first + i}{how}), which the {reader} cannot read: "
+            f"the {reader}'s input vocabulary is {rows} token ids ({cause})"
+        )
+
+
+@dataclass(frozen=True)
+class _Vocab:
+    """The two models' vocabularies: logits ``v_p``, ``v_q`` and input-embedding rows ``rows_p``, ``rows_q``."""
+
+    v_p: int
+    v_q: int
+    rows_p: int
+    rows_q: int
+
+    @classmethod
+    def of(cls, draft: Any, target: Any) -> _Vocab:
+        return cls(_hf.vocab_size(draft), _hf.vocab_size(target), _hf.input_vocab_size(draft),
+                   _hf.input_vocab_size(target))
+
+    def draft_probs(self, logits: torch.Tensor, temperature: float, name: str) -> torch.Tensor:
+        """The draft's law: ``softmax`` of its first ``min(v_p, v_q)`` logits (logits beyond ``v_q`` dropped first).
+
+        Dropping them keeps the output exact (Theorem 1 holds for any draft law): a token outside the target's
+        vocabulary has ``q = 0`` and would always be rejected anyway, and the restricted law accepts at least as often.
+        """
+        return probs_from_logits(logits[..., : self.v_q] if self.v_p > self.v_q else logits, temperature, name=name)
+
+    def on_target_vocab(self, p: torch.Tensor) -> torch.Tensor:
+        """Draft law rows padded with zeros to the target's ``v_q`` tokens: ``p(x) = 0`` beyond the draft's logits."""
+        return torch.nn.functional.pad(p, (0, self.v_q - self.v_p)) if self.v_p < self.v_q else p
+
+    def check_emitted(self, ids: torch.Tensor, first: int, how: str) -> None:
+        """Tokens the target emitted (``how``: from the residual, as a bonus), which both models read next."""
+        if self.v_q > self.rows_p:
+            cause = f"its input embedding has fewer rows than the target's {self.v_q} logits"
+            _check_readable(ids, self.rows_p, first, "the target emitted", "draft", cause, f", {how}")
+        if self.v_q > self.rows_q:
+            cause = f"its input embedding has fewer rows than its own {self.v_q} logits"
+            _check_readable(ids, self.rows_q, first, "the target emitted", "target", cause, f", {how}")
+
+    def check_drafted(self, ids: torch.Tensor, first: int, reader: str) -> None:
+        """Draft tokens (ids below ``min(v_p, v_q)``) about to be fed to ``reader``, the draft or the target."""
+        rows, v = (self.rows_p, self.v_p) if reader == "draft" else (self.rows_q, self.v_q)
+        if min(self.v_p, self.v_q) > rows:
+            cause = f"its input embedding has fewer rows than its own {v} logits"
+            if reader == "target":
+                cause += f", and the draft proposes any of the first {min(self.v_p, self.v_q)}"
+            _check_readable(ids, rows, first, "the draft proposed", reader, cause)
+
+
 def autoregressive_generate(
     model: Any,
     input_ids: Any,
@@ -261,6 +332,7 @@ def _autoregressive(model: Any, prompt: torch.Tensor, m: int, temperature: float
     cache = _hf.new_cache(model)
     fed = prompt
     tokens, logprobs = [], []
+    v, rows = _hf.vocab_size(model), _hf.input_vocab_size(model)
     for n in range(m):
         logits = clock.forward(model, fed, cache)[-1:]
         x = _draw(probs_from_logits(logits, temperature, name=f"model logits at new token {n}"), gen)[:, 0]
@@ -269,6 +341,9 @@ def _autoregressive(model: Any, prompt: torch.Tensor, m: int, temperature: float
         fed = x
         if eos is not None and int(x) == eos:
             break
+        if v > rows and n + 1 < m:  # the next call reads x
+            cause = f"its input embedding has fewer rows than its own {v} logits"
+            _check_readable(x, rows, n, "the model emitted", "model", cause)
     out = torch.cat(tokens)
     n = len(out)
     lp = torch.cat(logprobs).cpu().double().numpy()
@@ -309,14 +384,14 @@ def speculative_generate(
     With ``R`` tokens left a round drafts ``min(K, R)`` (Chapter 7's convention), so
     with ``K >= max_new_tokens`` every position is drafted. With ``eos_token_id``
     generation stops after that token.
+
+    Padded vocabularies: the laws live on the target's ``V`` logits; a draft with fewer
+    has ``p = 0`` beyond its own, one with more is cut to the first ``V`` before its
+    softmax, and the output stays exactly the target's. A token a model cannot read
+    (id at least its input-embedding rows) is a ``ValueError`` before it is fed.
     """
     _check_model(draft, "draft")
     _check_model(target, "target")
-    v_draft, v_target = _hf.vocab_size(draft), _hf.vocab_size(target)
-    if v_draft != v_target:
-        raise ValueError(
-            f"draft and target must share a vocabulary: the draft outputs {v_draft} logits, the target {v_target}"
-        )
     m = check_int(max_new_tokens, "max_new_tokens")
     K = check_int(lookahead, "lookahead")
     temperature = _check_temperature(temperature)
@@ -329,7 +404,7 @@ def speculative_generate(
     if _hf.model_device(draft) != device:
         raise ValueError(f"draft and target must be on the same device, got {_hf.model_device(draft)} and {device}")
     models = {"draft": draft, "target": target}
-    vocab = min(v_target, _hf.input_vocab_size(draft), _hf.input_vocab_size(target))
+    vocab = min(_hf.vocab_size(target), _hf.input_vocab_size(draft), _hf.input_vocab_size(target))
     prompt = _prompt(input_ids, device, vocab)
     _check_context(models, len(prompt), m)
     eos = _check_eos(eos_token_id, vocab)
@@ -351,6 +426,7 @@ def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, 
     stat_rows: list[torch.Tensor] = []  # per round: (drafted positions kept, 4) [tv, reject, bias_opt, bias_uno]
     logprobs: list[torch.Tensor] = []
     stopped = False
+    voc = _Vocab.of(draft, target)
     while len(seq) - n0 < m and not stopped:
         done = len(seq) - n0
         R = m - done
@@ -359,8 +435,10 @@ def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, 
         drafts, p_rows = [], []
         fed = seq[_hf.cache_length(d_cache) :]
         for i in range(k):
+            if i > 0:
+                voc.check_drafted(fed, done + i - 1, "draft")
             logits = d_clock.forward(draft, fed, d_cache)[-1:]
-            p = probs_from_logits(logits, temperature, name=f"draft logits at new token {done + i}")
+            p = voc.draft_probs(logits, temperature, f"draft logits at new token {done + i}")
             draft_calls += 1
             fed = _draw(p, gen)[:, 0]
             drafts.append(fed)
@@ -368,11 +446,12 @@ def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, 
         x = torch.cat(drafts)
         # One oracle call scores the k drafts, and the position after them when it is still to be generated.
         scored = x if k < R else x[:-1]
+        voc.check_drafted(scored, done, "target")
         t_logits = t_clock.forward(target, torch.cat([seq[_hf.cache_length(t_cache) :], scored]), t_cache)
         t_logits = t_logits[-(len(scored) + 1) :]
         oracle_calls += 1
         q = probs_from_logits(t_logits, temperature, name=f"target logits at new tokens {done}..{done + k}")
-        p, qk = torch.cat(p_rows), q[:k]
+        p, qk = voc.on_target_vocab(torch.cat(p_rows)), q[:k]  # both on the target's V tokens
         b_all = over_accept(p, qk, eps)
         stats_k = torch.stack(position_stats(p, qk, b_all), dim=1)
         b = b_all.gather(-1, x[:, None])[:, 0]
@@ -393,6 +472,11 @@ def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, 
         rounds.append((min(j, k), min(n_acc, j), j))
         stat_rows.append(stats_k[: min(j, k)])
         seq = torch.cat([seq, new])
+        if len(seq) - n0 < m and not stopped:  # both models read new[-1] next round, the draft also x[k-1] if kept
+            how = "as a bonus" if n_acc == k else "from the residual" if rejection_law == "opt" else "from q"
+            voc.check_emitted(new[-1:], done + j - 1, how)
+            if n_acc == k:
+                voc.check_drafted(x[-1:], done + k - 1, "draft")
         # Keep in each cache only tokens of seq[:-1] (the draft never saw the last draft x[k-1]).
         _hf.crop(t_cache, max(0, _hf.cache_length(t_cache) - (len(seq) - 1)))
         _hf.crop(d_cache, max(0, _hf.cache_length(d_cache) - (len(seq) - 1)))
