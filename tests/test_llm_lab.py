@@ -92,6 +92,8 @@ def test_generation_figure_holds_the_runs_data():
     assert list(by["rejected"].x) == [3] and np.allclose(by["rejected"].y, [0.7])
     assert list(by["bonus"].x) == [4]
     assert "PAIR" in fig.layout.title.text and "1 rejections" in fig.layout.title.text
+    # Over-acceptance: the summed TV (1.3) and the rule's expected rejections (1.0) are told apart.
+    assert "Σ TV at drafted positions = 1.30 (expected rejections under this rule 1.00)" in fig.layout.title.text
     html = figs.annotated_html(["a", "<b>", "c", "d", "e"], fake_result())
     assert html.count("<span") == 5 + 3 and "&lt;b&gt;" in html
     # Kinds differ by class (line style in token_output.css), not by colour alone; the legend names each.

@@ -94,3 +94,51 @@ def test_a_wheel_carries_the_shipped_pair(tmp_path, meta):
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in [*meta["files"], "meta.json"]:
         assert f"specdec_lite/llm/offline_pair/{name}" in names
+
+
+LAB8 = ROOT / "notebooks" / "source" / "lab08_real_models" / "lab08_real_models.md"
+# (K, eps, quantity, as the model answers write it): means over seeds 0..7, 32 tokens, the default prompt.
+LAB8_ANSWERS = [
+    (1, 0.0, "calls", "17.0"), (2, 0.0, "calls", "12.0"), (4, 0.0, "calls", "8.9"), (8, 0.0, "calls", "5.9"),
+    (1, 0.0, "rejections", "1.6"), (4, 0.0, "rejections", "3.8"), (8, 0.0, "rejections", "2.9"),
+    (1, 0.0, "summed_tv", "2.2"), (4, 0.0, "summed_tv", "3.9"), (8, 0.0, "summed_tv", "4.0"),
+    (4, 0.0, "accepted_percent", "86"), (4, 0.0, "rejections", "3.75"), (4, 0.0, "summed_tv", "3.86"),
+    (4, 0.15, "calls", "7"), (4, 0.15, "max_rejections", "no rejection"),
+    (4, 0.3, "max_rejections", "no rejection"), (4, 0.3, "summed_tv", "3.85"), (4, 0.3, "expected", "0.004"),
+]
+
+
+def test_lab8_model_answers_quote_the_shipped_pair(shipped):
+    """Every number of Lab 8's model answers is what the explorer gives on the shipped pair."""
+    from specdec_lite.llm import speculative_generate
+    from specdec_lite.llm.measure import default_prompts
+
+    answers = LAB8.read_text()
+    answers = answers[answers.index("**Answer to question 1.**"):answers.index("## 4.")]
+    ids = shipped.encode(default_prompts(shipped)[0])
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        runs = {(K, eps): [speculative_generate(shipped.draft, shipped.target, ids, 32, lookahead=K, eps=eps,
+                                                generator=seed) for seed in range(8)]
+                for K, eps in {(K, eps) for K, eps, _, _ in LAB8_ANSWERS}}
+    finally:
+        torch.set_num_threads(threads)
+
+    def value(rs, quantity):
+        return {"calls": lambda: sum(r.oracle_calls for r in rs) / 8,
+                "rejections": lambda: sum(r.rejections for r in rs) / 8,
+                "summed_tv": lambda: sum(float(r.tv[r.drafted].sum()) for r in rs) / 8,
+                "expected": lambda: sum(r.predicted_rejections for r in rs) / 8,
+                "accepted_percent": lambda: 100 * sum(int(r.accepted.sum()) for r in rs)
+                / sum(int(r.drafted.sum()) for r in rs),
+                "max_rejections": lambda: max(r.rejections for r in rs)}[quantity]()
+
+    for K, eps, quantity, text in LAB8_ANSWERS:
+        got = value(runs[K, eps], quantity)
+        assert text in answers, (K, eps, quantity, text)
+        if text == "no rejection":
+            assert got == 0, (K, eps, quantity)
+        else:
+            decimals = len(text.split(".")[1]) if "." in text else 0
+            assert f"{got:.{decimals}f}" == text, (K, eps, quantity, got, text)

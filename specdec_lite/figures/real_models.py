@@ -112,7 +112,11 @@ def speed_figure(rows: Sequence[Any], label: str) -> go.Figure:
 
 
 def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = None) -> go.Figure:
-    """One run position by position: bars of TV(p_n, q_n), coloured accepted / rejected / bonus."""
+    """One run position by position: bars of TV(p_n, q_n), coloured accepted / rejected / bonus.
+
+    The title compares the rejections with the summed TV of the drafted positions and,
+    when they differ (eps > 0), with the expected rejections ``sum (1 - b) p`` of the rule.
+    """
     n = len(result.drafted)
     x = np.arange(1, n + 1)
     kinds = np.where(~result.drafted, "bonus", np.where(result.accepted, "accepted", "rejected"))
@@ -125,7 +129,10 @@ def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = No
             text=None if tokens is None else [repr(tokens[i]) for i in np.flatnonzero(sel)],
             hovertemplate="position %{x}<br>TV %{y:.3f}<br>%{text}<extra></extra>",
         ))
-    head = (f"{result.rejections} rejections, Σ TV at drafted positions = {result.predicted_rejections:.2f}, "
+    summed_tv = float(np.nansum(result.tv[result.drafted]))
+    expected = result.predicted_rejections  # sum of (1 - b) p: the summed TV only when eps = 0
+    rule = "" if abs(expected - summed_tv) < 1e-6 else f" (expected rejections under this rule {expected:.2f})"
+    head = (f"{result.rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f}{rule}, "
             f"{n / result.oracle_calls:.2f} tokens per target call")
     fig.update_layout(title=_title(head, label), xaxis_title="generated position n",
                       yaxis_title="TV(p_n, q_n)", yaxis_range=[0, 1], height=380, barmode="overlay")
