@@ -108,3 +108,15 @@ def test_built_chapters_number_every_figure(built_book):
     assert "one round of speculative decoding" in ch02.lower() and re.search(r'<img[^>]+\.svg"', ch02)
     walk = re.sub(r"<[^>]+>", "", ch02[ch02.index("One round, step by step") :])
     assert "0.667" in walk and "0.250" in walk and "0.216" in walk
+
+
+def test_chapter8_numbers_come_from_the_shipped_pair_not_from_typing():
+    """The pair's sizes, training and the eps sweep are glued; claims without data are gone."""
+    source = text("ch08_real_models")
+    for typed in ("nine times", "three minutes", "thousandths", "few hundredths", "2048 tokens", "$c_K$ stays",
+                  "carry over unchanged"):
+        assert typed not in source, typed
+    glued = set(re.findall(r"\{glue:text\}`([\w-]+)", source))
+    assert {"ch08-param-ratio", "ch08-train-minutes", "ch08-size-mib", "ch08-rej-eps1", "ch08-gpu-note"} <= glued
+    assert "load_pair(hub=False" in source  # the page never takes the hub branch
+    assert "progress=False" in source and "set_verbosity_error" in source

@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from ._hf import require_transformers, vocab_size
+from ._hf import input_vocab_size, require_transformers, vocab_size
 from .fallback import FallbackRecipe, fallback_is_cached, fallback_pair_dir, read_meta
 
 #: The paper's pair (Table 1 of Yin et al.).
@@ -141,8 +141,6 @@ def _check_tokenizer_files(name: str | Path) -> None:
 
 def _tokenizer(name: str | Path, models: dict[str, Any]) -> Any:
     """The tokenizer at ``name``; its ids must fit every model's logits and input embedding (the smallest of them)."""
-    from ._hf import input_vocab_size
-
     _check_tokenizer_files(name)
     tok = require_transformers().AutoTokenizer.from_pretrained(str(name), trust_remote_code=False)
     sizes = {role: (vocab_size(m), input_vocab_size(m)) for role, m in models.items()}
