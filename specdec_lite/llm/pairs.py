@@ -31,6 +31,11 @@ CPU_PAIR = ("EleutherAI/pythia-70m", "EleutherAI/pythia-410m")
 #: Files of which a local tokenizer folder must hold at least one.
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model", "spiece.model",
                    "vocab.txt")
+#: Device types a pair can run on.
+DEVICE_TYPES = ("cpu", "cuda", "mps")
+#: Dtypes the weights can take (by name): probabilities are float32 whatever they are.
+WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
+                 "float64": torch.float64}
 #: GPU memory (GiB) from which the paper's 2.8b target is chosen automatically.
 PAPER_PAIR_MIN_GIB = 20.0
 
@@ -39,10 +44,20 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     """``device`` if given (it must exist on this machine), else CUDA, then Apple MPS, then CPU.
 
     Asking for ``"cuda"`` or ``"mps"`` where torch finds none is a ``RuntimeError``
-    at once, before anything is loaded or trained.
+    at once, before anything is loaded or trained; a device of another kind (such as
+    ``"meta"``, which holds no data) or not a device at all is a ``ValueError``.
     """
     if device is not None:
-        dev = torch.device(device)
+        if not isinstance(device, (str, torch.device)):
+            raise ValueError(f"device: expected None, a name such as 'cpu' or 'cuda:0', or a torch.device, "
+                             f"got {device!r}")
+        try:
+            dev = torch.device(device)
+        except RuntimeError as err:
+            raise ValueError(f"device: {device!r} is not a device torch knows ({err})") from None
+        if dev.type not in DEVICE_TYPES:
+            raise ValueError(f"device: {str(device)!r} cannot run a model pair; expected one of "
+                             f"{', '.join(DEVICE_TYPES)} (with an index for cuda, e.g. 'cuda:1')")
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(
                 f"device: {str(device)!r} was asked for, but torch finds no CUDA GPU (torch.cuda.is_available() is "
@@ -72,11 +87,13 @@ def pick_dtype(device: torch.device, dtype: torch.dtype | str | None = None) -> 
     the engine turns logits into probabilities in float32.
     """
     if dtype is not None:
-        if isinstance(dtype, str):
-            if not isinstance(getattr(torch, dtype, None), torch.dtype):
-                raise ValueError(f"dtype: unknown torch dtype {dtype!r}")
-            return getattr(torch, dtype)
-        return dtype
+        name = dtype.removeprefix("torch.") if isinstance(dtype, str) else None
+        if isinstance(dtype, torch.dtype):
+            name = str(dtype).removeprefix("torch.")
+        if name not in WEIGHT_DTYPES:
+            raise ValueError(f"dtype: expected one of {', '.join(WEIGHT_DTYPES)} (a torch.dtype or its name), "
+                             f"got {dtype!r}")
+        return WEIGHT_DTYPES[name]
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.get_device_capability(device) >= (8, 0) else torch.float16
     if device.type == "mps":
@@ -128,9 +145,31 @@ def _from_pretrained(name: str | Path, device: torch.device, dtype: torch.dtype)
     return model.to(device).eval()
 
 
+def _looks_local(name: str | Path) -> bool:
+    """A ``Path``, or a string that is a path, not a hub id (``owner/name``: one slash, no leading ``/.~``)."""
+    text = str(name)
+    return isinstance(name, Path) or text.startswith(("/", ".", "~")) or text.count("/") > 1 or "\\" in text
+
+
+def _check_source(name: str | Path, arg: str, needs: str = "config.json") -> None:
+    """``name`` is an existing folder (holding ``needs``), or a hub name; else a named error before any loading."""
+    if not isinstance(name, (str, Path)) or not str(name).strip():
+        raise ValueError(f"{arg}: expected a hub name ('owner/name') or a local folder, got {name!r}")
+    folder = Path(name).expanduser()
+    if folder.exists():
+        if not folder.is_dir():
+            raise FileNotFoundError(f"{arg}: {str(name)!r} is a file; expected a folder saved with save_pretrained")
+        if needs and not (folder / needs).is_file():
+            raise FileNotFoundError(f"{arg}: the folder {str(name)!r} holds no {needs} (save the model there with "
+                                    "save_pretrained)")
+    elif _looks_local(name):
+        raise FileNotFoundError(f"{arg}: there is no folder {str(name)!r} (a hub name has the form 'owner/name')")
+
+
 def _check_tokenizer_files(name: str | Path) -> None:
     """A local tokenizer folder must hold tokenizer files (else transformers builds an empty tokenizer)."""
-    folder = Path(name)
+    _check_source(name, "tokenizer_name", needs="")
+    folder = Path(name).expanduser()
     if folder.is_dir() and not any((folder / f).is_file() for f in TOKENIZER_FILES):
         raise FileNotFoundError(
             f"tokenizer_name: the folder {str(folder)!r} holds no tokenizer files (none of "
@@ -171,6 +210,8 @@ def load_named_pair(
     """
     dev = pick_device(device)
     dt = pick_dtype(dev, dtype)
+    _check_source(draft_name, "draft_name")
+    _check_source(target_name, "target_name")
     tokenizer_name = tokenizer_name if tokenizer_name is not None else target_name
     _check_tokenizer_files(tokenizer_name)  # before the models are loaded
     draft = _from_pretrained(draft_name, dev, dt)
@@ -191,7 +232,8 @@ def load_fallback_pair(
 
     Any other ``recipe`` is trained on first use and cached under ``cache_dir``.
     """
-    dev = pick_device(device)  # a missing GPU fails here, not after training
+    dev = pick_device(device)  # a missing GPU or a bad dtype fails here, not after training
+    pick_dtype(dev, dtype)
     folder = fallback_pair_dir(recipe, cache_dir, progress=progress)
     meta = read_meta(folder)
     shapes = {role: meta["recipe"][role] for role in ("draft", "target")}
@@ -278,6 +320,7 @@ def load_pair(
         pair = load_named_pair(draft_name, target_name, device=device, dtype=dtype)
     else:
         dev = pick_device(device)
+        pick_dtype(dev, dtype)  # a bad dtype fails before any download or loading
         pair = None
         if _hub_offline():
             reason = "HF_HUB_OFFLINE is set"
