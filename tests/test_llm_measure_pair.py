@@ -10,8 +10,10 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from specdec_lite.figures import real_models as figs  # noqa: E402
+from specdec_lite.llm import measure  # noqa: E402
 from specdec_lite.llm import measure_pair as mp  # noqa: E402
 from specdec_lite.llm.fallback import stdlib_texts, train_tokenizer  # noqa: E402
+from specdec_lite.llm.pairs import load_named_pair  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +28,14 @@ def tiny_pair_dirs(tmp_path_factory):
         transformers.GPTNeoXForCausalLM(cfg).save_pretrained(root / name)
     tok.save_pretrained(root / "target")
     return root
+
+
+@pytest.fixture(scope="module")
+def tiny_pair(tiny_pair_dirs):
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield load_named_pair(tiny_pair_dirs / "draft", tiny_pair_dirs / "target", device="cpu")
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="module")
@@ -66,6 +76,16 @@ def test_results_file_holds_every_measurement(written):
     assert [(row["eps"], row["rejection_law"]) for row in sweep] == [(0.0, "opt"), (0.0, "uno"), (0.2, "opt"),
                                                                      (0.2, "uno")]
     assert abs(sweep[0]["loss"]) < 1e-5  # Decoding-OPT at eps = 0 is unbiased
+    budget = r["budget"]  # the command's default budget, ample for this pair: nothing cut
+    assert budget["budget_s"] == mp.DEFAULT_BUDGET_S and budget["fits"] and budget["cuts"] == []
+    assert budget["requested"] == r["settings"] and r["settings"]["theorem1_runs"] == 3
+    assert set(budget["predicted_s"]) == set(budget["actual_s"]) == {"calibration", "speed", "theorem1", "eps_sweep",
+                                                                     "total"}
+    assert set(budget["first_predicted_s"]) == {"spent", "speed", "theorem1", "eps_sweep", "total"}
+    assert budget["predicted_s"]["total"] <= mp.DEFAULT_BUDGET_S
+    assert all(v > 0 for v in budget["actual_s"].values())
+    cal = budget["calibration"]
+    assert set(cal["verify"]) == {"1", "4"} and 0 <= cal["alpha"] <= 1 and cal["target"] > 0  # K = 1 .. 4
 
 
 def test_results_read_back_into_the_chapters_rows_and_figures(written):
@@ -100,9 +120,94 @@ def test_committed_results_files_render():
         mp.result_rows(r)
 
 
-def test_command_line_errors():
+def test_a_small_budget_cuts_in_order_and_records_the_plan(tiny_pair, recwarn):
+    budget_s = 2.0
+    r = mp.measure_pair(tiny_pair, budget_s=budget_s, progress=False)
+    b, s = r["budget"], r["settings"]
+    if b["fits"]:
+        assert b["first_predicted_s"]["total"] <= budget_s and b["summary"].startswith("budget 2 s: speed repeats 2→1")
+    else:  # a very slow machine: the smallest plan, said loudly before it starts
+        assert b["summary"].startswith("budget 2 s is too small")
+    # Planned again after each stage at the pace so far; a plan over the budget (the machine slowed down) is a warning.
+    over = not b["fits"] or not all(p["fits"] for p in b["replans"])
+    assert bool([w for w in recwarn if "too small" in str(w.message)]) == over
+    assert b["budget_s"] == budget_s
+    assert b["requested"] == {**mp.FULL.__dict__, "lookaheads": [1, 2, 4, 6, 8], "hf_lookaheads": [2, 4, 8],
+                              "eps_values": [0.0, 0.003, 0.01, 0.03, 0.1]}
+    assert b["cuts"][0] == {"knob": "speed_repeats", "from": 2, "to": 1}  # the first cut of the ladder
+    for cut in b["cuts"]:  # each cut is what the file measured with
+        if cut["knob"] in s:
+            assert s[cut["knob"]] == cut["to"]
+    assert r["theorem1"]["pooled"]["runs"] == s["prompts"] * s["theorem1_runs"] == len(r["prompts"]) * s[
+        "theorem1_runs"]
+    assert len(r["eps_sweep"]["rows"]) == 2 * len(s["eps_values"])
+    assert [row["lookahead"] for row in r["speed"]["rows"] if row["method"] == "speculative"] == s["lookaheads"]
+    assert all(b["actual_s"][k] > 0 for k in ("calibration", "speed", "theorem1", "eps_sweep"))
+    assert [p["after"] for p in b["replans"]] == ["speed", "theorem1"] and all(p["pace"] > 0 for p in b["replans"])
+    assert set(b["replans"][-1]["predicted_s"]) == {"spent", "eps_sweep", "total"}  # what was left to measure
+    assert b["replans"][-1]["predicted_s"]["spent"] > b["actual_s"]["calibration"] + b["actual_s"]["speed"]
+    assert all(p["predicted_s"]["total"] <= budget_s for p in b["replans"] if p["fits"])  # spent + what is left
+    assert math.isclose(b["actual_s"]["total"], sum(v for k, v in b["actual_s"].items() if k != "total"))
+    assert mp.outcome(r).startswith("measured in ") and "Theorem 1" in mp.outcome(r)
+
+
+def test_measure_pair_checks_its_arguments_before_measuring(tiny_pair):
+    with pytest.raises(ValueError, match="prompts: expected a list of strings, got one string"):
+        mp.measure_pair(tiny_pair, prompts="w1 w2", progress=False)
+    with pytest.raises(ValueError, match="prompts"):
+        mp.measure_pair(tiny_pair, prompts=["w1", ""], progress=False)
+    for bad in (0, -5, True, math.nan):
+        with pytest.raises(ValueError, match="budget_s"):
+            mp.measure_pair(tiny_pair, budget_s=bad, progress=False)
+    with pytest.raises(ValueError, match="settings"):
+        mp.measure_pair(tiny_pair, {"runs": 2}, progress=False)
+    with pytest.raises(ValueError, match="lookaheads"):
+        mp.MeasureSettings(lookaheads=())
+    prompts = ["def f(", "import "]
+    for eps in ([0.0, -0.1], [True], [math.inf], []):
+        with pytest.raises(ValueError, match="eps_values"):
+            measure.eps_sweep(tiny_pair, prompts, eps, runs=2, max_new_tokens=2, progress=False)
+    with pytest.raises(ValueError, match="eps"):
+        measure.sample_runs(tiny_pair, prompts, runs=2, max_new_tokens=2, lookahead=2, eps=True, progress=False)
+    with pytest.raises(ValueError, match="temperature"):
+        measure.sample_runs(tiny_pair, prompts, runs=2, max_new_tokens=2, lookahead=2, temperature=True,
+                            progress=False)
+    with pytest.raises(ValueError, match="lookaheads"):
+        measure.speed_benchmark(tiny_pair, prompts, max_new_tokens=2, lookaheads=(), progress=False)
+    costs = measure.CallCosts(draft=0.1, target=1.0, verify={1: 1.1, 2: 1.2})
+    with pytest.raises(ValueError, match="K: no verification cost measured for K = 3"):
+        measure.predicted_speedup(0.5, 3, costs)
+    with pytest.raises(ValueError, match="alpha"):
+        measure.predicted_speedup(True, 2, costs)
+
+
+def test_a_file_that_is_not_json_is_named(tmp_path):
+    bad = tmp_path / "broken.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="broken.json: not a results file"):
+        mp.load_results(tmp_path)
+    bad.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="broken.json: not a results file"):
+        mp.load_results(tmp_path)
+
+
+def test_command_line_errors(capsys, tmp_path):
     with pytest.raises(SystemExit):
         mp.parse_args(["--draft", "x"])
     s = mp.settings_from(mp.parse_args(["--quick", "--runs", "10", "--tokens", "7"]))
     assert s.theorem1_runs == 10 and s.eps_runs == 2 and s.speed_tokens == s.eps_tokens == 7
     assert s.lookaheads == mp.QUICK.lookaheads
+    assert mp.parse_args([]).budget == mp.DEFAULT_BUDGET_S and mp.parse_args(["--budget", "0"]).budget is None
+    assert mp.parse_args(["--budget", "90"]).budget == 90.0
+    assert mp.settings_from(mp.parse_args(["--hf-lookaheads", ""])).hf_lookaheads == ()  # no Hugging Face
+    for argv, flag in ((["--tokens", "0"], "--tokens"), (["--runs", "0"], "--runs"), (["--runs", "1"], "--runs"),
+                       (["--prompts", "0"], "--prompts"), (["--lookaheads", ""], "--lookaheads"),
+                       (["--lookaheads", "1,0"], "--lookaheads"), (["--lookaheads", "2,2"], "--lookaheads"),
+                       (["--eps=0,-0.1"], "--eps"), (["--eps", "x"], "--eps"), (["--budget", "-1"], "--budget"),
+                       (["--budget", "nan"], "--budget"), (["--threads", "0"], "--threads")):
+        with pytest.raises(SystemExit):
+            mp.parse_args(argv)
+        assert f"argument {flag}" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # before any pair is loaded or any file written
+        mp.main(["--eps=0,-0.1", "--out", str(tmp_path)])
+    assert not list(tmp_path.iterdir())

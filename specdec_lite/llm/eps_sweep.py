@@ -7,10 +7,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..primitives import check_int
 from ..stats import mean_and_se
+from .budget import check_real
 from .engine import GenerationResult
 from .pairs import ModelPair
-from .runs import progress_bar, sample_runs
+from .runs import OnRun, check_prompts, check_run_args, progress_bar, sample_runs
 
 
 @dataclass(frozen=True)
@@ -58,12 +60,28 @@ def eps_rows(eps: float, rejection_law: str, results: list[GenerationResult]) ->
 
 def eps_sweep(pair: ModelPair, prompts: Sequence[str], eps_values: Sequence[float], *, runs: int = 10,
               max_new_tokens: int = 32, lookahead: int = 4, rejection_laws: Sequence[str] = ("opt", "uno"),
-              temperature: float = 1.0, seed: int = 0, progress: bool = True) -> list[EpsRow]:
-    """Over-acceptance ``b = min(1, (q + eps)/p)`` for each eps and rejection law (Decoding-OPT and -UNO)."""
+              temperature: float = 1.0, seed: int = 0, progress: bool = True,
+              on_run: OnRun | None = None) -> list[EpsRow]:
+    """Over-acceptance ``b = min(1, (q + eps)/p)`` for each eps and rejection law (Decoding-OPT and -UNO).
+
+    Every argument is checked before the first run.
+    """
+    if isinstance(eps_values, str) or not isinstance(eps_values, (Sequence, np.ndarray)) or not len(eps_values):
+        raise ValueError(f"eps_values: expected a non-empty list of numbers, got {eps_values!r}")
+    eps_values = [check_real(e, "eps_values") for e in eps_values]
+    if isinstance(rejection_laws, str) or not rejection_laws:
+        raise ValueError(f"rejection_laws: expected a non-empty list of law names, got {rejection_laws!r}")
+    for law in rejection_laws:
+        check_run_args(temperature, 0.0, law)
+    check_prompts(prompts)
+    check_int(runs, "runs", low=2)
+    check_int(max_new_tokens, "max_new_tokens")
+    check_int(lookahead, "lookahead")
     rows = []
     settings = [(e, law) for e in eps_values for law in rejection_laws]
     for e, law in progress_bar(settings, len(settings), "eps sweep", progress):
         res = sample_runs(pair, prompts, runs=runs, max_new_tokens=max_new_tokens, lookahead=lookahead,
-                          temperature=temperature, eps=e, rejection_law=law, seed=seed, progress=False)
+                          temperature=temperature, eps=e, rejection_law=law, seed=seed, progress=False,
+                          on_run=on_run)
         rows.append(eps_rows(e, law, [r for per_prompt in res for r in per_prompt]))
     return rows

@@ -4,7 +4,8 @@
 * :mod:`~specdec_lite.llm.theorem1`: Theorem 1 on models (observed rejections against summed TV);
 * :mod:`~specdec_lite.llm.eps_sweep`: the quality/speed trade-off of over-acceptance;
 * :mod:`~specdec_lite.llm.speed`: seconds, against autoregressive sampling and Hugging Face;
-* :mod:`~specdec_lite.llm.measure_pair`: all of them on one pair, written to a results file.
+* :mod:`~specdec_lite.llm.budget`: how much to measure, its predicted seconds, and what fits a time budget;
+* :mod:`~specdec_lite.llm.measure_pair`: all of them on one pair, in a time budget, written to a results file.
 
 Each returns plain rows of numbers (means with standard errors over runs).
 """

@@ -1,16 +1,26 @@
-"""One command measures a draft/target pair on a device and writes a results file.
+"""One command measures a draft/target pair on a device, in a time budget, and writes a results file.
 
-    python -m specdec_lite.llm.measure_pair                       # load_pair()'s choice, here
+    python -m specdec_lite.llm.measure_pair                       # load_pair()'s choice, here, in 600 s
     python -m specdec_lite.llm.measure_pair --draft EleutherAI/pythia-70m \\
-        --target EleutherAI/pythia-410m --device cuda               # any pair, any device
-    python -m specdec_lite.llm.measure_pair --quick               # fewer runs (a few minutes on a CPU)
+        --target EleutherAI/pythia-410m --device cuda --budget 300  # any pair, any device, any budget
+    python -m specdec_lite.llm.measure_pair --budget 0            # no budget: the full settings, however long
+
+A measurement first times a few calls (``calibrate``), predicts each stage's
+seconds from the calls it makes, and cuts the settings to fit the budget
+(``budget.plan_measurement``, in the order of ``budget.CUTS``); it says in one line
+what it cut before it starts, and shows one progress bar in predicted seconds
+with the time left. After each stage the stages left are planned again at the
+pace measured so far. The settings (``--runs``, ``--tokens``, ``--quick``, ...) are
+the most it measures; the budget only ever cuts them.
 
 The results file (JSON, under ``benchmarks/real_models/`` unless ``--out`` says
 otherwise, named after the device and the pair) records the device, the weights'
 dtype, the pair, the measured call costs ``c`` and ``c_K``, the acceptance rate
 ``alpha``, Theorem 1 observed against predicted, the speed-up over autoregressive
-sampling and over Hugging Face's assisted generation for several ``K``, and the
-eps sweep. Chapter 8 renders every results file committed in the repository.
+sampling and over Hugging Face's assisted generation for several ``K``, the eps
+sweep, and the budget: the calibration, the plan, the cuts, and the predicted and
+actual seconds of each stage. Chapter 8 renders every results file committed in
+the repository.
 """
 
 from __future__ import annotations
@@ -24,50 +34,48 @@ import os
 import platform
 import re
 import sys
+import time
+import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
+from ..primitives import check_int
 from ..stats import mean_and_se
+from .budget import (
+    QUICK,
+    Calibration,
+    MeasureSettings,
+    Plan,
+    check_ints,
+    check_real,
+    knob_changes,
+    plan_measurement,
+    seconds,
+    stage_seconds,
+)
+from .engine import GenerationResult, autoregressive_generate, speculative_generate
 from .eps_sweep import EpsRow, eps_sweep
 from .pairs import ModelPair, load_named_pair, load_pair
-from .runs import default_prompts, progress_bar, sample_runs
-from .speed import SpeedRow, speed_benchmark, speed_summary
+from .runs import OnRun, check_prompts, default_prompts, progress_bar, sample_runs
+from .speed import SpeedRow, hf_generate, speed_benchmark, speed_summary
 from .theorem1 import Theorem1Row, theorem1_rows
 
 #: Version of the results file's layout.
 SCHEMA = 1
 #: Where results files live, relative to the repository root.
 RESULTS_DIR = Path("benchmarks") / "real_models"
-
-
-@dataclass(frozen=True)
-class MeasureSettings:
-    """How much to measure: runs, tokens and lookaheads of each part."""
-
-    lookaheads: tuple[int, ...] = (1, 2, 4, 6, 8)
-    hf_lookaheads: tuple[int, ...] = (2, 4, 8)
-    speed_tokens: int = 48
-    speed_repeats: int = 2
-    theorem1_runs: int = 20
-    theorem1_tokens: int = 32
-    theorem1_lookahead: int = 4
-    eps_values: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.1)
-    eps_runs: int = 4
-    eps_tokens: int = 32
-    eps_lookahead: int = 4
-    prompts: int = 4
-    temperature: float = 1.0
-    seed: int = 0
-
-
-#: Fewer runs and lookaheads: a few minutes for the offline pair on a CPU.
-QUICK = MeasureSettings(lookaheads=(1, 2, 4, 6), hf_lookaheads=(2, 4), speed_tokens=32, theorem1_runs=10,
-                        eps_values=(0.0, 0.01, 0.1), eps_runs=3)
+#: The command's budget in seconds unless ``--budget`` says otherwise.
+DEFAULT_BUDGET_S = 600.0
+#: New tokens of each calibration run (at least the largest K + 1).
+CALIBRATION_TOKENS = 8
+#: The stages of a results file's ``budget`` record, in words.
+STAGE_NAMES = {"calibration": "calibration", "speed": "speed", "theorem1": "Theorem 1", "eps_sweep": "eps sweep"}
+#: The full measurement (the sizes of Chapter 8's own cells).
+FULL = MeasureSettings()
 
 
 def device_info(device: torch.device) -> dict[str, Any]:
@@ -115,13 +123,160 @@ def _row(obj: Any) -> dict[str, Any]:
     return _plain(dataclasses.asdict(obj))
 
 
-def measure_pair(pair: ModelPair, settings: MeasureSettings = MeasureSettings(), *,
-                 prompts: Sequence[str] | None = None, progress: bool = True) -> dict[str, Any]:
-    """Measure ``pair`` (speed, Theorem 1, the eps sweep) and return the results file's content."""
+def calibrate(pair: ModelPair, prompt: str, settings: MeasureSettings, *, tokens: int = CALIBRATION_TOKENS,
+              progress: bool = True) -> Calibration:
+    """Time a few short runs on ``prompt``, from which every run's seconds are predicted.
+
+    A two-token warm-up (first calls pay one-off costs), one autoregressive run, one
+    speculative run at the smallest and one at the largest ``K`` the settings use
+    (verification costs in between are interpolated), and one run of Hugging Face's
+    ``generate`` when the settings compare with it; each of ``max(tokens, K + 1)``
+    tokens. Per call: ``target`` = the autoregressive run's target seconds over its
+    target calls, ``verify[K]`` = the same for the speculative run at ``K``, ``draft``
+    = draft seconds over draft calls; ``alpha`` = accepted over drafted positions.
+    """
     s = settings
-    prompts = list(prompts if prompts is not None else default_prompts(pair))[: s.prompts]
+    ids = pair.encode(prompt)
+    Ks = s.all_lookaheads
+    n = max(tokens, Ks[-1] + 1)
+    gen = torch.Generator(device=pair.device).manual_seed(s.seed)
+    bar = progress_bar(None, 3 + (Ks[0] != Ks[-1]) + bool(s.hf_lookaheads), "timing calls", progress)
+    start = time.perf_counter()
+
+    def spec(K: int, m: int) -> GenerationResult:
+        r = speculative_generate(pair.draft, pair.target, ids, m, lookahead=K, temperature=s.temperature,
+                                 generator=gen)
+        bar.update()
+        return r
+
+    spec(1, 2)
+    ar = autoregressive_generate(pair.target, ids, n, temperature=s.temperature, generator=gen)
+    bar.update()
+    runs = {K: spec(K, n) for K in dict.fromkeys((Ks[0], Ks[-1]))}
+    hf_ratio = 1.0
+    if s.hf_lookaheads:
+        hf_ratio = hf_generate(pair, ids, n, temperature=s.temperature, seed=s.seed)[1] / ar.wall_time
+        bar.update()
+    bar.close()
+    rs = list(runs.values())
+    return Calibration(
+        target=ar.target_seconds / ar.oracle_calls,
+        draft=sum(r.draft_seconds for r in rs) / sum(r.draft_calls for r in rs),
+        verify={K: r.target_seconds / r.oracle_calls for K, r in runs.items()},
+        alpha=sum(int(r.accepted.sum()) for r in rs) / sum(int(r.drafted.sum()) for r in rs),
+        ar_overhead=max(0.0, ar.wall_time - ar.target_seconds) / len(ar.tokens),
+        round_overhead=max(0.0, sum(r.wall_time - r.target_seconds - r.draft_seconds for r in rs))
+        / sum(r.oracle_calls for r in rs),
+        hf_ratio=hf_ratio,
+        seconds=time.perf_counter() - start,
+    )
+
+
+def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s: float | None = None,
+                 prompts: Sequence[str] | None = None, progress: bool = True) -> dict[str, Any]:
+    """Measure ``pair`` (speed, Theorem 1, the eps sweep) in ``budget_s`` seconds; return the results file's content.
+
+    ``settings`` are the most to measure: a few timed calls (:func:`calibrate`)
+    predict each stage's seconds, and ``budget.plan_measurement`` cuts the settings
+    until the prediction, calibration included, fits ``budget_s`` (``None``: no
+    budget, the settings as given). After each stage the remaining stages are
+    planned again, at the pace measured so far (other work on the machine slows
+    every call). Each plan that changes the sizes is said in one line before it
+    runs; when even the smallest plan exceeds the budget a warning says so, and the
+    smallest plan is measured. ``progress``: those lines, one bar in predicted
+    seconds with the time left, and a last line with the actual seconds.
+    """
+    if not isinstance(settings, MeasureSettings):
+        raise ValueError(f"settings: expected MeasureSettings, got {type(settings).__name__}")
+    if budget_s is not None:
+        budget_s = check_real(budget_s, "budget_s", open_low=True)
+    prompts = check_prompts(prompts if prompts is not None else default_prompts(pair))[: settings.prompts]
+    requested = dataclasses.replace(settings, prompts=len(prompts))
+    calibration = calibrate(pair, prompts[0], requested, progress=progress)
+    first = plan = plan_measurement(requested, calibration, budget_s)
+    if not plan.fits:
+        warnings.warn(plan.summary() + "; measuring it anyway", stacklevel=2)
+    elif progress:
+        print(plan.summary())
+    prompts = prompts[: plan.settings.prompts]
+    out = _header(pair, plan.settings, prompts)
+    bar = progress_bar(None, sum(plan.stages.values()) * (1 + 1e-9), "measuring", progress,
+                       bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} predicted s [{elapsed}<{remaining}]")
+    pace = 1.0
+
+    def on_run(method: str, K: int, tokens: int) -> None:
+        bar.update(pace * calibration.run_seconds(method, K, tokens))
+
+    actual: dict[str, float] = {}
+    predicted: dict[str, float] = {}
+    replans = []
+    for stage, measure in (("speed", _speed), ("theorem1", _theorem1), ("eps_sweep", _eps_sweep)):
+        if actual and budget_s is not None:
+            pace, again = _replan(requested, plan, calibration, actual, budget_s)
+            replans.append({"after": list(actual)[-1], "pace": pace, **again.record()})
+            line = _again(plan, again, f"after {STAGE_NAMES[list(actual)[-1]]}, at {pace:.2f}x the predicted seconds")
+            if line and progress:
+                bar.write(line)
+            plan = again
+            bar.total = bar.n + sum(plan.stages.values()) * (1 + 1e-9)
+        bar.set_description(f"measuring ({STAGE_NAMES[stage]})")
+        predicted[stage] = plan.stages[stage]
+        t0 = time.perf_counter()
+        out.update(measure(pair, prompts, plan.settings, on_run))
+        actual[stage] = time.perf_counter() - t0
+    bar.close()
+    out["settings"] = _plain(dataclasses.asdict(plan.settings))
+    out["acceptance"]["by_lookahead"] = {
+        str(r["lookahead"]): r["acceptance_rate"] for r in out["speed"]["rows"] if r["method"] == "speculative"
+    }
+    out["budget"] = {
+        **first.record(), "cuts": [{"knob": c.knob, "from": c.before, "to": c.after} for c in plan.cuts],
+        "replans": [{k: r[k] for k in ("after", "pace", "fits", "summary", "predicted_s")} for r in replans],
+        "first_predicted_s": first.record()["predicted_s"],
+        "predicted_s": {"calibration": calibration.seconds, **predicted,
+                        "total": calibration.seconds + sum(predicted.values())},
+        "actual_s": {"calibration": calibration.seconds, **actual, "total": calibration.seconds + sum(actual.values())},
+    }
+    if progress:
+        print(outcome(out))
+    return _plain(out)
+
+
+def _replan(requested: MeasureSettings, plan: Plan, calibration: Calibration, actual: dict[str, float],
+            budget_s: float) -> tuple[float, Plan]:
+    """The stages left, planned again at the pace so far: actual over predicted seconds of the stages done."""
+    done = list(actual)
+    pace = sum(actual.values()) / sum(stage_seconds(plan.settings, calibration, done).values())
+    spent = calibration.seconds + sum(actual.values())
+    return pace, plan_measurement(requested, calibration.scaled(pace, spent), budget_s, done=done, used=plan.settings)
+
+
+def _again(before: Plan, plan: Plan, when: str) -> str:
+    """What a new plan changes, in one line (empty if nothing); a warning when it newly exceeds the budget."""
+    changes = ", ".join(map(str, knob_changes(before.settings, plan.settings)))
+    if not plan.fits and before.fits:
+        warnings.warn(f"{when}: budget {seconds(plan.budget_s)} is too small for what is left: the smallest plan "
+                      f"({changes or 'no change'}) is predicted at {seconds(plan.total_s)}; measuring it anyway",
+                      stacklevel=3)
+    return f"{when}: {changes}; predicted {seconds(plan.total_s)}" if changes else ""
+
+
+def outcome(results: dict[str, Any]) -> str:
+    """A results file's seconds in one line: actual against the first plan and the budget, and stage by stage
+    against the prediction in force when the stage started."""
+    b = results["budget"]
+    act, pred = b["actual_s"], b["predicted_s"]
+    budget = "no budget" if b["budget_s"] is None else f"budget {seconds(b['budget_s'])}"
+    stages = ", ".join(f"{STAGE_NAMES[k]} {seconds(act[k])} (predicted {seconds(pred[k])})" for k in STAGE_NAMES
+                       if k != "calibration")
+    return (f"measured in {seconds(act['total'])} (planned {seconds(b['first_predicted_s']['total'])}, {budget}; "
+            f"calibration {seconds(act['calibration'])}): {stages}")
+
+
+def _header(pair: ModelPair, s: MeasureSettings, prompts: list[str]) -> dict[str, Any]:
+    """What a results file says about the measurement before any number: when, where, which pair, which sizes."""
     models = {"draft": pair.draft, "target": pair.target}
-    out: dict[str, Any] = {
+    return {
         "schema": SCHEMA,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "device": device_info(pair.device),
@@ -136,41 +291,41 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = MeasureSettings(),
         "settings": _plain(dataclasses.asdict(s)),
         "prompts": prompts,
     }
-    stages = progress_bar(["speed", "Theorem 1", "eps sweep"], 3, "measuring the pair", progress)
-    for stage in stages:
-        if stage == "speed":
-            rows, costs = speed_benchmark(pair, prompts, max_new_tokens=s.speed_tokens, lookaheads=s.lookaheads,
-                                          hf_lookaheads=s.hf_lookaheads, repeats=s.speed_repeats,
-                                          temperature=s.temperature, seed=s.seed, progress=progress)
-            out["call_costs"] = _plain({"draft_s": costs.draft, "target_s": costs.target, "c": costs.c,
-                                        "verify_s": costs.verify,
-                                        "c_K": {K: t / costs.target for K, t in costs.verify.items()}})
-            out["speed"] = {"rows": [_row(r) for r in rows], "summary": speed_summary(rows, costs)}
-        elif stage == "Theorem 1":
-            res = sample_runs(pair, prompts, runs=s.theorem1_runs, max_new_tokens=s.theorem1_tokens,
-                              lookahead=s.theorem1_lookahead, temperature=s.temperature, seed=s.seed + 1,
-                              progress=progress, desc="Theorem 1 runs")
-            flat = [r for per_prompt in res for r in per_prompt]
-            drafted = sum(int(r.drafted.sum()) for r in flat)
-            rejections = sum(r.rejections for r in flat)
-            predicted = sum(r.predicted_rejections for r in flat)
-            diff = np.array([r.rejections - r.predicted_rejections for r in flat])
-            mean, se = mean_and_se(diff)
-            out["acceptance"] = {"alpha": 1 - rejections / drafted, "alpha_predicted": 1 - predicted / drafted,
-                                 "drafted_positions": drafted, "lookahead": s.theorem1_lookahead}
-            out["theorem1"] = _plain({
+
+
+def _speed(pair: ModelPair, prompts: list[str], s: MeasureSettings, on_run: OnRun) -> dict[str, Any]:
+    rows, costs = speed_benchmark(pair, prompts, max_new_tokens=s.speed_tokens, lookaheads=s.lookaheads,
+                                  hf=bool(s.hf_lookaheads), hf_lookaheads=s.hf_lookaheads, repeats=s.speed_repeats,
+                                  temperature=s.temperature, seed=s.seed, progress=False, on_run=on_run)
+    c_K = {K: t / costs.target for K, t in costs.verify.items()}
+    return {"call_costs": _plain({"draft_s": costs.draft, "target_s": costs.target, "c": costs.c,
+                                  "verify_s": costs.verify, "c_K": c_K}),
+            "speed": {"rows": [_row(r) for r in rows], "summary": speed_summary(rows, costs)}}
+
+
+def _theorem1(pair: ModelPair, prompts: list[str], s: MeasureSettings, on_run: OnRun) -> dict[str, Any]:
+    res = sample_runs(pair, prompts, runs=s.theorem1_runs, max_new_tokens=s.theorem1_tokens,
+                      lookahead=s.theorem1_lookahead, temperature=s.temperature, seed=s.seed + 1, progress=False,
+                      on_run=on_run)
+    flat = [r for per_prompt in res for r in per_prompt]
+    drafted = sum(int(r.drafted.sum()) for r in flat)
+    rejections = sum(r.rejections for r in flat)
+    predicted = sum(r.predicted_rejections for r in flat)
+    mean, se = mean_and_se(np.array([r.rejections - r.predicted_rejections for r in flat]))
+    return {"acceptance": {"alpha": 1 - rejections / drafted, "alpha_predicted": 1 - predicted / drafted,
+                           "drafted_positions": drafted, "lookahead": s.theorem1_lookahead},
+            "theorem1": _plain({
                 "rows": [{**_row(r), "z": r.z} for r in theorem1_rows(prompts, res)],
                 "pooled": {"runs": len(flat), "observed": rejections / len(flat), "predicted": predicted / len(flat),
                            "difference": mean, "difference_se": se, "z": mean / se if se > 0 else None},
-            })
-        else:
-            sweep = eps_sweep(pair, prompts, s.eps_values, runs=s.eps_runs, max_new_tokens=s.eps_tokens,
-                              lookahead=s.eps_lookahead, temperature=s.temperature, seed=s.seed + 2, progress=progress)
-            out["eps_sweep"] = {"rows": [_row(r) for r in sweep]}
-    out["acceptance"]["by_lookahead"] = {
-        str(r["lookahead"]): r["acceptance_rate"] for r in out["speed"]["rows"] if r["method"] == "speculative"
-    }
-    return _plain(out)
+            })}
+
+
+def _eps_sweep(pair: ModelPair, prompts: list[str], s: MeasureSettings, on_run: OnRun) -> dict[str, Any]:
+    sweep = eps_sweep(pair, prompts, s.eps_values, runs=s.eps_runs, max_new_tokens=s.eps_tokens,
+                      lookahead=s.eps_lookahead, temperature=s.temperature, seed=s.seed + 2, progress=False,
+                      on_run=on_run)
+    return {"eps_sweep": {"rows": [_row(r) for r in sweep]}}
 
 
 def _training_record(pair: ModelPair) -> dict[str, Any] | None:
@@ -219,7 +374,12 @@ def load_results(folder: str | Path | None = None) -> list[dict[str, Any]]:
     root = Path(folder) if folder is not None else repository_results_dir()
     found = []
     for path in sorted(root.glob("*.json")) if root.is_dir() else []:
-        data = json.loads(path.read_text())
+        try:
+            data = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise ValueError(f"{path}: not a results file (not valid JSON: {err})") from None
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: not a results file (a JSON {type(data).__name__}, not an object)")
         if data.get("schema") != SCHEMA:
             raise ValueError(f"{path}: results file of schema {data.get('schema')!r}, this code reads {SCHEMA}")
         found.append({**data, "file": path.name})
@@ -287,12 +447,46 @@ def results_table(results: dict[str, Any]) -> str:
             f"{html.escape(results_label(results))}</p><table>{body}</table>")
 
 
-def _ints(text: str) -> tuple[int, ...]:
-    return tuple(int(v) for v in text.split(",") if v.strip())
+def _arg(convert: Any, what: str, *, detail: bool = False) -> Any:
+    """An argparse type: ``convert(text)``; a ``ValueError`` becomes argparse's error naming the flag.
+
+    With ``detail`` the error also quotes ``convert``'s message (which value of a list is wrong).
+    """
+
+    def parse(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError as err:
+            why = f" ({str(err).split(': ', 1)[-1]})" if detail else ""
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}{why}") from None
+
+    parse.__name__ = what
+    return parse
 
 
-def _floats(text: str) -> tuple[float, ...]:
-    return tuple(float(v) for v in text.split(",") if v.strip())
+def _list(text: str, item: Any) -> tuple[Any, ...]:
+    return tuple(item(v) for v in text.split(",") if v.strip())
+
+
+def _lookaheads(empty: bool) -> Any:
+    what = "a comma-separated list of integers >= 1" + (" (empty: none)" if empty else "")
+    return _arg(lambda t: check_ints(_list(t, int), "value", empty=empty), what, detail=True)
+
+
+def _count(low: int) -> Any:
+    return _arg(lambda t: check_int(int(t), "value", low=low), f"an integer >= {low}")
+
+
+def _eps(text: str) -> tuple[float, ...]:
+    values = tuple(check_real(e, "eps") for e in _list(text, float))
+    if not values:
+        raise ValueError("no value")
+    return values
+
+
+def _budget(text: str) -> float | None:
+    value = check_real(float(text), "budget")
+    return None if value == 0 else value
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -303,15 +497,21 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: the best there is)")
     ap.add_argument("--dtype", help="weights' dtype, e.g. float16 (default: by hardware)")
     ap.add_argument("--out", default=str(RESULTS_DIR), help="folder (or .json file) for the results file")
+    ap.add_argument("--budget", type=_arg(_budget, "seconds >= 0"), default=DEFAULT_BUDGET_S, metavar="SECONDS",
+                    help=f"time budget, calibration included (default {DEFAULT_BUDGET_S:g}; 0: no budget, the "
+                         "settings as given)")
     ap.add_argument("--quick", action="store_true", help="fewer runs and lookaheads")
-    ap.add_argument("--lookaheads", type=_ints, help="K values of the speed measurement, e.g. 1,2,4,8")
-    ap.add_argument("--hf-lookaheads", type=_ints, help="K values of Hugging Face's assisted generation")
-    ap.add_argument("--eps", type=_floats, help="eps values of the sweep, e.g. 0,0.01,0.1")
-    ap.add_argument("--runs", type=int, help="runs per prompt of Theorem 1 (the eps sweep takes a fifth, at least 2)")
-    ap.add_argument("--tokens", type=int, help="new tokens per run, in every part")
-    ap.add_argument("--prompts", type=int, help="how many of the default prompts to use")
-    ap.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--lookaheads", type=_lookaheads(False), help="K values of the speed measurement, e.g. 1,2,4,8")
+    ap.add_argument("--hf-lookaheads", type=_lookaheads(True),
+                    help="K values of Hugging Face's assisted generation (empty: no Hugging Face comparison)")
+    ap.add_argument("--eps", type=_arg(_eps, "a comma-separated list of numbers >= 0", detail=True),
+                    help="eps values of the sweep, e.g. 0,0.01,0.1")
+    ap.add_argument("--runs", type=_count(2),
+                    help="runs per prompt of Theorem 1 (the eps sweep takes a fifth, at least 2)")
+    ap.add_argument("--tokens", type=_count(1), help="new tokens per run, in every part")
+    ap.add_argument("--prompts", type=_count(1), help="how many of the default prompts to use")
+    ap.add_argument("--threads", type=_count(1), help="torch intra-op threads (default: torch's)")
+    ap.add_argument("--seed", type=_count(0), default=0)
     ap.add_argument("--no-progress", action="store_true", help="no tqdm progress bars")
     args = ap.parse_args(argv)
     if (args.draft is None) != (args.target is None):
@@ -320,20 +520,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 
 def settings_from(args: argparse.Namespace) -> MeasureSettings:
-    """The settings the command line asks for (``--quick``, then each override)."""
-    s = QUICK if args.quick else MeasureSettings()
+    """The settings the command line asks for (``--quick``, then each override): the most the budget may keep."""
+    s = QUICK if args.quick else FULL
     changes: dict[str, Any] = {"seed": args.seed}
-    if args.lookaheads:
+    if args.lookaheads is not None:
         changes["lookaheads"] = args.lookaheads
     if args.hf_lookaheads is not None:
         changes["hf_lookaheads"] = args.hf_lookaheads
-    if args.eps:
+    if args.eps is not None:
         changes["eps_values"] = args.eps
-    if args.runs:
+    if args.runs is not None:
         changes.update(theorem1_runs=args.runs, eps_runs=max(2, args.runs // 5))
-    if args.tokens:
+    if args.tokens is not None:
         changes.update(speed_tokens=args.tokens, theorem1_tokens=args.tokens, eps_tokens=args.tokens)
-    if args.prompts:
+    if args.prompts is not None:
         changes["prompts"] = args.prompts
     return dataclasses.replace(s, **changes)
 
@@ -341,20 +541,23 @@ def settings_from(args: argparse.Namespace) -> MeasureSettings:
 def main(argv: Sequence[str] | None = None) -> Path:
     """Run the command: load the pair, measure it, write the results file and print where."""
     args = parse_args(argv)
-    if args.threads:
+    settings = settings_from(args)  # before anything is loaded: bad settings fail at once
+    if args.threads is not None:
         torch.set_num_threads(args.threads)
-    settings = settings_from(args)
     if args.draft is not None:
         pair = load_named_pair(args.draft, args.target, tokenizer_name=args.tokenizer, device=args.device,
                                dtype=args.dtype)
         print(f"Model pair: {pair.describe()}")
     else:
         pair = load_pair(device=args.device, dtype=args.dtype, progress=not args.no_progress)
-    results = measure_pair(pair, settings, progress=not args.no_progress)
+    results = measure_pair(pair, settings, budget_s=args.budget, progress=not args.no_progress)
     results["command"] = "python -m specdec_lite.llm.measure_pair " + " ".join(
         sys.argv[1:] if argv is None else list(argv))
     path = write_results(results, args.out)
     print(results["speed"]["summary"])
+    if args.no_progress:
+        print(results["budget"]["summary"])
+        print(outcome(results))
     print(f"results file: {path}")
     return path
 

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
 from ..primitives import check_int
+from .budget import check_real
 from .engine import GenerationResult, speculative_generate
 from .pairs import ModelPair
+from .verify import REJECTION_LAWS
+
+#: Called after each run with its method (``"speculative"``, ``"autoregressive"``, ...), ``K`` and tokens asked for.
+OnRun = Callable[[str, int, int], None]
 
 #: Prompts for the offline pair, which has only ever read Python source.
 CODE_PROMPTS = (
@@ -32,16 +37,30 @@ def default_prompts(pair: ModelPair) -> tuple[str, ...]:
     return CODE_PROMPTS if pair.source == "fallback" else TEXT_PROMPTS
 
 
-def progress_bar(iterable: Any, total: int, desc: str, progress: bool) -> Any:
+def progress_bar(iterable: Any, total: float, desc: str, progress: bool, **options: Any) -> Any:
     from tqdm.auto import tqdm
 
-    return tqdm(iterable, total=total, desc=desc, disable=not progress, mininterval=1.0)
+    return tqdm(iterable, total=total, desc=desc, disable=not progress, mininterval=1.0, **options)
+
+
+def check_prompts(prompts: Any) -> list[str]:
+    """``prompts`` as a list after checking it is a non-empty sequence of non-empty strings (not one string)."""
+    if isinstance(prompts, str):
+        raise ValueError(f"prompts: expected a list of strings, got one string {prompts[:40]!r} (wrap it in a list)")
+    if not isinstance(prompts, Sequence) or not prompts or not all(isinstance(p, str) and p for p in prompts):
+        raise ValueError(f"prompts: expected a non-empty list of non-empty strings, got {prompts!r}")
+    return list(prompts)
 
 
 def encode_prompts(pair: ModelPair, prompts: Sequence[str]) -> list[torch.Tensor]:
-    if isinstance(prompts, str) or not prompts:
-        raise ValueError("prompts: expected a non-empty list of strings")
-    return [pair.encode(p) for p in prompts]
+    return [pair.encode(p) for p in check_prompts(prompts)]
+
+
+def check_run_args(temperature: Any, eps: Any = 0.0, rejection_law: str = "opt") -> tuple[float, float]:
+    """Temperature and eps as floats after checking them (finite, >= 0, not bools), and the rejection law."""
+    if rejection_law not in REJECTION_LAWS:
+        raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law!r}")
+    return check_real(temperature, "temperature"), check_real(eps, "eps")
 
 
 def sample_runs(
@@ -57,9 +76,14 @@ def sample_runs(
     seed: int = 0,
     progress: bool = True,
     desc: str = "speculative runs",
+    on_run: OnRun | None = None,
 ) -> list[list[GenerationResult]]:
     """``runs`` independent speculative generations per prompt (one seeded generator for all)."""
     runs = check_int(runs, "runs", low=2)
+    max_new_tokens = check_int(max_new_tokens, "max_new_tokens")
+    lookahead = check_int(lookahead, "lookahead")
+    temperature, eps = check_run_args(temperature, eps, rejection_law)
+    seed = check_int(seed, "seed", low=0)
     ids = encode_prompts(pair, prompts)
     gen = torch.Generator(device=pair.device).manual_seed(seed)
     out: list[list[GenerationResult]] = [[] for _ in ids]
@@ -68,4 +92,6 @@ def sample_runs(
         out[i].append(speculative_generate(pair.draft, pair.target, ids[i], max_new_tokens, lookahead=lookahead,
                                            temperature=temperature, eps=eps, rejection_law=rejection_law,
                                            generator=gen))
+        if on_run is not None:
+            on_run("speculative", lookahead, max_new_tokens)
     return out

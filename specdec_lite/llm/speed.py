@@ -12,9 +12,10 @@ import torch
 
 from ..lookahead import expected_tokens_per_call
 from ..primitives import check_int
+from .budget import WARMUP_TOKENS, check_ints, check_real
 from .engine import autoregressive_generate, speculative_generate
 from .pairs import ModelPair
-from .runs import encode_prompts, progress_bar
+from .runs import OnRun, check_run_args, encode_prompts, progress_bar
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,10 @@ def predicted_speedup(alpha: float, K: int, costs: CallCosts) -> float:
     ``E[tokens per round] = (1 - alpha^(K+1)) / (1 - alpha)`` (``lookahead.expected_tokens_per_call``);
     with ``t_verify = t_target`` this is ``lookahead.iid_speedup(alpha, K, c)``.
     """
+    alpha = check_real(alpha, "alpha", high=1.0)
+    K = check_int(K, "K")
+    if K not in costs.verify:
+        raise ValueError(f"K: no verification cost measured for K = {K} (measured: {sorted(costs.verify)})")
     return float(expected_tokens_per_call(alpha, K)) * costs.target / (K * costs.draft + costs.verify[K])
 
 
@@ -49,7 +54,10 @@ def hf_generate(pair: ModelPair, prompt: torch.Tensor, max_new_tokens: int, *, l
     confidence early-stop off, so that it matches ``speculative_generate``.
     Returns the new tokens and the wall time.
     """
-    torch.manual_seed(seed)
+    max_new_tokens = check_int(max_new_tokens, "max_new_tokens")
+    lookahead = None if lookahead is None else check_int(lookahead, "lookahead")
+    temperature, _ = check_run_args(temperature)
+    torch.manual_seed(check_int(seed, "seed", low=0))
     kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens,
                                   pad_token_id=pair.tokenizer.eos_token_id)
     kwargs.update(dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0
@@ -97,7 +105,7 @@ class SpeedRow:
 def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: int = 48,
                     lookaheads: Sequence[int] = (1, 2, 3, 4, 6, 8), repeats: int = 3, temperature: float = 1.0,
                     hf: bool = True, hf_lookaheads: Sequence[int] | None = None, seed: int = 0,
-                    progress: bool = True) -> tuple[list[SpeedRow], CallCosts]:
+                    progress: bool = True, on_run: OnRun | None = None) -> tuple[list[SpeedRow], CallCosts]:
     """Wall-clock of autoregressive vs speculative sampling (ours for each K, and Hugging Face's).
 
     Each (prompt, method) run is seeded, so repeating it redoes exactly the same
@@ -108,11 +116,16 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
     Returns the rows and the call costs *measured inside these runs* (time in the
     models' forward passes per call: the draft's, the target's on one token in
     autoregressive decoding, and on ``K + 1`` tokens when verifying), from which
-    each speculative row's ``predicted_speedup`` is computed.
+    each speculative row's ``predicted_speedup`` is computed. ``on_run`` is called after
+    every run (warm-up and repetitions included).
     """
     repeats = check_int(repeats, "repeats")
+    max_new_tokens = check_int(max_new_tokens, "max_new_tokens")
+    temperature, _ = check_run_args(temperature)
+    seed = check_int(seed, "seed", low=0)
+    lookaheads = list(check_ints(lookaheads, "lookaheads"))
+    hf_ks = lookaheads if hf_lookaheads is None else list(check_ints(hf_lookaheads, "hf_lookaheads", empty=True))
     ids = encode_prompts(pair, prompts)
-    hf_ks = list(lookaheads) if hf_lookaheads is None else list(hf_lookaheads)
     methods: list[tuple[str, int]] = [("autoregressive", 0)] + [("speculative", K) for K in lookaheads]
     if hf:
         methods += [("HF autoregressive", 0)] + [("HF assisted", K) for K in hf_ks]
@@ -133,7 +146,11 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
         else:
             out, t = hf_generate(pair, prompt, n, lookahead=K or None, temperature=temperature, seed=s)
             tokens[method] += len(out)
+            if on_run is not None:
+                on_run(name, K, n)
             return t, math.nan, math.nan
+        if on_run is not None:
+            on_run(name, K, n)
         tokens[method] += len(r.tokens)
         accepted[method] += int(r.accepted.sum())
         drafted[method] += int(r.drafted.sum())
@@ -142,7 +159,7 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
         return r.wall_time, r.target_seconds, r.draft_seconds
 
     for m in methods:  # warm-up (first calls pay one-off costs)
-        run(m, ids[0], 4, seed)
+        run(m, ids[0], WARMUP_TOKENS, seed)
     for m in methods:
         tokens[m], accepted[m], drafted[m], calls[m], d_calls[m] = 0, 0, 0, 0, 0
     jobs = [(i, m) for i in range(len(ids)) for m in methods]

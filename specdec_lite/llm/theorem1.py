@@ -11,7 +11,7 @@ import numpy as np
 from ..stats import mean_and_se
 from .engine import GenerationResult
 from .pairs import ModelPair
-from .runs import sample_runs
+from .runs import OnRun, sample_runs
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,8 @@ def theorem1_rows(prompts: Sequence[str], results: list[list[GenerationResult]])
 
 def theorem1_check(pair: ModelPair, prompts: Sequence[str], *, runs: int = 40, max_new_tokens: int = 32,
                    lookahead: int = 4, temperature: float = 1.0, seed: int = 0,
-                   progress: bool = True) -> list[Theorem1Row]:
+                   progress: bool = True, on_run: OnRun | None = None) -> list[Theorem1Row]:
     """Run speculative decoding ``runs`` times per prompt and compare rejections with summed TV."""
     res = sample_runs(pair, prompts, runs=runs, max_new_tokens=max_new_tokens, lookahead=lookahead,
-                      temperature=temperature, seed=seed, progress=progress, desc="Theorem 1 runs")
+                      temperature=temperature, seed=seed, progress=progress, desc="Theorem 1 runs", on_run=on_run)
     return theorem1_rows(prompts, res)

@@ -1,0 +1,431 @@
+"""How much to measure, what it costs, and what fits in a time budget.
+
+Measuring a pair is three stages of engine runs (``measure_pair``): the speed
+benchmark, the Theorem 1 runs and the eps sweep. Their cost is predicted from a
+few timed calls (:class:`Calibration`). An autoregressive run of ``T`` tokens makes
+``T`` target calls. A speculative run with lookahead ``K`` makes ``m(T)`` rounds, each
+one verification call on up to ``K + 1`` tokens after up to ``K`` draft calls, where
+``m`` and the draft calls are their expectations when acceptances are i.i.d. with
+rate ``alpha`` (:func:`expected_calls`, Chapter 7's horizon included).
+
+:func:`plan_measurement` cuts the settings, knob by knob in the order of
+:data:`CUTS` and each down to its floor, until the predicted seconds fit the budget,
+then gives back the integer knobs (:data:`REFILLS`), the last cut first, while they
+still fit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..primitives import check_int
+
+#: Rejection laws of the eps sweep (Decoding-OPT and Decoding-UNO): each eps value is measured with both.
+EPS_LAWS = ("opt", "uno")
+#: Tokens of the speed benchmark's warm-up run of each method.
+WARMUP_TOKENS = 4
+#: The stages of a measurement, in the order they run.
+STAGES = ("speed", "theorem1", "eps_sweep")
+
+
+def check_real(value: Any, name: str, *, low: float = 0.0, high: float | None = None, open_low: bool = False) -> float:
+    """``value`` as a ``float`` after checking it is a finite real number (not a bool) in ``[low, high]``.
+
+    With ``open_low`` the lower end is excluded (``value > low``). The error names the argument.
+    """
+    real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+    x = float(value) if real else math.nan
+    below = x <= low if open_low else x < low
+    if not math.isfinite(x) or below or (high is not None and x > high):
+        bound = f"> {low:g}" if open_low else f">= {low:g}"
+        bound += "" if high is None else f" and <= {high:g}"
+        raise ValueError(f"{name}: must be a finite number {bound}, got {value!r}")
+    return x
+
+
+def _values(values: Any, name: str) -> tuple[Any, ...]:
+    if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+        raise ValueError(f"{name}: expected a sequence (a list or tuple), got {values!r}")
+    return tuple(values.tolist() if isinstance(values, np.ndarray) else values)
+
+
+def check_ints(values: Any, name: str, *, empty: bool = False) -> tuple[int, ...]:
+    """``values`` as a tuple after checking they are distinct integers >= 1 (at least one unless ``empty``)."""
+    out = tuple(check_int(v, name) for v in _values(values, name))
+    if not out and not empty:
+        raise ValueError(f"{name}: must hold at least one value")
+    if len(set(out)) < len(out):
+        raise ValueError(f"{name}: values must be distinct, got {values!r}")
+    return out
+
+
+@dataclass(frozen=True)
+class MeasureSettings:
+    """How much to measure: runs, tokens and lookaheads of each stage (checked at construction).
+
+    ``hf_lookaheads``: the lookaheads of Hugging Face's assisted generation; empty
+    means no comparison with Hugging Face at all.
+    """
+
+    lookaheads: tuple[int, ...] = (1, 2, 4, 6, 8)
+    hf_lookaheads: tuple[int, ...] = (2, 4, 8)
+    speed_tokens: int = 48
+    speed_repeats: int = 2
+    theorem1_runs: int = 20
+    theorem1_tokens: int = 32
+    theorem1_lookahead: int = 4
+    eps_values: tuple[float, ...] = (0.0, 0.003, 0.01, 0.03, 0.1)
+    eps_runs: int = 4
+    eps_tokens: int = 32
+    eps_lookahead: int = 4
+    prompts: int = 4
+    temperature: float = 1.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        put = object.__setattr__
+        put(self, "lookaheads", check_ints(self.lookaheads, "lookaheads"))
+        put(self, "hf_lookaheads", check_ints(self.hf_lookaheads, "hf_lookaheads", empty=True))
+        eps = tuple(check_real(e, "eps_values") for e in _values(self.eps_values, "eps_values"))
+        if not eps or len(set(eps)) < len(eps):
+            raise ValueError(f"eps_values: expected at least one value, all distinct, got {self.eps_values!r}")
+        put(self, "eps_values", eps)
+        for name, low in (("speed_tokens", 1), ("speed_repeats", 1), ("theorem1_runs", 2), ("theorem1_tokens", 1),
+                          ("theorem1_lookahead", 1), ("eps_runs", 2), ("eps_tokens", 1), ("eps_lookahead", 1),
+                          ("prompts", 1), ("seed", 0)):
+            put(self, name, check_int(getattr(self, name), name, low=low))
+        put(self, "temperature", check_real(self.temperature, "temperature"))
+
+    @property
+    def all_lookaheads(self) -> tuple[int, ...]:
+        """Every ``K`` some stage runs, sorted."""
+        return tuple(sorted({*self.lookaheads, *self.hf_lookaheads, self.theorem1_lookahead, self.eps_lookahead}))
+
+
+#: Fewer runs and lookaheads.
+QUICK = MeasureSettings(lookaheads=(1, 2, 4, 6), hf_lookaheads=(2, 4), speed_tokens=32, theorem1_runs=10,
+                        eps_values=(0.0, 0.01, 0.1), eps_runs=3)
+
+
+@lru_cache(maxsize=4096)
+def expected_calls(alpha: float, K: int, T: int) -> tuple[float, float]:
+    """Expected (rounds, draft calls) of a speculative run of ``T`` tokens, acceptances i.i.d. Bernoulli(alpha).
+
+    With ``t`` tokens to go a round drafts ``k = min(K, t)`` tokens; its first rejection
+    at draft ``g`` (probability ``alpha^(g-1) (1 - alpha)``) emits ``g`` tokens, and if all
+    ``k`` are accepted it emits ``k + 1`` (``k`` when ``k = t``). The rounds are
+    ``lookahead.iid_expected_oracle_calls``.
+    """
+    a = check_real(alpha, "alpha", high=1.0)
+    K, T = check_int(K, "K"), check_int(T, "T", low=0)
+    rounds, drafts = np.zeros(T + 1), np.zeros(T + 1)
+    for t in range(1, T + 1):
+        k = min(K, t)
+        g = np.arange(1, k + 1)
+        w = a ** (g - 1) * (1 - a)
+        rest = t - k - 1 if k < t else 0
+        rounds[t] = 1.0 + w @ rounds[t - g] + a**k * rounds[rest]
+        drafts[t] = k + w @ drafts[t - g] + a**k * drafts[rest]
+    return float(rounds[T]), float(drafts[T])
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Seconds measured on a few short runs, from which the cost of every run is predicted.
+
+    ``target``: one target call of autoregressive decoding; ``draft``: one draft call;
+    ``verify[K]``: one verification call with lookahead ``K`` (between measured values
+    of ``K``, interpolated linearly); ``ar_overhead``: the engine's own work per
+    autoregressive token; ``round_overhead``: per speculative round; ``hf_ratio``:
+    Hugging Face's ``generate`` over our autoregressive loop for the same tokens;
+    ``alpha``: the acceptance rate; ``seconds``: the calibration's own wall time.
+    """
+
+    target: float
+    draft: float
+    verify: dict[int, float]
+    alpha: float
+    ar_overhead: float = 0.0
+    round_overhead: float = 0.0
+    hf_ratio: float = 1.0
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        for name in ("target", "draft", "ar_overhead", "round_overhead", "hf_ratio", "seconds"):
+            check_real(getattr(self, name), name)
+        check_real(self.alpha, "alpha", high=1.0)
+        if not self.verify:
+            raise ValueError("verify: needs the seconds of at least one verification call")
+        object.__setattr__(self, "verify", {check_int(K, "verify"): check_real(t, f"verify[{K}]")
+                                            for K, t in sorted(self.verify.items())})
+
+    def verify_seconds(self, K: int) -> float:
+        """Seconds of one verification call with lookahead ``K`` (linear between the measured ``K``)."""
+        Ks = list(self.verify)
+        if not Ks[0] <= K <= Ks[-1]:
+            raise ValueError(f"K: no verification cost measured for K = {K} (measured: {Ks[0]} .. {Ks[-1]})")
+        return float(np.interp(K, Ks, [self.verify[k] for k in Ks]))
+
+    def run_seconds(self, method: str, K: int, tokens: int) -> float:
+        """Predicted seconds of one run of ``method`` (a speed benchmark method name) generating ``tokens``."""
+        if method in ("autoregressive", "HF autoregressive"):
+            t = tokens * (self.target + self.ar_overhead)
+        elif method in ("speculative", "HF assisted"):
+            rounds, drafts = expected_calls(self.alpha, K, tokens)
+            t = rounds * (self.verify_seconds(K) + self.round_overhead) + drafts * self.draft
+        else:
+            raise ValueError(f"method: unknown method {method!r}")
+        return t * self.hf_ratio if method.startswith("HF") else t
+
+    def scaled(self, pace: float, seconds: float) -> Calibration:
+        """Every call ``pace`` times as long (the pace measured so far), with ``seconds`` spent."""
+        f = check_real(pace, "pace", open_low=True)
+        return dataclasses.replace(self, target=f * self.target, draft=f * self.draft,
+                                   verify={K: f * t for K, t in self.verify.items()}, ar_overhead=f * self.ar_overhead,
+                                   round_overhead=f * self.round_overhead, seconds=seconds)
+
+    def record(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def speed_methods(s: MeasureSettings) -> list[tuple[str, int]]:
+    """The speed benchmark's methods: ours, then Hugging Face's when ``hf_lookaheads`` is not empty."""
+    methods = [("autoregressive", 0)] + [("speculative", K) for K in s.lookaheads]
+    if s.hf_lookaheads:
+        methods += [("HF autoregressive", 0)] + [("HF assisted", K) for K in s.hf_lookaheads]
+    return methods
+
+
+def stage_seconds(s: MeasureSettings, cal: Calibration, stages: Sequence[str] = STAGES) -> dict[str, float]:
+    """Predicted seconds of each of ``stages``: the runs it makes, times each run's predicted cost.
+
+    speed: per method a warm-up run, then ``prompts x repeats`` runs; Theorem 1:
+    ``prompts x runs``; eps sweep: ``eps values x 2 laws x prompts x runs``.
+    """
+    speed = sum(cal.run_seconds(m, K, WARMUP_TOKENS)
+                + s.prompts * s.speed_repeats * cal.run_seconds(m, K, s.speed_tokens) for m, K in speed_methods(s))
+    theorem1 = s.prompts * s.theorem1_runs * cal.run_seconds("speculative", s.theorem1_lookahead, s.theorem1_tokens)
+    eps = (len(s.eps_values) * len(EPS_LAWS) * s.prompts * s.eps_runs
+           * cal.run_seconds("speculative", s.eps_lookahead, s.eps_tokens))
+    return {k: v for k, v in {"speed": speed, "theorem1": theorem1, "eps_sweep": eps}.items() if k in stages}
+
+
+#: The order of the cuts: each knob is lowered one notch at a time, down to its floor, until the plan fits.
+#: Repetitions only filter out other work on the machine; the sweep's losses are exact per position (runs only
+#: average over texts); Hugging Face is a comparison, not a result of the book; Theorem 1 keeps its runs longest
+#: (a standard error per prompt needs two).
+CUTS: tuple[tuple[str, int], ...] = (
+    ("speed_repeats", 1),
+    ("eps_runs", 2),
+    ("hf_lookaheads", 1),  # the K nearest Theorem 1's
+    ("eps_values", 3),  # the smallest, a middle one and the largest
+    ("lookaheads", 3),  # the smallest, Theorem 1's K and the largest
+    ("theorem1_runs", 8),
+    ("tokens", 16),  # every stage's tokens per run
+    ("hf_lookaheads", 0),  # no comparison with Hugging Face
+    ("lookaheads", 2),
+    ("eps_values", 2),
+    ("prompts", 2),
+    ("theorem1_runs", 4),
+    ("prompts", 1),
+    ("tokens", 8),
+    ("theorem1_runs", 2),
+)
+#: The knobs given back after the cuts, one notch at a time, the last cut first, while the plan still fits.
+REFILLS = ("tokens", "theorem1_runs", "prompts", "eps_runs", "speed_repeats")
+TOKEN_FIELDS = ("speed_tokens", "theorem1_tokens", "eps_tokens")
+#: The stage each knob sizes (``prompts``: every stage).
+KNOB_STAGES = {"speed_repeats": "speed", "hf_lookaheads": "speed", "lookaheads": "speed", "speed_tokens": "speed",
+               "theorem1_runs": "theorem1", "theorem1_tokens": "theorem1", "eps_runs": "eps_sweep",
+               "eps_values": "eps_sweep", "eps_tokens": "eps_sweep", "prompts": "every stage"}
+#: How each knob is named in the one-line summary.
+KNOB_NAMES = {"speed_repeats": "speed repeats", "eps_runs": "eps runs", "hf_lookaheads": "HF lookaheads",
+              "eps_values": "eps values", "lookaheads": "lookaheads", "theorem1_runs": "Theorem 1 runs",
+              "prompts": "prompts", "speed_tokens": "speed tokens", "theorem1_tokens": "Theorem 1 tokens",
+              "eps_tokens": "eps tokens"}
+
+
+def _drop_order(s: MeasureSettings, knob: str) -> list[Any]:
+    """Which values a thinned knob loses first."""
+    values = getattr(s, knob)
+    ref = s.theorem1_lookahead
+    lo, hi = min(values), max(values)
+    if knob == "hf_lookaheads":  # keep the one nearest Theorem 1's K
+        return sorted(values, key=lambda K: (-abs(K - ref), -K))
+    if knob == "lookaheads":  # interior ones from the largest down, then the largest
+        keep = {lo, hi, ref}
+        ends = [K for K in dict.fromkeys((hi, lo)) if K != ref]
+        return sorted((K for K in values if K not in keep), reverse=True) + ends
+    ranked = sorted(values)  # eps values: interior ones farthest from the middle first, then the largest
+    mid = (len(ranked) - 1) / 2
+    interior = sorted(range(1, len(ranked) - 1), key=lambda i: (-abs(i - mid), -ranked[i]))
+    return list(dict.fromkeys([ranked[i] for i in interior] + [hi, lo]))
+
+
+def _notches(s: MeasureSettings, knob: str, floor: int,
+             tokens: Sequence[str] = TOKEN_FIELDS) -> Iterator[MeasureSettings]:
+    """Settings with ``knob`` lowered one notch at a time, down to ``floor`` (``tokens``: the token fields it cuts)."""
+    if knob == "tokens":
+        for v in range(max(getattr(s, f) for f in tokens) - 1, floor - 1, -1):
+            yield dataclasses.replace(s, **{f: min(getattr(s, f), v) for f in tokens})
+    elif knob in ("lookaheads", "hf_lookaheads", "eps_values"):
+        values = list(getattr(s, knob))
+        for drop in _drop_order(s, knob):
+            if len(values) <= floor:
+                break
+            values.remove(drop)
+            yield dataclasses.replace(s, **{knob: tuple(values)})
+    else:
+        for v in range(getattr(s, knob) - 1, floor - 1, -1):
+            yield dataclasses.replace(s, **{knob: v})
+
+
+def seconds(x: float) -> str:
+    """Seconds for a one-line summary: whole seconds from 10 s, two significant digits below."""
+    return f"{x:,.0f} s" if x >= 10 else f"{x:.2g} s"
+
+
+def _raises(s: MeasureSettings, requested: MeasureSettings, knob: str,
+            tokens: Sequence[str] = TOKEN_FIELDS) -> Iterator[MeasureSettings]:
+    """Settings with the integer ``knob`` raised one notch at a time, back up to its ``requested`` value."""
+    if knob == "tokens":
+        top = max(getattr(requested, f) for f in tokens)
+        for v in range(max(getattr(s, f) for f in tokens) + 1, top + 1):
+            yield dataclasses.replace(s, **{f: min(getattr(requested, f), v) for f in tokens})
+    else:
+        for v in range(getattr(s, knob) + 1, getattr(requested, knob) + 1):
+            yield dataclasses.replace(s, **{knob: v})
+
+
+@dataclass(frozen=True)
+class Cut:
+    """One knob of the settings, as requested and as planned (``tokens``: the three token counts)."""
+
+    knob: str
+    before: Any
+    after: Any
+
+    def __str__(self) -> str:
+        if self.knob == "hf_lookaheads" and not self.after:
+            return "no Hugging Face comparison"
+        if self.knob == "tokens" and isinstance(self.before, tuple):  # speed, Theorem 1, eps
+            return f"tokens {'/'.join(map(str, self.before))}→{self.after}"
+
+        def size(v: Any) -> Any:
+            return len(v) if isinstance(v, tuple) else v
+
+        return f"{KNOB_NAMES.get(self.knob, self.knob)} {size(self.before)}→{size(self.after)}"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The settings that fit a budget: what was asked, what will run, what it is predicted to cost, what was cut.
+
+    ``stages``: predicted seconds of each stage; ``total_s``: those plus the calibration's seconds.
+    """
+
+    requested: MeasureSettings
+    settings: MeasureSettings
+    calibration: Calibration
+    budget_s: float | None
+    stages: dict[str, float]
+    cuts: tuple[Cut, ...] = field(default=())
+
+    @property
+    def total_s(self) -> float:
+        return self.calibration.seconds + sum(self.stages.values())
+
+    @property
+    def fits(self) -> bool:
+        return self.budget_s is None or self.total_s <= self.budget_s
+
+    def summary(self) -> str:
+        """The plan in one line: the budget, what was cut, and the predicted seconds."""
+        cut = ", ".join(map(str, self.cuts)) or "nothing cut"
+        if self.budget_s is None:
+            return f"no time budget: the settings as given; predicted {seconds(self.total_s)}"
+        if not self.fits:
+            return (f"budget {seconds(self.budget_s)} is too small for this pair on this machine: the smallest "
+                    f"measurement ({cut}) is predicted at {seconds(self.total_s)}")
+        return f"budget {seconds(self.budget_s)}: {cut}; predicted {seconds(self.total_s)}"
+
+    def record(self) -> dict[str, Any]:
+        """The plan for a results file (``predicted_s``: the seconds spent when it was made, then each stage's)."""
+        return {"budget_s": self.budget_s, "fits": self.fits, "summary": self.summary(),
+                "requested": dataclasses.asdict(self.requested), "calibration": self.calibration.record(),
+                "cuts": [{"knob": c.knob, "from": c.before, "to": c.after} for c in self.cuts],
+                "predicted_s": {"spent": self.calibration.seconds, **self.stages, "total": self.total_s}}
+
+
+def knob_changes(requested: MeasureSettings, planned: MeasureSettings) -> tuple[Cut, ...]:
+    """The knobs that differ, in the order of :data:`CUTS` (the three token counts as one when they agree)."""
+    order = [f for knob, _ in CUTS for f in (TOKEN_FIELDS if knob == "tokens" else (knob,))]
+    cuts = [Cut(f, getattr(requested, f), getattr(planned, f)) for f in dict.fromkeys(order)
+            if getattr(requested, f) != getattr(planned, f)]
+    tokens = [c for c in cuts if c.knob in TOKEN_FIELDS]
+    if len(tokens) == 3 and len({c.after for c in tokens}) == 1:
+        at = cuts.index(tokens[0])
+        cuts = [c for c in cuts if c.knob not in TOKEN_FIELDS]
+        before = tuple(c.before for c in tokens)
+        cuts.insert(at, Cut("tokens", before[0] if len(set(before)) == 1 else before, tokens[0].after))
+    return tuple(cuts)
+
+
+def plan_measurement(settings: MeasureSettings, calibration: Calibration, budget_s: float | None, *,
+                     done: Sequence[str] = (), used: MeasureSettings | None = None) -> Plan:
+    """The largest settings, cut in the order of :data:`CUTS`, whose predicted seconds fit ``budget_s``.
+
+    The calibration's own seconds count against the budget. Each knob is lowered
+    one notch at a time and the next knob is touched only when this one reaches its
+    floor. A coarse last notch (one prompt fewer) can leave seconds unused: the
+    integer knobs cut on the way (:data:`REFILLS`) are then given back one notch at
+    a time, the last cut first, while the plan still fits. ``budget_s=None`` keeps
+    the settings as given. When even the smallest settings do not fit, the plan
+    holds them and ``fits`` is False.
+
+    Planning again during a measurement: ``done`` names the stages already measured,
+    ``used`` the settings they were measured with (their knobs and ``prompts`` stay as
+    used), and ``calibration.seconds`` the seconds spent so far.
+    """
+    if not isinstance(settings, MeasureSettings):
+        raise ValueError(f"settings: expected MeasureSettings, got {type(settings).__name__}")
+    if budget_s is not None:
+        budget_s = check_real(budget_s, "budget_s", open_low=True)
+    if isinstance(done, str) or not set(done) <= set(STAGES):
+        raise ValueError(f"done: expected a list of stages among {STAGES}, got {done!r}")
+    if done and not isinstance(used, MeasureSettings):
+        raise ValueError("used: the settings the stages in done were measured with are needed")
+    left = [stage for stage in STAGES if stage not in done]
+    frozen = {k for k, stage in KNOB_STAGES.items() if done and (stage in done or k == "prompts")}
+    tokens = [f for f in TOKEN_FIELDS if f not in frozen]
+    start = dataclasses.replace(settings, **{k: getattr(used, k) for k in frozen})
+
+    def total(s: MeasureSettings) -> float:
+        return calibration.seconds + sum(stage_seconds(s, calibration, left).values())
+
+    s, cut = start, []
+    if budget_s is not None:
+        for knob, floor in CUTS:
+            if total(s) <= budget_s:
+                break
+            if knob in frozen or (knob == "tokens" and not tokens):
+                continue
+            for notch in _notches(s, knob, floor, tokens):
+                s = notch  # the last notch tried is the plan
+                cut.append(knob)
+                if total(s) <= budget_s:
+                    break
+        for knob in dict.fromkeys(reversed(cut)):  # each knob once, by its last cut, the last first
+            for notch in _raises(s, settings, knob, tokens) if knob in REFILLS and total(s) <= budget_s else ():
+                if total(notch) > budget_s:
+                    break
+                s = notch
+    return Plan(settings, s, calibration, budget_s, stage_seconds(s, calibration, left),
+                knob_changes(settings, s))
