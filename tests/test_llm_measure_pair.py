@@ -211,3 +211,25 @@ def test_command_line_errors(capsys, tmp_path):
     with pytest.raises(SystemExit):  # before any pair is loaded or any file written
         mp.main(["--eps=0,-0.1", "--out", str(tmp_path)])
     assert not list(tmp_path.iterdir())
+
+
+def test_a_padded_pair_is_measured_without_hugging_faces_assisted_generation(tiny_pair_dirs, capsys):
+    """A draft with more logits than the target (a padded table): our engine measures it, Hugging Face's refuses it."""
+    torch.manual_seed(2)
+    padded = tiny_pair_dirs / "padded-draft"
+    cfg = transformers.GPTNeoXConfig(vocab_size=320, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=32, max_position_embeddings=128)
+    transformers.GPTNeoXForCausalLM(cfg).save_pretrained(padded)
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        pair = load_named_pair(padded, tiny_pair_dirs / "target", device="cpu")
+        settings = mp.MeasureSettings(lookaheads=(1, 2), hf_lookaheads=(2,), speed_tokens=4, speed_repeats=1,
+                                      theorem1_runs=2, theorem1_tokens=4, eps_values=(0.0,), eps_runs=2,
+                                      eps_tokens=4, prompts=1)
+        r = mp.measure_pair(pair, settings, progress=True)
+    finally:
+        torch.set_num_threads(before)
+    assert "refuses a pair whose numbers of logits differ (draft 320, target" in capsys.readouterr().out
+    assert {row["method"] for row in r["speed"]["rows"]} == {"autoregressive", "speculative"}
+    assert r["settings"]["hf_lookaheads"] == [] and r["theorem1"]["pooled"]["runs"] == 2

@@ -45,6 +45,7 @@ import torch
 
 from ..primitives import check_int
 from ..stats import mean_and_se
+from ._hf import vocab_size
 from .budget import (
     QUICK,
     Calibration,
@@ -191,6 +192,11 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s:
     if budget_s is not None:
         budget_s = check_real(budget_s, "budget_s", open_low=True)
     prompts = check_prompts(prompts if prompts is not None else default_prompts(pair))[: settings.prompts]
+    if settings.hf_lookaheads and vocab_size(pair.draft) != vocab_size(pair.target):
+        if progress:
+            print(f"Hugging Face's assisted generation refuses a pair whose numbers of logits differ (draft "
+                  f"{vocab_size(pair.draft)}, target {vocab_size(pair.target)}): measured without it")
+        settings = dataclasses.replace(settings, hf_lookaheads=())
     requested = dataclasses.replace(settings, prompts=len(prompts))
     calibration = calibrate(pair, prompts[0], requested, progress=progress)
     first = plan = plan_measurement(requested, calibration, budget_s)

@@ -69,6 +69,12 @@ def hf_generate(pair: ModelPair, prompt: torch.Tensor, max_new_tokens: int, *, l
         gc.num_assistant_tokens, gc.num_assistant_tokens_schedule = lookahead, "constant"
         gc.assistant_confidence_threshold = 0.0
         kwargs["assistant_model"] = pair.draft
+    # Assisted generation calls the assistant's own generate with a generation config and
+    # arguments together, and transformers warns about that call of its own, not about ours.
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
     try:
         ids = prompt[None, :]
         t0 = time.perf_counter()
@@ -76,6 +82,7 @@ def hf_generate(pair: ModelPair, prompt: torch.Tensor, max_new_tokens: int, *, l
             out = pair.target.generate(input_ids=ids, attention_mask=torch.ones_like(ids), **kwargs)
         wall = time.perf_counter() - t0
     finally:
+        hf_logging.set_verbosity(verbosity)
         for k, v in saved.items():
             setattr(gc, k, v)
     return out[0, ids.shape[1]:].cpu(), wall
