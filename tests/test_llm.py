@@ -298,6 +298,8 @@ def test_vocabulary_mismatch_is_a_clear_error(tmp_path):
         (dict(temperature=-1.0), "temperature"),
         (dict(temperature=float("nan")), "temperature"),
         (dict(eps=-0.1), "eps"),
+        (dict(eps=True), "eps"),  # a bool is not a number
+        (dict(temperature=True), "temperature"),
         (dict(rejection_law="best"), "rejection_law"),
         (dict(input_ids=[]), "input_ids"),
         (dict(input_ids=[[1, 2], [3, 4]]), "input_ids"),

@@ -120,7 +120,8 @@ class GenerationResult:
 
 
 def _check_temperature(temperature: Any) -> float:
-    t = float(temperature) if isinstance(temperature, (int, float, np.floating)) else math.nan
+    number = isinstance(temperature, (int, float, np.integer, np.floating)) and not isinstance(temperature, bool)
+    t = float(temperature) if number else math.nan
     if not math.isfinite(t) or t < 0:
         raise ValueError(f"temperature: must be a finite number >= 0 (0 = greedy), got {temperature!r}")
     return t
@@ -395,7 +396,8 @@ def speculative_generate(
     m = check_int(max_new_tokens, "max_new_tokens")
     K = check_int(lookahead, "lookahead")
     temperature = _check_temperature(temperature)
-    eps_f = float(eps) if isinstance(eps, (int, float, np.floating)) else math.nan
+    number = isinstance(eps, (int, float, np.integer, np.floating)) and not isinstance(eps, bool)
+    eps_f = float(eps) if number else math.nan
     if not math.isfinite(eps_f) or eps_f < 0:
         raise ValueError(f"eps: must be a finite number >= 0, got {eps!r}")
     if rejection_law not in REJECTION_LAWS:
