@@ -1,4 +1,8 @@
-"""Small statistics the tests, benchmarks and labs share: standard errors and goodness of fit."""
+"""Small statistics the tests, benchmarks and labs share: standard errors and goodness of fit.
+
+Inputs are checked: every bad argument (NaN or inf, negative counts, booleans or
+strings where numbers belong, mismatched shapes) raises ``ValueError`` naming it.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +12,24 @@ from typing import Any
 import numpy as np
 from scipy import stats as _st
 
+from .laws import _numbers, check_law
+from .primitives import check_int
+
+#: Largest number of sequences ``sequence_index`` can index: indices ``0 .. V**T - 1`` must fit int64.
+MAX_SEQUENCES = 2**63
+
+
+def _sample(x: Any, name: str) -> np.ndarray:
+    """``x`` flattened to float64 after checking it holds finite numbers (booleans count as 0/1 indicators)."""
+    arr = _numbers(x, name, kinds="biuf").astype(np.float64).ravel()
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: contains NaN or inf")
+    return arr
+
 
 def mean_and_se(x: Any) -> tuple[float, float]:
-    """Sample mean of ``x`` and its standard error ``s / sqrt(n)``."""
-    x = np.asarray(x, dtype=np.float64).ravel()
+    """Sample mean of ``x`` and its standard error ``s / sqrt(n)`` (``s`` with ``n - 1`` degrees of freedom)."""
+    x = _sample(x, "x")
     if x.size < 2:
         raise ValueError(f"x: need at least 2 samples for a standard error, got {x.size}")
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
@@ -19,7 +37,7 @@ def mean_and_se(x: Any) -> tuple[float, float]:
 
 def running_mean(x: Any) -> tuple[np.ndarray, np.ndarray]:
     """Running mean of ``x`` and its running standard error (both of length ``len(x)``; se[0] = 0)."""
-    x = np.asarray(x, dtype=np.float64).ravel()
+    x = _sample(x, "x")
     n = np.arange(1, x.size + 1)
     mean = np.cumsum(x) / n
     sq = np.cumsum(x * x) / n
@@ -37,17 +55,50 @@ class GoodnessOfFit:
     cells: int
 
 
-def chi_square(counts: Any, probs: Any, *, min_expected: float = 5.0) -> GoodnessOfFit:
-    """Chi-square goodness of fit of ``counts`` against the exact law ``probs``.
+def _counts(counts: Any) -> np.ndarray:
+    """``counts`` as float64 whole numbers after checking they are finite, nonnegative, integral, not all 0."""
+    raw = _numbers(counts, "counts")
+    if raw.ndim == 0:
+        raise ValueError(f"counts: expected an array of counts per cell, got a scalar {raw!r}")
+    arr = raw.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("counts: contains NaN or inf")
+    if np.any(arr < 0):
+        raise ValueError(f"counts: has negative entries (min {arr.min():.6g})")
+    whole = np.round(arr)
+    off = np.abs(arr - whole) > 1e-9 * np.maximum(whole, 1.0)  # frequency * runs may miss an integer by rounding
+    if np.any(off):
+        raise ValueError(f"counts: must be whole numbers, got {float(arr[off][0])!r}")
+    arr = whole
+    if raw.dtype.kind in "iu" and raw.size and int(raw.max()) > 2**53:
+        raise ValueError(f"counts: {int(raw.max())} exceeds 2**53, beyond exact float64 arithmetic")
+    if arr.sum() == 0:
+        raise ValueError("counts: all zero; there is nothing to test")
+    return arr
 
-    Cells with expected count below ``min_expected`` are pooled into one (the usual
-    validity condition of the chi-square approximation). Observations in a cell of
-    probability 0 give ``pvalue = 0``: an impossible outcome is never noise.
+
+def chi_square(counts: Any, probs: Any, *, min_expected: float = 5.0) -> GoodnessOfFit:
+    """Pearson chi-square goodness of fit of ``counts`` against the exact law ``probs``.
+
+    ``sum_cells (O - E)^2 / E`` with ``E = n probs``, ``n = sum counts``, on ``cells - 1``
+    degrees of freedom. ``counts`` must be nonnegative whole numbers, not all 0 (a float
+    within ``1e-9`` relative of a whole number, e.g. ``freq * runs``, is rounded to it),
+    and ``probs`` a law (finite, nonnegative, summing to 1 within ``laws.sum_tolerance``)
+    of the same shape; both are flattened. Cells with expected count below
+    ``min_expected`` are pooled into one (the usual validity condition of the
+    chi-square approximation). Observations in a cell of probability 0 give
+    ``pvalue = 0``: an impossible outcome is never noise.
     """
-    counts = np.asarray(counts, dtype=np.float64).ravel()
-    probs = np.asarray(probs, dtype=np.float64).ravel()
-    if counts.shape != probs.shape:
-        raise ValueError(f"counts and probs must have the same size, got {counts.size} and {probs.size}")
+    counts = _counts(counts)
+    raw = _numbers(probs, "probs")
+    if raw.shape != counts.shape:
+        raise ValueError(f"counts and probs must have the same shape, got {counts.shape} and {raw.shape}")
+    probs = check_law(raw.ravel(), "probs")
+    counts = counts.ravel()
+    if isinstance(min_expected, bool) or not isinstance(min_expected, (int, float, np.integer, np.floating)) or not (
+        0 <= min_expected < np.inf
+    ):
+        raise ValueError(f"min_expected: must be a finite real number >= 0, got {min_expected!r}")
     n = counts.sum()
     if np.any(counts[probs <= 0] > 0):
         return GoodnessOfFit(np.inf, 0, 0.0, int(counts.size))
@@ -65,7 +116,20 @@ def chi_square(counts: Any, probs: Any, *, min_expected: float = 5.0) -> Goodnes
 
 
 def sequence_index(tokens: Any, V: int) -> np.ndarray:
-    """Row-major index of each sequence in ``tokens`` (runs, T), matching ``theory.sequence_law``."""
-    tokens = np.asarray(tokens, dtype=np.int64)
-    weights = V ** np.arange(tokens.shape[-1] - 1, -1, -1, dtype=np.int64)
-    return tokens @ weights
+    """Row-major index ``sum_t tokens[..., t] V^(T-1-t)`` of each sequence (last axis, length ``T``), as int64.
+
+    Matches ``theory.sequence_law``. ``tokens`` must be integers in ``[0, V)``; when the
+    ``V**T`` sequences do not fit an int64 index (``V**T > 2**63``) it raises
+    ``ValueError`` rather than wrap around: no table of that many cells exists to count into.
+    """
+    V = check_int(V, "V", low=1)
+    t = _numbers(tokens, "tokens", kinds="iu")
+    if t.ndim == 0:
+        raise ValueError(f"tokens: expected sequences on the last axis (runs, T), got a scalar {t!r}")
+    T = t.shape[-1]
+    if V**T > MAX_SEQUENCES:
+        raise ValueError(f"tokens: V**T = {V}**{T} sequences do not fit an int64 index (at most 2**63)")
+    if t.size and (int(t.min()) < 0 or int(t.max()) >= V):
+        raise ValueError(f"tokens: ids must lie in [0, {V}), got min {int(t.min())} and max {int(t.max())}")
+    weights = np.array([V**k for k in range(T - 1, -1, -1)], dtype=np.int64)
+    return t.astype(np.int64) @ weights
