@@ -233,7 +233,8 @@ def load_fallback_pair(
     Any other ``recipe`` is trained on first use and cached under ``cache_dir``.
     """
     dev = pick_device(device)  # a missing GPU or a bad dtype fails here, not after training
-    pick_dtype(dev, dtype)
+    if dtype is not None:
+        pick_dtype(dev, dtype)
     folder = fallback_pair_dir(recipe, cache_dir, progress=progress)
     meta = read_meta(folder)
     shapes = {role: meta["recipe"][role] for role in ("draft", "target")}
@@ -320,7 +321,8 @@ def load_pair(
         pair = load_named_pair(draft_name, target_name, device=device, dtype=dtype)
     else:
         dev = pick_device(device)
-        pick_dtype(dev, dtype)  # a bad dtype fails before any download or loading
+        if dtype is not None:
+            pick_dtype(dev, dtype)  # a bad dtype fails before any download or loading
         pair = None
         if _hub_offline():
             reason = "HF_HUB_OFFLINE is set"
