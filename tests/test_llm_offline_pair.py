@@ -61,6 +61,13 @@ def test_check_names_a_changed_file(tmp_path):
     assert fallback.main(["--check"]) == 0
 
 
+def test_the_command_checks_the_shipped_files():
+    out = subprocess.run([sys.executable, "-m", "specdec_lite.llm.offline", "--check"], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "all match their SHA-256" in out.stdout and "Warning" not in out.stderr
+
+
 def test_load_pair_offline_is_the_shipped_pair(shipped, meta):
     assert shipped.source == "fallback" and shipped.info["folder"] == str(SHIPPED_DIR)
     assert fallback.fallback_is_cached() and fallback.fallback_pair_dir() == SHIPPED_DIR

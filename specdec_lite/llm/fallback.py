@@ -12,7 +12,7 @@ often agree.
 The recipe is fixed (steps, seed, one thread), and the pair it trained ships inside
 the package (``SHIPPED_DIR``: weights in float16, tokenizer, ``meta.json`` with the
 SHA-256 of every file), so ``load_pair(hub=False)`` loads it in seconds and every
-machine computes with the same weights. ``python -m specdec_lite.llm.fallback
+machine computes with the same weights. ``python -m specdec_lite.llm.offline
 --retrain`` retrains it from the recipe and says whether the files came out the
 same; ``--check`` verifies the shipped files against their recorded hashes. Any
 other recipe is trained on first use and cached (``$SPECDEC_LITE_CACHE``).
@@ -420,7 +420,7 @@ def retrain(out: str | Path = SHIPPED_DIR, *, progress: bool = True) -> dict[str
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``--check`` the shipped pair's files against their hashes, or ``--retrain`` it from the recipe."""
-    ap = argparse.ArgumentParser(prog="python -m specdec_lite.llm.fallback", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m specdec_lite.llm.offline", description=main.__doc__)
     what = ap.add_mutually_exclusive_group(required=True)
     what.add_argument("--check", action="store_true", help="verify the shipped files against meta.json")
     what.add_argument("--retrain", action="store_true", help="train FallbackRecipe() and write the pair to --out")
@@ -443,6 +443,3 @@ def main(argv: Sequence[str] | None = None) -> int:
            f"files that differ from the previous pair: {', '.join(changed)}"))
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())
