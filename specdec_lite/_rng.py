@@ -2,24 +2,39 @@
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Any, Union
 
 import numpy as np
 
-from .primitives import check_int
+from .primitives import check_int, describe
 
 RNGLike = Union[None, int, np.random.Generator, np.random.SeedSequence]
 
 
-def as_generator(rng: RNGLike) -> np.random.Generator:
-    """Accept a seed, a ``SeedSequence``, a ``Generator`` or ``None`` (fresh entropy)."""
-    if isinstance(rng, np.random.Generator):
+def check_rng(rng: Any, name: str = "rng") -> RNGLike:
+    """``rng`` after checking it is a seed (an integer >= 0, not a bool), a ``SeedSequence``, a Generator or None."""
+    if rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence)):
         return rng
-    if rng is None or isinstance(rng, (int, np.integer, np.random.SeedSequence)):
-        return np.random.default_rng(rng)
-    raise ValueError(f"rng: expected a seed, a numpy Generator or None, got {type(rng).__name__}")
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
+        return int(rng)
+    raise ValueError(
+        f"{name}: expected a seed (an integer >= 0), a numpy Generator, a SeedSequence or None, got {describe(rng)}"
+    )
 
 
-def check_runs(runs: int) -> int:
-    """Validate a number of Monte Carlo runs."""
+def as_generator(rng: RNGLike) -> np.random.Generator:
+    """Accept a seed, a ``SeedSequence``, a ``Generator`` or ``None`` (fresh entropy); anything else is an error."""
+    rng = check_rng(rng)
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+def check_generator(gen: Any, name: str = "gen") -> np.random.Generator:
+    """``gen`` after checking it is a numpy ``Generator`` (the one-run references draw from the caller's stream)."""
+    if not isinstance(gen, np.random.Generator):
+        raise ValueError(f"{name}: expected a numpy Generator (np.random.default_rng(seed)), got {describe(gen)}")
+    return gen
+
+
+def check_runs(runs: Any) -> int:
+    """Validate a number of Monte Carlo runs: an integer >= 1."""
     return check_int(runs, "runs")

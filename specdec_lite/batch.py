@@ -25,9 +25,21 @@ from typing import Any
 import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
-from .chains import MarkovChain, _check_pair, sequence_law
-from .laws import acceptance, accepted_mass, check_pair, law_split, rejected_mass, residual, tv
-from .primitives import DecodeResult, check_int, cumulative, draft_and_test, sample_rows, token_dtype
+from .chains import MarkovChain, _check_pair, check_sequences, sequence_law
+from .laws import SUM_ATOL, acceptance, accepted_mass, check_pair, law_split, rejected_mass, residual, tv
+from .primitives import (
+    DecodeResult,
+    as_real_array,
+    check_flag,
+    check_int,
+    check_ints,
+    check_real,
+    clip_rounding,
+    cumulative,
+    draft_and_test,
+    sample_rows,
+    token_dtype,
+)
 
 
 def _check_M(M: Any, name: str = "M") -> int:
@@ -48,7 +60,7 @@ def residual_cascade(p: Any, q: Any, M: int, *, check: bool = True) -> tuple[np.
     skips validating ``p`` and ``q`` (for a chain's laws, already checked).
     """
     M = _check_M(M)
-    if check:
+    if check_flag(check, "check"):
         p, q = check_pair(p, q)
     p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
     shape = np.broadcast_shapes(p.shape, q.shape)
@@ -76,9 +88,7 @@ def batch_improvement_bernoulli(u: float, v: float, M: int) -> float:
     draft misses it with probability ``u`` (or ``1 - u``).
     """
     M = _check_M(M)
-    for name, x in (("u", u), ("v", v)):
-        if not 0.0 <= x <= 1.0:
-            raise ValueError(f"{name}: must be a probability in [0, 1], got {x}")
+    u, v = (check_real(x, name, low=0, high=1, what="a probability ") for name, x in (("u", u), ("v", v)))
     miss = u if u >= v else 1.0 - u
     return float(abs(u - v) * (1.0 - miss ** (M - 1)))
 
@@ -89,8 +99,7 @@ def batch_improvement_uniform(r: float, M: int) -> float:
     ``(1 - 1/r) - (1 - 1/r)^M``: every residual is ``q`` again, so ``r_m = 1 - 1/r``.
     """
     M = _check_M(M)
-    if not r >= 1.0:
-        raise ValueError(f"r: must be V/V' >= 1, got {r}")
+    r = check_real(r, "r", low=1, what="V/V' ")
     a = 1.0 - 1.0 / r
     return float(a - a**M)
 
@@ -107,10 +116,13 @@ def batch_forward(draft: MarkovChain, target: MarkovChain, rho: np.ndarray, rho_
     With ``h_n = max(q_n - p_n, 0)``, the target's marginals ``mu`` and
     ``f_n(x) = P(x_n = x, R_n = 1)`` (a position after a rejection starts a round):
     ``E[R_n] = sum_u (mu - f)(u) TV_n(u) + f(u) rho_n(u)`` and
-    ``f_n(x) = sum_u (mu - f)(u) h_n(u, x) + f(u) rho_q_n(u, x)``.
+    ``f_n(x) = sum_u (mu - f)(u) h_n(u, x) + f(u) rho_q_n(u, x)``
+    (``check_round_start`` checks ``rho`` and ``rho_q`` first).
     """
+    _check_pair(draft, target)
     p, q = draft.laws(), target.laws()
-    h = rejected_mass(p, q)
+    rho, rho_q = check_round_start(q, rho, rho_q)
+    h = rejected_mass(p, q, check=False)  # the chains hold checked laws
     row_tv = h.sum(axis=-1)  # TV(p_n, q_n) after each previous token
     mu = target.marginals()
     profile = np.empty(target.T)
@@ -120,6 +132,33 @@ def batch_forward(draft: MarkovChain, target: MarkovChain, rho: np.ndarray, rho_
         profile[n] = rest @ row_tv[n] + f @ rho[n]
         f = rest @ h[n] + f @ rho_q[n]
     return profile
+
+
+def check_round_start(q: np.ndarray, rho: Any, rho_q: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(rho, rho_q)`` of ``batch_forward`` after checking them against the target's laws ``q`` (T, V, V).
+
+    ``rho`` (T, V) is a probability and ``rho_q`` (T, V, V) a measure of total mass
+    ``rho`` that sends at most ``q`` to each token (``q - rho_q`` is the accepted mass
+    of an unbiased round start), all within ``laws.SUM_ATOL``.
+    """
+    rho, rho_q = as_real_array(rho, "rho"), as_real_array(rho_q, "rho_q")
+    for name, arr, axes, shape in (("rho", rho, "(T, V)", q.shape[:-1]), ("rho_q", rho_q, "(T, V, V)", q.shape)):
+        if arr.shape != shape:
+            raise ValueError(f"{name}: must have shape {axes} = {shape}, got {arr.shape}")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name}: contains NaN or inf")
+    if np.any(rho < -SUM_ATOL) or np.any(rho > 1 + SUM_ATOL):
+        raise ValueError(f"rho: rejection probabilities must lie in [0, 1], got [{rho.min():.3g}, {rho.max():.3g}]")
+    if np.any(rho_q < -SUM_ATOL):
+        raise ValueError(f"rho_q: has negative entries (min {rho_q.min():.3g})")
+    excess = float((rho_q - q).max())
+    if excess > SUM_ATOL:
+        raise ValueError(f"rho_q: exceeds the target's law q by up to {excess:.3g}; a round start outputs q, so it "
+                         "sends at most q(x) to each token")
+    off = float(np.abs(rho_q.sum(axis=-1) - rho).max())
+    if off > SUM_ATOL:
+        raise ValueError(f"rho_q: each row must sum to rho (the mass it spreads), worst row is off by {off:.3g}")
+    return rho, rho_q
 
 
 def batch_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> np.ndarray:
@@ -156,12 +195,14 @@ def batch_joint_law(draft: MarkovChain, target: MarkovChain, M: int, max_sequenc
     ``stats.sequence_index(2 * tokens + rejected, 2 * V)``.
     """
     _check_pair(draft, target)
+    M = _check_M(M)
+    check_sequences(2 * target.V, target.T, max_sequences, "tokens and marks", "(2V)")
     p, q = draft.laws(), target.laws()
     reach, laws = residual_cascade(p, q, M, check=False)
     g = reach[-1][..., None] * laws[-1]
     T, V = target.T, target.V
-    start = np.stack([q - g, g], axis=-1).reshape(T, V, 2 * V)
-    inside = np.stack(law_split(p, q), axis=-1).reshape(T, V, 2 * V)
+    start = np.stack([clip_rounding(q - g, "q - g"), g], axis=-1).reshape(T, V, 2 * V)  # g <= q exactly
+    inside = np.stack(law_split(p, q, check=False), axis=-1).reshape(T, V, 2 * V)
     trans = np.stack([inside[1:], start[1:]], axis=2).reshape(T - 1, 2 * V, 2 * V)  # row 2u + r
     return sequence_law(MarkovChain(start[0, 0], trans), max_sequences)
 
@@ -198,7 +239,7 @@ def _tree_forward(p: np.ndarray, reach: np.ndarray, laws: np.ndarray, Ms: list[i
     K, rows = max(Ms), np.arange(len(Ms))
     top = np.asarray(Ms) - 1  # index k - 1 of a fresh round's M candidates
     G = reach[1 : K + 1, ..., None] * laws[1 : K + 1]  # (k, T, u, x): mass rejected by k candidates
-    acc = reach[:K, ..., None] * accepted_mass(p, laws[:K])  # (stage, T, u, x): accepted at that stage
+    acc = reach[:K, ..., None] * accepted_mass(p, laws[:K], check=False)  # (stage, T, u, x): accepted at that stage
     ii = np.arange(K)
     kidx = ii[:, None] + ii[None, :]  # (d, stage m-1) -> k - 1 = d + m - 1: d untested candidates left
     inside = kidx < K
@@ -239,7 +280,8 @@ def expected_rejections_tree(draft: MarkovChain, target: MarkovChain, M: int) ->
 def rejections_by_M(draft: MarkovChain, target: MarkovChain, Ms: Any, *, tree: bool = False) -> np.ndarray:
     """``E[N_rej]`` of Algorithm 4 (or the tree) for each number of drafts in ``Ms``, sharing one cascade."""
     _check_pair(draft, target)
-    Ms = [_check_M(M, "Ms") for M in np.atleast_1d(Ms).tolist()]
+    tree = check_flag(tree, "tree")
+    Ms = check_ints([Ms] if isinstance(Ms, (int, np.integer)) else Ms, "Ms", what="number of drafts ")
     if not Ms:
         raise ValueError("Ms: need at least one number of drafts, got none")
     p = draft.laws()
@@ -291,7 +333,7 @@ def _cascade_tables(draft: MarkovChain, target: MarkovChain, M: int) -> tuple[np
     """Draft laws, their CDFs, and CDFs and acceptance tables of every ``q^m``, for all positions."""
     p = draft.laws()
     _, laws = residual_cascade(p, target.laws(), M, check=False)
-    return p, cumulative(p), cumulative(laws), acceptance(p, laws)
+    return p, cumulative(p), cumulative(laws), acceptance(p, laws, check=False)
 
 
 def batch_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int, rng: RNGLike = None) -> DecodeResult:

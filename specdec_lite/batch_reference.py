@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rng import RNGLike, as_generator, check_runs
+from ._rng import RNGLike, as_generator, check_generator, check_runs
 from .batch import _check_M
 from .chains import MarkovChain, _check_pair
 from .laws import residual
@@ -41,6 +41,8 @@ def _cascade(candidates: list[int], p: np.ndarray, q: np.ndarray, gen: np.random
 
 def batch_one(draft: MarkovChain, target: MarkovChain, M: int, gen: np.random.Generator):
     """One run of Algorithm 4; returns (tokens, rejected flags, oracle calls)."""
+    _check_pair(draft, target)
+    M, gen = _check_M(M), check_generator(gen)
     T = target.T
     tokens, rejected = [], []
     oracle_calls = 0
@@ -69,6 +71,8 @@ def batch_one(draft: MarkovChain, target: MarkovChain, M: int, gen: np.random.Ge
 
 def tree_one(draft: MarkovChain, target: MarkovChain, M: int, gen: np.random.Generator):
     """One run of the draft tree; returns (tokens, rejected flags, oracle calls)."""
+    _check_pair(draft, target)
+    M, gen = _check_M(M), check_generator(gen)
     T = target.T
     tokens, rejected = [], []
     oracle_calls = 0

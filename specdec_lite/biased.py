@@ -20,20 +20,20 @@ from typing import Any
 import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
-from .chains import MarkovChain, _check_pair, prefix_average, sequence_law
-from .laws import REJECTION_LAWS, check_law, tv
-from .primitives import DecodeResult, cumulative, token_dtype, verify_step
-from .tradeoff import check_accept, check_eps, over_accept, rejection_law
+from .chains import MarkovChain, _check_chain, _check_pair, prefix_average, sequence_law
+from .laws import check_law, tv
+from .primitives import DecodeResult, as_real_array, cumulative, token_dtype, verify_step
+from .tradeoff import check_accept, check_eps, check_rejection_law, over_accept, rejection_law
 
 
 def check_rule(draft: MarkovChain, accept: Any, rejection: Any) -> tuple[np.ndarray, np.ndarray]:
     """Validate ``(accept, rejection)`` tables of shape ``(T, V, V)`` for ``draft``."""
-    if not isinstance(draft, MarkovChain):
-        raise ValueError(f"draft: expected a MarkovChain, got {type(draft).__name__}")
+    _check_chain(draft, "draft")
     shape = (draft.T, draft.V, draft.V)
+    accept, rejection = as_real_array(accept, "accept"), as_real_array(rejection, "rejection")
     for name, arr in (("accept", accept), ("rejection", rejection)):
-        if np.shape(arr) != shape:
-            raise ValueError(f"{name}: must have shape (T, V, V) = {shape}, got {np.shape(arr)}")
+        if arr.shape != shape:
+            raise ValueError(f"{name}: must have shape (T, V, V) = {shape}, got {arr.shape}")
     return check_accept(accept, shape), check_law(rejection, "rejection")
 
 
@@ -46,8 +46,7 @@ def over_accept_rule(draft: MarkovChain, target: MarkovChain, eps: Any, rejectio
     position, previous token and draft token).
     """
     _check_pair(draft, target)
-    if rejection_law_name not in REJECTION_LAWS:
-        raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law_name!r}")
+    check_rejection_law(rejection_law_name, "rejection_law")
     e = check_eps(eps)
     shape = (target.T, target.V, target.V)
     try:
@@ -142,7 +141,7 @@ def biased_expected_rejections(draft: MarkovChain, target: MarkovChain, eps: Any
 
 def sequence_tv(a: MarkovChain, b: MarkovChain, max_sequences: int = 2_000_000) -> float:
     """``TV`` between the laws of whole sequences ``x_{1:T}`` of two chains, by enumeration (small chains only)."""
-    _check_pair(a, b, "a", "b")
+    _check_pair(a, b, "a", "b", tables=False)
     return float(tv(sequence_law(a, max_sequences), sequence_law(b, max_sequences), check=False))
 
 

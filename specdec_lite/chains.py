@@ -19,7 +19,12 @@ import numpy as np
 
 from ._rng import RNGLike, as_generator
 from .laws import check_law
-from .primitives import check_int
+from .primitives import as_real_array, check_flag, check_int, check_real, describe
+
+#: The most cells ``MarkovChain.laws()`` builds (``T V^2``; 2^26 float64 cells are 512 MiB). Every chain
+#: algorithm works on that table and a few like it; a one-token chain (``T = 1``) would make a ``V x V``
+#: table of identical rows, so for a large vocabulary use the functions on laws directly.
+MAX_LAW_CELLS = 2**26
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,7 +39,7 @@ class MarkovChain:
         if init.ndim != 1:
             raise ValueError(f"init: must have shape (V,), got {init.shape}")
         V = init.shape[0]
-        trans = np.asarray(trans, dtype=np.float64)
+        trans = as_real_array(trans, "trans")
         if trans.ndim != 3 or trans.shape[1:] != (V, V):
             raise ValueError(f"trans: must have shape (T-1, V, V) = (T-1, {V}, {V}), got {trans.shape}")
         trans = check_law(trans, "trans")
@@ -74,7 +79,10 @@ class MarkovChain:
         """``tokens`` as an integer array of token ids in ``[0, V)`` (negative ids would wrap)."""
         if isinstance(tokens, (int, np.integer)) and not isinstance(tokens, bool) and 0 <= tokens < self.V:
             return tokens  # the reference loops' one token: the quick path
-        arr = np.asarray(tokens)
+        try:
+            arr = np.asarray(tokens)
+        except ValueError:  # ragged nested sequences
+            raise ValueError(f"{name}: token ids must be an integer array, got {describe(tokens)}") from None
         if arr.dtype.kind not in "iu":
             raise ValueError(f"{name}: token ids must be integers, got dtype {arr.dtype}")
         if arr.size and (arr.min() < 0 or arr.max() >= self.V):
@@ -82,7 +90,11 @@ class MarkovChain:
         return arr
 
     def laws(self) -> np.ndarray:
-        """All conditional laws as one ``(T, V, V)`` array (row ``u`` at ``n = 0`` is ``init``)."""
+        """All conditional laws as one ``(T, V, V)`` array (row ``u`` at ``n = 0`` is ``init``).
+
+        Refuses tables of more than ``MAX_LAW_CELLS`` cells before building them.
+        """
+        _check_table(self, "chain")
         first = np.broadcast_to(self.init, (1, self.V, self.V))
         return np.concatenate([first, self.trans], axis=0)
 
@@ -123,19 +135,18 @@ class MarkovChain:
         it is Dirichlet too. Small ``concentration`` gives peaked, LM-like rows.
         """
         V, T = _check_size(V, "V"), _check_size(T, "T")
-        if not 0 < concentration < np.inf:
-            raise ValueError(f"concentration: must be a finite number > 0, got {concentration}")
+        concentration = check_real(concentration, "concentration", low=0, open_low=True)
+        uniform_init = check_flag(uniform_init, "uniform_init")
         gen = as_generator(rng)
-        alpha = np.full(V, float(concentration))
+        alpha = np.full(V, concentration)
         init = np.full(V, 1.0 / V) if uniform_init else gen.dirichlet(alpha)
         trans = gen.dirichlet(alpha, size=(T - 1, V))
         return cls(init, trans)
 
     def mix(self, other: MarkovChain, weight: float) -> MarkovChain:
         """Row-wise mixture ``(1 - weight) * self + weight * other`` (same V and T)."""
-        _check_pair(self, other, "self", "other")
-        if not 0.0 <= weight <= 1.0:
-            raise ValueError(f"weight: must be in [0, 1], got {weight}")
+        _check_pair(self, other, "self", "other", tables=False)
+        weight = check_real(weight, "weight", low=0, high=1)
         return MarkovChain(
             (1 - weight) * self.init + weight * other.init,
             (1 - weight) * self.trans + weight * other.trans,
@@ -146,8 +157,7 @@ class MarkovChain:
 
         ``temperature < 1`` sharpens, ``> 1`` flattens; zeros stay zeros.
         """
-        if not 0 < temperature < np.inf:
-            raise ValueError(f"temperature: must be a finite number > 0, got {temperature}")
+        temperature = check_real(temperature, "temperature", low=0, open_low=True)
 
         def temper(x: np.ndarray) -> np.ndarray:
             with np.errstate(divide="ignore"):
@@ -170,8 +180,8 @@ def draft_for(target: MarkovChain, quality: float, rng: RNGLike = None, **random
     target itself, ``quality = 0`` an unrelated chain. Every per-position TV shrinks
     linearly: ``TV(p_n, q_n) = (1 - quality) * TV(other_n, q_n)``.
     """
-    if not 0.0 <= quality <= 1.0:
-        raise ValueError(f"quality: must be in [0, 1], got {quality}")
+    _check_chain(target, "target", tables=False)
+    quality = check_real(quality, "quality", low=0, high=1)
     other = MarkovChain.random(target.V, target.T, rng, **random_kw)
     return target.mix(other, 1.0 - quality)
 
@@ -182,6 +192,9 @@ def seeded_pair(V: int, T: int, quality: float, seed: int) -> tuple[MarkovChain,
     Three independent streams come from one ``seed``: the target, the draft's random
     part, and the Monte Carlo runs, so changing ``quality`` keeps the same two chains.
     """
+    V, T = _check_size(V, "V"), _check_size(T, "T")
+    quality = check_real(quality, "quality", low=0, high=1)
+    seed = check_int(seed, "seed", low=0)
     s_target, s_draft, s_mc = np.random.SeedSequence(seed).spawn(3)
     target = MarkovChain.random(V, T, rng=np.random.default_rng(s_target))
     draft = draft_for(target, quality, rng=np.random.default_rng(s_draft))
@@ -189,8 +202,17 @@ def seeded_pair(V: int, T: int, quality: float, seed: int) -> tuple[MarkovChain,
 
 
 def one_token(p: Any, q: Any) -> tuple[MarkovChain, MarkovChain]:
-    """The draft and target of a single token (``T = 1``) whose laws are ``p`` and ``q``."""
+    """The draft and target of a single token (``T = 1``) whose laws are ``p`` and ``q`` (one vocabulary).
+
+    Building them is cheap; the chain algorithms then work on ``V x V`` tables (see
+    ``MAX_LAW_CELLS``).
+    """
     p, q = check_law(p, "p"), check_law(q, "q")
+    for name, x in (("p", p), ("q", q)):
+        if x.ndim != 1:
+            raise ValueError(f"{name}: must be one law of shape (V,), got shape {x.shape}")
+    if p.shape != q.shape:
+        raise ValueError(f"p and q must share the vocabulary: p has V = {p.size}, q has V = {q.size}")
     return MarkovChain(p, np.empty((0, p.size, p.size))), MarkovChain(q, np.empty((0, q.size, q.size)))
 
 
@@ -205,18 +227,52 @@ def sequence_law(chain: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarr
     ``stats.sequence_index``). For tests and small illustrations only; refuses more
     than ``max_sequences`` cells.
     """
-    if chain.V**chain.T > max_sequences:
-        raise ValueError(f"chain: V^T = {chain.V}^{chain.T} sequences is more than max_sequences={max_sequences}")
+    _check_chain(chain, "chain", tables=False)
+    check_sequences(chain.V, chain.T, max_sequences)
     law = chain.init.copy()
     for n in range(1, chain.T):
         law = (law.reshape(-1, chain.V)[:, :, None] * chain.trans[n - 1][None]).reshape(-1)
     return law
 
 
-def _check_pair(draft: MarkovChain, target: MarkovChain, a: str = "draft", b: str = "target") -> None:
+def check_sequences(V: int, T: int, max_sequences: Any, name: str = "chain", states: str = "V") -> int:
+    """Refuse, before anything is built, an enumeration of more than ``max_sequences`` sequences (``V^T`` of them).
+
+    ``states`` names the state count in the message (``"2V"`` for tokens with their
+    rejection marks). Returns ``max_sequences`` checked as an integer >= 1.
+    """
+    max_sequences = check_int(max_sequences, "max_sequences")
+    if V**T > max_sequences:
+        raise ValueError(f"{name}: {states}^T = {V}^{T} sequences is more than max_sequences={max_sequences}")
+    return max_sequences
+
+
+def _check_table(chain: MarkovChain, name: str) -> None:
+    """Refuse a chain whose ``(T, V, V)`` table of laws has more than ``MAX_LAW_CELLS`` cells."""
+    cells = chain.T * chain.V**2
+    if cells > MAX_LAW_CELLS:
+        raise ValueError(
+            f"{name}: its (T, V, V) = ({chain.T}, {chain.V}, {chain.V}) table of laws has {cells:,} cells "
+            f"({cells * 8 / 2**30:.1f} GiB), more than chains.MAX_LAW_CELLS = {MAX_LAW_CELLS:,}; the chain "
+            "algorithms hold several such tables. For one token use the functions on laws (laws.tv, "
+            "tradeoff, batch.batch_improvement), or raise chains.MAX_LAW_CELLS"
+        )
+
+
+def _check_chain(chain: Any, name: str, *, tables: bool = True) -> MarkovChain:
+    """``chain`` after checking it is a ``MarkovChain`` (and, with ``tables``, that ``laws()`` may be built)."""
+    if not isinstance(chain, MarkovChain):
+        raise ValueError(f"{name}: expected a MarkovChain, got {describe(chain)}")
+    if tables:
+        _check_table(chain, name)
+    return chain
+
+
+def _check_pair(
+    draft: MarkovChain, target: MarkovChain, a: str = "draft", b: str = "target", *, tables: bool = True
+) -> None:
     for name, c in ((a, draft), (b, target)):
-        if not isinstance(c, MarkovChain):
-            raise ValueError(f"{name}: expected a MarkovChain, got {type(c).__name__}")
+        _check_chain(c, name, tables=tables)
     if (draft.V, draft.T) != (target.V, target.T):
         raise ValueError(
             f"{a} and {b} must share V and T: {a} has V={draft.V}, T={draft.T}; "
@@ -232,6 +288,9 @@ def prefix_average(rows: np.ndarray, mu: np.ndarray) -> np.ndarray:
     (T, V) the marginals of the chain that produced the prefix (``theory.rejection_profile``
     spells this pass out for Theorem 1's ``TV(p_n, q_n)``).
     """
+    rows, mu = as_real_array(rows, "rows"), as_real_array(mu, "mu")
+    if rows.ndim != 2 or rows.shape != mu.shape:
+        raise ValueError(f"rows and mu: must both have shape (T, V), got {rows.shape} and {mu.shape}")
     profile = np.empty(rows.shape[0])
     profile[0] = rows[0, 0]
     profile[1:] = np.einsum("nu,nu->n", mu[:-1], rows[1:])

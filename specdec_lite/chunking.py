@@ -20,8 +20,13 @@ from typing import Any
 
 import numpy as np
 
-from ._rng import RNGLike, check_runs
-from .primitives import check_int
+from ._rng import RNGLike, check_rng, check_runs
+from .primitives import check_int, describe
+
+
+def _check_callable(f: Any, name: str) -> None:
+    if not callable(f):
+        raise ValueError(f"{name}: expected a function, got {describe(f)}")
 
 
 def chunk_sizes(runs: int, chunk_size: int) -> list[int]:
@@ -34,12 +39,11 @@ def chunk_sizes(runs: int, chunk_size: int) -> list[int]:
 
 def child_rngs(rng: RNGLike, n: int) -> list[np.random.Generator]:
     """``n`` independent generators spawned from ``rng`` (a seed, SeedSequence, Generator or None)."""
+    rng, n = check_rng(rng), check_int(n, "n", low=0)
     if isinstance(rng, np.random.Generator):
         return rng.spawn(n)
-    if rng is None or isinstance(rng, (int, np.integer)):
-        rng = np.random.SeedSequence(None if rng is None else int(rng))
     if not isinstance(rng, np.random.SeedSequence):
-        raise ValueError(f"rng: expected a seed, a numpy Generator or None, got {type(rng).__name__}")
+        rng = np.random.SeedSequence(rng)
     return [np.random.default_rng(s) for s in rng.spawn(n)]
 
 
@@ -49,6 +53,8 @@ def concatenate(results: list[Any]) -> Any:
     Arrays (ndim >= 1) are concatenated; dataclasses (e.g. ``DecodeResult``), tuples
     and dicts field by field; anything else (a scalar setting) must agree across chunks.
     """
+    if not isinstance(results, (list, tuple)) or not results:
+        raise ValueError(f"results: expected a non-empty list of per-chunk results, got {describe(results)}")
     first = results[0]
     if isinstance(first, np.ndarray) and first.ndim >= 1:
         return np.concatenate(results, axis=0)
@@ -70,6 +76,7 @@ def chunked(
     sampler: Callable[..., Any], *args: Any, runs: int, chunk_size: int, rng: RNGLike = None, **kwargs: Any
 ) -> Any:
     """``sampler(*args, runs=r, rng=child, **kwargs)`` over chunks of runs, concatenated."""
+    _check_callable(sampler, "sampler")
     sizes = chunk_sizes(runs, chunk_size)
     children = child_rngs(rng, len(sizes))
     return concatenate([sampler(*args, runs=r, rng=g, **kwargs) for r, g in zip(sizes, children, strict=True)])
@@ -90,6 +97,8 @@ def chunked_sum(
     e.g. ``lambda r: np.stack([r.rejections, r.rejections ** 2], 1)`` gives the first
     two moments of ``N_rej`` after dividing by ``runs``.
     """
+    _check_callable(sampler, "sampler")
+    _check_callable(statistic, "statistic")
     sizes = chunk_sizes(runs, chunk_size)
     children = child_rngs(rng, len(sizes))
     total: np.ndarray | None = None

@@ -22,7 +22,7 @@ import numpy as np
 from ._rng import RNGLike, as_generator, check_runs
 from .batch import batch_speculative, tree_speculative  # noqa: F401 (façade)
 from .biased import biased_speculative  # noqa: F401 (façade)
-from .chains import MarkovChain, _check_pair
+from .chains import MarkovChain, _check_chain, _check_pair
 from .laws import acceptance, residual
 from .lookahead import LookaheadResult, speculative_k  # noqa: F401 (façade)
 from .primitives import DecodeResult, cumulative, sample_rows, token_dtype, verify_step
@@ -30,6 +30,7 @@ from .primitives import DecodeResult, cumulative, sample_rows, token_dtype, veri
 
 def autoregressive(target: MarkovChain, runs: int, rng: RNGLike = None) -> DecodeResult:
     """Algorithm 3: sample ``x_n ~ q_n(. | x_{n-1})`` for n = 1..T; T oracle calls per run."""
+    _check_chain(target, "target")
     runs, gen = check_runs(runs), as_generator(rng)
     laws = target.laws()
     tokens = np.empty((runs, target.T), dtype=token_dtype(target.V))
@@ -54,8 +55,9 @@ def speculative(draft: MarkovChain, target: MarkovChain, runs: int, rng: RNGLike
     rejected = np.zeros((runs, T), dtype=bool)
     prev = np.zeros(runs, dtype=np.int64)
     for n in range(T):
-        p, q = p_laws[n], q_laws[n]
-        x, rej = verify_step(gen, cumulative(p), acceptance(p, q), cumulative(residual(p, q, check=False)), prev)
+        p, q = p_laws[n], q_laws[n]  # checked laws: no check per position
+        accept, cdf_residual = acceptance(p, q, check=False), cumulative(residual(p, q, check=False))
+        x, rej = verify_step(gen, cumulative(p), accept, cdf_residual, prev)
         tokens[:, n], rejected[:, n] = x, rej
         prev = x
     oracle_calls = 1 + rejected[:, :-1].sum(axis=1)

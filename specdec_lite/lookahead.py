@@ -36,9 +36,20 @@ from typing import Any
 import numpy as np
 
 from ._rng import RNGLike, as_generator, check_runs
-from .chains import MarkovChain, _check_pair, sequence_law
+from .chains import MarkovChain, _check_pair, check_sequences, sequence_law
 from .laws import acceptance, law_split, residual
-from .primitives import DecodeResult, check_int, cumulative, sample_rows, token_dtype, verify_step
+from .primitives import (
+    DecodeResult,
+    as_real_array,
+    check_int,
+    check_ints,
+    check_real,
+    check_reals,
+    cumulative,
+    sample_rows,
+    token_dtype,
+    verify_step,
+)
 
 # --- validation -----------------------------------------------------------------
 
@@ -49,22 +60,18 @@ def check_lookahead(K: Any, name: str = "K") -> int:
 
 
 def check_cost(c: Any, name: str = "c") -> float:
-    """``c`` (cost of one draft call in target calls) must be a finite number >= 0."""
-    try:
-        value = float(c)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: cost ratio must be a number >= 0, got {c!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name}: cost ratio must be a finite number >= 0, got {c!r}")
-    return value
+    """``c`` (cost of one draft call in target calls) must be a finite number >= 0 (not a bool or a string)."""
+    return check_real(c, name, low=0, what="cost ratio ")
 
 
 def check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
-    """Acceptance rate(s) in [0, 1]."""
-    a = np.asarray(alpha, dtype=np.float64)
-    if not np.all(np.isfinite(a)) or np.any(a < 0) or np.any(a > 1):
-        raise ValueError(f"{name}: acceptance rate must lie in [0, 1], got {alpha!r}")
-    return a
+    """Acceptance rate(s) in [0, 1]: a number or an array of numbers."""
+    return check_reals(alpha, name, low=0, high=1, what="acceptance rate ")
+
+
+def _check_rate(alpha: Any, name: str = "alpha") -> float:
+    """One acceptance rate in [0, 1]."""
+    return check_real(alpha, name, low=0, high=1, what="acceptance rate ")
 
 
 # --- exact values on chains -------------------------------------------------------
@@ -117,11 +124,11 @@ def lookahead_profiles(draft: MarkovChain, target: MarkovChain, Ks: Iterable[int
     exceeds ``n <= T - 1``, so lookaheads beyond ``T - 1`` share the same states.
     """
     _check_pair(draft, target)
-    Ks = np.array([check_lookahead(K, "Ks") for K in Ks], dtype=np.int64)
+    Ks = np.array(check_ints(Ks, "Ks", low=0, what="lookahead "), dtype=np.int64)
     if Ks.size == 0:
         raise ValueError("Ks: need at least one lookahead")
     p, q = draft.laws(), target.laws()
-    keep, move = law_split(p, q)  # accepted / rejected mass, (T, V, V)
+    keep, move = law_split(p, q, check=False)  # accepted / rejected mass, (T, V, V)
     row_tv = move.sum(axis=-1)  # (T, V)
     T, V = target.T, target.V
     J = int(min(Ks.max(), T - 1)) + 1
@@ -184,6 +191,7 @@ def best_lookahead(draft: MarkovChain, target: MarkovChain, c: float, *, K_max: 
     Searches ``K = 0 .. min(K_max, T)`` (every ``K >= T`` behaves like ``K = T``);
     ties go to the smallest ``K``. ``K = 0`` means: do not speculate.
     """
+    _check_pair(draft, target)
     c = check_cost(c)
     top = target.T if K_max is None else min(check_lookahead(K_max, "K_max"), target.T)
     curve = speedup_curve(draft, target, c, range(top + 1))
@@ -225,7 +233,7 @@ def best_lookahead_iid(alpha: float, c: float, *, K_max: int | None = None) -> i
     """
     from scipy.special import lambertw
 
-    a_ = float(check_alpha(alpha))
+    a_ = _check_rate(alpha)
     c = check_cost(c)
     cap = None if K_max is None else check_lookahead(K_max, "K_max")
     if a_ == 0.0 or c >= 1.0:
@@ -254,7 +262,7 @@ def iid_expected_oracle_calls(alpha: float, K: int, T: int) -> float:
     emits ``g <= k`` tokens when its first rejection is draft ``g`` (probability
     ``alpha^(g-1) (1 - alpha)``), and ``k + 1`` (``k`` if ``k = t``) when all are accepted.
     """
-    a = float(check_alpha(alpha))
+    a = _check_rate(alpha)
     K = check_lookahead(K)
     T = check_int(T, "T")
     m = np.zeros(T + 1)
@@ -280,7 +288,7 @@ def tv_schedule_pair(
     """
     V = check_int(V, "V", low=2, what="two different spikes need ")
     T = check_int(T, "T")
-    sched = np.asarray(tv, dtype=np.float64)
+    sched = as_real_array(tv, "tv")
     if sched.ndim == 0:
         sched = np.full(T, float(sched))
     if sched.shape != (T,) or not np.all(np.isfinite(sched)) or np.any(sched < 0) or np.any(sched > 1):
@@ -362,7 +370,7 @@ def speculative_k(draft: MarkovChain, target: MarkovChain, K: int, runs: int, rn
         d = np.flatnonzero(~free)
         if d.size:
             cdf_residual = cumulative(residual(p, q, check=False))
-            x[d], rejected[d, n] = verify_step(gen, cumulative(p), acceptance(p, q), cdf_residual, prev[d])
+            x[d], rejected[d, n] = verify_step(gen, cumulative(p), acceptance(p, q, check=False), cdf_residual, prev[d])
         bonus[:, n] = free
         tokens[:, n] = x
         j = np.where(free | rejected[:, n], 0, j + 1)
@@ -381,10 +389,11 @@ def lookahead_joint_law(
     """
     _check_pair(draft, target)
     K = check_lookahead(K)
-    p, q = draft.laws(), target.laws()
-    keep, move = law_split(p, q)
     T, V = target.T, target.V
     J = min(K, T) + 1
+    check_sequences(V * J, T, max_sequences, "tokens and round positions", "(V J)")
+    p, q = draft.laws(), target.laws()
+    keep, move = law_split(p, q, check=False)
     step = np.zeros((T, V, J, V, J))
     for j in range(J):
         if j < K:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rng import RNGLike, as_generator, check_runs
+from ._rng import RNGLike, as_generator, check_generator, check_runs
 from .chains import MarkovChain, _check_pair
 from .laws import residual
 from .lookahead import LookaheadResult, check_lookahead
@@ -17,6 +17,8 @@ from .lookahead import LookaheadResult, check_lookahead
 
 def speculative_k_one(draft: MarkovChain, target: MarkovChain, K: int, gen: np.random.Generator):
     """One run; returns (tokens, rejected flags, bonus flags, oracle calls, draft calls)."""
+    _check_pair(draft, target)
+    K, gen = check_lookahead(K), check_generator(gen)
     T, V = target.T, target.V
     tokens: list[int] = []
     rejected: list[bool] = []

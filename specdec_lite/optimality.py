@@ -21,6 +21,7 @@ import numpy as np
 from ._rng import RNGLike, as_generator
 from .chains import MarkovChain, _check_pair, sequence_law
 from .laws import acceptance, check_pair, residual, tv
+from .primitives import check_real
 from .tradeoff import _laws_and_accept, bias
 
 #: Slack allowed above ``min(1, q/p)`` before a rule counts as over-accepting (rounding only).
@@ -42,7 +43,7 @@ def rejection_lower_bound(p: Any, q: Any) -> np.ndarray:
 def rejection_excess(p: Any, q: Any, accept: Any) -> np.ndarray:
     """``P^A(reject) - TV(p, q) = sum_x (min(1, q/p) - b) p``; nonnegative for every unbiased rule."""
     p, q, b = _laws_and_accept(p, q, accept)
-    return ((acceptance(p, q) - b) * p).sum(axis=-1)
+    return ((acceptance(p, q, check=False) - b) * p).sum(axis=-1)
 
 
 def unbiased_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
@@ -53,18 +54,19 @@ def unbiased_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
     any law works and we return ``q``.
     """
     p, q, b = _laws_and_accept(p, q, accept)
-    over = (b - acceptance(p, q)) * (p > 0)
+    over = (b - acceptance(p, q, check=False)) * (p > 0)
     if np.any(over > ACCEPT_ATOL):
         raise ValueError(
             f"accept: exceeds min(1, q/p) by up to {over.max():.3g}; such a rule over-accepts and no "
             "rejection law makes it unbiased (Theorem 2)"
         )
-    b = np.minimum(b, np.where(p > 0, acceptance(p, q), b))
+    b = np.minimum(b, np.where(p > 0, acceptance(p, q, check=False), b))
     return residual(b * p, q, check=False)  # q - b p >= 0 here, so this is (q - b p) / sum_x (1 - b) p
 
 
 def is_unbiased(p: Any, q: Any, accept: Any, rejection: Any, *, atol: float = 1e-9) -> np.ndarray:
     """True where the algorithm ``(b, P)`` outputs exactly ``q`` (``TV(P^A, q) <= atol``)."""
+    atol = check_real(atol, "atol", low=0)
     return bias(p, q, accept, rejection) <= atol
 
 
@@ -79,13 +81,12 @@ def random_unbiased_member(
     members close to speculative decoding. Broadcasts over leading axes.
     """
     p, q = check_pair(p, q)
-    if not 0.0 <= spread <= 1.0:
-        raise ValueError(f"spread: must be in [0, 1], got {spread}")
+    spread = check_real(spread, "spread", low=0, high=1)
     gen = as_generator(rng)
     shape = np.broadcast_shapes(p.shape, q.shape)
     u = 1.0 - spread * gen.random(shape)
     u = np.where(gen.random(shape) < 0.25, 1.0, u)
-    b = u * acceptance(np.broadcast_to(p, shape), np.broadcast_to(q, shape))
+    b = u * acceptance(np.broadcast_to(p, shape), np.broadcast_to(q, shape), check=False)
     return b, unbiased_rejection_law(p, q, b)
 
 
@@ -128,5 +129,5 @@ def prob_all_accepted_joint(draft: MarkovChain, target: MarkovChain, max_sequenc
     ``prod_n min(a_n, b_n) <= min(prod a_n, prod b_n)`` makes it keep the draft at
     least as often as ``prob_all_accepted_tokenwise``. Enumeration: small chains only.
     """
-    _check_pair(draft, target)
+    _check_pair(draft, target, tables=False)
     return float(1.0 - tv(sequence_law(draft, max_sequences), sequence_law(target, max_sequences), check=False))

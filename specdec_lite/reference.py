@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rng import RNGLike, as_generator, check_runs
+from ._rng import RNGLike, as_generator, check_generator, check_runs
 from .chains import MarkovChain, _check_pair
 from .laws import residual
 from .primitives import DecodeResult
@@ -16,6 +16,8 @@ from .primitives import DecodeResult
 
 def speculative_one(draft: MarkovChain, target: MarkovChain, gen: np.random.Generator):
     """One run of speculative decoding; returns (tokens, rejected flags, oracle calls)."""
+    _check_pair(draft, target)
+    check_generator(gen)
     T, V = target.T, target.V
     tokens, rejected = [], []
     oracle_calls = 0

@@ -22,7 +22,7 @@ from .batch import (  # noqa: F401 (re-exported)
     expected_rejections_batch,
     expected_rejections_tree,
 )
-from .chains import MarkovChain, _check_pair, sequence_law
+from .chains import MarkovChain, _check_pair, check_sequences, sequence_law
 from .laws import law_split, tv
 from .lookahead import expected_oracle_calls_k, expected_rejections_k, lookahead_profile  # noqa: F401 (re-exported)
 from .tradeoff import optimal_rejection_law, pareto_point, tv_loss  # noqa: F401 (re-exported)
@@ -59,7 +59,8 @@ def speedup(draft: MarkovChain, target: MarkovChain) -> float:
     Between 1 (disjoint supports: every position rejects) and T (``p == q``). The
     paper's ``T / E[N_rej]`` agrees up to the ``+1`` and is infinite when ``p == q``.
     """
-    return target.T / expected_oracle_calls(draft, target)
+    calls = expected_oracle_calls(draft, target)  # checks the chains
+    return target.T / calls
 
 
 def mean_acceptance(draft: MarkovChain, target: MarkovChain) -> float:
@@ -82,7 +83,8 @@ def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences
     (index a run with ``stats.sequence_index(2 * tokens + rejected, 2 * V)``).
     """
     _check_pair(draft, target)
+    check_sequences(2 * target.V, target.T, max_sequences, "tokens and marks", "(2V)")
     p, q = draft.laws(), target.laws()
-    both = np.stack(law_split(p, q), axis=-1).reshape(target.T, target.V, 2 * target.V)
+    both = np.stack(law_split(p, q, check=False), axis=-1).reshape(target.T, target.V, 2 * target.V)
     trans = np.repeat(both[1:], 2, axis=1)  # rows (u, r) depend on u only
     return sequence_law(MarkovChain(both[0, 0], trans), max_sequences)

@@ -18,12 +18,20 @@ from typing import Any
 import numpy as np
 
 from . import laws
-from .laws import REJECTION_LAWS, check_law, check_pair, residual, tv  # noqa: F401 (REJECTION_LAWS: re-exported)
+from .laws import REJECTION_LAWS, check_law, check_pair, residual, tv
+from .primitives import as_real_array, describe
+
+
+def check_rejection_law(kind: Any, name: str = "kind") -> str:
+    """``kind`` after checking it names a rejection law of ``REJECTION_LAWS`` (``"opt"`` or ``"uno"``)."""
+    if not isinstance(kind, str) or kind not in REJECTION_LAWS:
+        raise ValueError(f"{name}: must be one of {REJECTION_LAWS}, got {describe(kind)}")
+    return kind
 
 
 def check_accept(accept: Any, shape: tuple[int, ...], name: str = "accept") -> np.ndarray:
-    """An acceptance rule ``b``: finite, in ``[0, 1]``, broadcastable to ``shape``."""
-    b = np.asarray(accept, dtype=np.float64)
+    """An acceptance rule ``b``: finite numbers in ``[0, 1]``, broadcastable to ``shape``."""
+    b = as_real_array(accept, name)
     if b.ndim == 0 or b.shape[-1] != shape[-1]:
         raise ValueError(f"{name}: needs one probability per token (last axis {shape[-1]}), got shape {b.shape}")
     try:
@@ -37,13 +45,21 @@ def check_accept(accept: Any, shape: tuple[int, ...], name: str = "accept") -> n
     return b
 
 
-def check_eps(eps: Any) -> np.ndarray:
-    """The over-acceptance margin ``eps >= 0`` (a scalar, or one value per token)."""
-    e = np.asarray(eps, dtype=np.float64)
+def check_eps(eps: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """The over-acceptance margin ``eps >= 0`` (a number, or one per token; not a bool or a string).
+
+    With ``shape`` (the laws' shape) ``eps`` must also broadcast to it.
+    """
+    e = as_real_array(eps, "eps")
     if not np.all(np.isfinite(e)):
         raise ValueError("eps: contains NaN or inf")
     if np.any(e < 0):
         raise ValueError(f"eps: must be >= 0 (eps < 0 under-accepts; see Theorem 2), got min {e.min():.3g}")
+    if shape is not None:
+        try:
+            np.broadcast_shapes(e.shape, shape)
+        except ValueError:
+            raise ValueError(f"eps: shape {e.shape} does not broadcast with the laws' shape {shape}") from None
     return e
 
 
@@ -115,11 +131,12 @@ def over_accept(p: Any, q: Any, eps: Any) -> np.ndarray:
     Where ``p(x) = 0`` the token is never proposed and we return 1 (``laws.over_accept``).
     """
     p, q = check_pair(p, q)
-    return laws.over_accept(p, q, check_eps(eps))
+    return laws.over_accept(p, q, check_eps(eps, np.broadcast_shapes(np.shape(p), np.shape(q))))
 
 
 def rejection_law(p: Any, q: Any, kind: str) -> np.ndarray:
     """The rejection law of Decoding-OPT (``"opt"``: ``[q - p]_+``) or Decoding-UNO (``"uno"``: ``q``), checked."""
+    kind = check_rejection_law(kind)
     p, q = check_pair(p, q)
     return laws.rejection_law(p, q, kind)
 
@@ -130,6 +147,7 @@ def over_accept_point(p: Any, q: Any, eps: Any, kind: str) -> tuple[np.ndarray, 
     For ``kind = "opt"`` the second number equals ``tv_loss`` (Decoding-OPT attains
     Theorem 4's optimum); for ``"uno"`` it is never smaller.
     """
+    kind = check_rejection_law(kind)
     b = over_accept(p, q, eps)
     P = rejection_law(p, q, kind)
     return reject_probability(p, b), bias(p, q, b, P)
