@@ -159,10 +159,10 @@ def test_settings_are_checked_at_construction():
 
 
 def test_numbers_are_checked():
-    assert b.check_real(2, "x") == 2.0
+    assert b.check_real(2, "x", low=0.0) == 2.0  # the package's shared check (primitives)
     for bad in (True, math.inf, -1.0, "3", None):
         with pytest.raises(ValueError, match="x: must be a finite number >= 0"):
-            b.check_real(bad, "x")
+            b.check_real(bad, "x", low=0.0)
     with pytest.raises(ValueError, match="budget_s: must be a finite number > 0"):
         b.plan_measurement(FULL, unit_costs(), 0)
     with pytest.raises(ValueError, match="budget_s"):

@@ -17,7 +17,6 @@ still fit.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..primitives import check_int
+from ..primitives import check_int, check_ints, check_real
 
 #: Rejection laws of the eps sweep (Decoding-OPT and Decoding-UNO): each eps value is measured with both.
 EPS_LAWS = ("opt", "uno")
@@ -35,30 +34,15 @@ WARMUP_TOKENS = 4
 STAGES = ("speed", "theorem1", "eps_sweep")
 
 
-def check_real(value: Any, name: str, *, low: float = 0.0, high: float | None = None, open_low: bool = False) -> float:
-    """``value`` as a ``float`` after checking it is a finite real number (not a bool) in ``[low, high]``.
-
-    With ``open_low`` the lower end is excluded (``value > low``). The error names the argument.
-    """
-    real = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-    x = float(value) if real else math.nan
-    below = x <= low if open_low else x < low
-    if not math.isfinite(x) or below or (high is not None and x > high):
-        bound = f"> {low:g}" if open_low else f">= {low:g}"
-        bound += "" if high is None else f" and <= {high:g}"
-        raise ValueError(f"{name}: must be a finite number {bound}, got {value!r}")
-    return x
-
-
 def _values(values: Any, name: str) -> tuple[Any, ...]:
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
         raise ValueError(f"{name}: expected a sequence (a list or tuple), got {values!r}")
     return tuple(values.tolist() if isinstance(values, np.ndarray) else values)
 
 
-def check_ints(values: Any, name: str, *, empty: bool = False) -> tuple[int, ...]:
+def check_distinct_ints(values: Any, name: str, *, empty: bool = False) -> tuple[int, ...]:
     """``values`` as a tuple after checking they are distinct integers >= 1 (at least one unless ``empty``)."""
-    out = tuple(check_int(v, name) for v in _values(values, name))
+    out = tuple(check_ints(_values(values, name), name))
     if not out and not empty:
         raise ValueError(f"{name}: must hold at least one value")
     if len(set(out)) < len(out):
@@ -91,9 +75,9 @@ class MeasureSettings:
 
     def __post_init__(self) -> None:
         put = object.__setattr__
-        put(self, "lookaheads", check_ints(self.lookaheads, "lookaheads"))
-        put(self, "hf_lookaheads", check_ints(self.hf_lookaheads, "hf_lookaheads", empty=True))
-        eps = tuple(check_real(e, "eps_values") for e in _values(self.eps_values, "eps_values"))
+        put(self, "lookaheads", check_distinct_ints(self.lookaheads, "lookaheads"))
+        put(self, "hf_lookaheads", check_distinct_ints(self.hf_lookaheads, "hf_lookaheads", empty=True))
+        eps = tuple(check_real(e, "eps_values", low=0.0) for e in _values(self.eps_values, "eps_values"))
         if not eps or len(set(eps)) < len(eps):
             raise ValueError(f"eps_values: expected at least one value, all distinct, got {self.eps_values!r}")
         put(self, "eps_values", eps)
@@ -101,7 +85,7 @@ class MeasureSettings:
                           ("theorem1_lookahead", 1), ("eps_runs", 2), ("eps_tokens", 1), ("eps_lookahead", 1),
                           ("prompts", 1), ("seed", 0)):
             put(self, name, check_int(getattr(self, name), name, low=low))
-        put(self, "temperature", check_real(self.temperature, "temperature"))
+        put(self, "temperature", check_real(self.temperature, "temperature", low=0.0))
 
     @property
     def all_lookaheads(self) -> tuple[int, ...]:
@@ -123,7 +107,7 @@ def expected_calls(alpha: float, K: int, T: int) -> tuple[float, float]:
     ``k`` are accepted it emits ``k + 1`` (``k`` when ``k = t``). The rounds are
     ``lookahead.iid_expected_oracle_calls``.
     """
-    a = check_real(alpha, "alpha", high=1.0)
+    a = check_real(alpha, "alpha", low=0.0, high=1.0)
     K, T = check_int(K, "K"), check_int(T, "T", low=0)
     rounds, drafts = np.zeros(T + 1), np.zeros(T + 1)
     for t in range(1, T + 1):
@@ -159,11 +143,11 @@ class Calibration:
 
     def __post_init__(self) -> None:
         for name in ("target", "draft", "ar_overhead", "round_overhead", "hf_ratio", "seconds"):
-            check_real(getattr(self, name), name)
-        check_real(self.alpha, "alpha", high=1.0)
+            check_real(getattr(self, name), name, low=0.0)
+        check_real(self.alpha, "alpha", low=0.0, high=1.0)
         if not self.verify:
             raise ValueError("verify: needs the seconds of at least one verification call")
-        object.__setattr__(self, "verify", {check_int(K, "verify"): check_real(t, f"verify[{K}]")
+        object.__setattr__(self, "verify", {check_int(K, "verify"): check_real(t, f"verify[{K}]", low=0.0)
                                             for K, t in sorted(self.verify.items())})
 
     def verify_seconds(self, K: int) -> float:
@@ -186,7 +170,7 @@ class Calibration:
 
     def scaled(self, pace: float, seconds: float) -> Calibration:
         """Every call ``pace`` times as long (the pace measured so far), with ``seconds`` spent."""
-        f = check_real(pace, "pace", open_low=True)
+        f = check_real(pace, "pace", low=0.0, open_low=True)
         return dataclasses.replace(self, target=f * self.target, draft=f * self.draft,
                                    verify={K: f * t for K, t in self.verify.items()}, ar_overhead=f * self.ar_overhead,
                                    round_overhead=f * self.round_overhead, seconds=seconds)
@@ -397,7 +381,7 @@ def plan_measurement(settings: MeasureSettings, calibration: Calibration, budget
     if not isinstance(settings, MeasureSettings):
         raise ValueError(f"settings: expected MeasureSettings, got {type(settings).__name__}")
     if budget_s is not None:
-        budget_s = check_real(budget_s, "budget_s", open_low=True)
+        budget_s = check_real(budget_s, "budget_s", low=0.0, open_low=True)
     if isinstance(done, str) or not set(done) <= set(STAGES):
         raise ValueError(f"done: expected a list of stages among {STAGES}, got {done!r}")
     if done and not isinstance(used, MeasureSettings):

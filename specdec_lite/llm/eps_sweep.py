@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..primitives import check_int
+from ..primitives import check_int, check_real
 from ..stats import mean_and_se
-from .budget import check_real
 from .engine import GenerationResult
 from .pairs import ModelPair
 from .runs import OnRun, check_prompts, check_run_args, progress_bar, sample_runs
@@ -68,7 +67,7 @@ def eps_sweep(pair: ModelPair, prompts: Sequence[str], eps_values: Sequence[floa
     """
     if isinstance(eps_values, str) or not isinstance(eps_values, (Sequence, np.ndarray)) or not len(eps_values):
         raise ValueError(f"eps_values: expected a non-empty list of numbers, got {eps_values!r}")
-    eps_values = [check_real(e, "eps_values") for e in eps_values]
+    eps_values = [check_real(e, "eps_values", low=0.0) for e in eps_values]
     if isinstance(rejection_laws, str) or not rejection_laws:
         raise ValueError(f"rejection_laws: expected a non-empty list of law names, got {rejection_laws!r}")
     for law in rejection_laws:

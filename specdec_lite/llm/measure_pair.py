@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..primitives import check_int
+from ..primitives import check_int, check_real
 from ..stats import mean_and_se
 from ._hf import vocab_size
 from .budget import (
@@ -51,8 +51,7 @@ from .budget import (
     Calibration,
     MeasureSettings,
     Plan,
-    check_ints,
-    check_real,
+    check_distinct_ints,
     knob_changes,
     plan_measurement,
     seconds,
@@ -190,7 +189,7 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s:
     if not isinstance(settings, MeasureSettings):
         raise ValueError(f"settings: expected MeasureSettings, got {type(settings).__name__}")
     if budget_s is not None:
-        budget_s = check_real(budget_s, "budget_s", open_low=True)
+        budget_s = check_real(budget_s, "budget_s", low=0.0, open_low=True)
     prompts = check_prompts(prompts if prompts is not None else default_prompts(pair))[: settings.prompts]
     if settings.hf_lookaheads and vocab_size(pair.draft) != vocab_size(pair.target):
         if progress:
@@ -476,7 +475,7 @@ def _list(text: str, item: Any) -> tuple[Any, ...]:
 
 def _lookaheads(empty: bool) -> Any:
     what = "a comma-separated list of integers >= 1" + (" (empty: none)" if empty else "")
-    return _arg(lambda t: check_ints(_list(t, int), "value", empty=empty), what, detail=True)
+    return _arg(lambda t: check_distinct_ints(_list(t, int), "value", empty=empty), what, detail=True)
 
 
 def _count(low: int) -> Any:
@@ -484,14 +483,14 @@ def _count(low: int) -> Any:
 
 
 def _eps(text: str) -> tuple[float, ...]:
-    values = tuple(check_real(e, "eps") for e in _list(text, float))
+    values = tuple(check_real(e, "eps", low=0.0) for e in _list(text, float))
     if not values:
         raise ValueError("no value")
     return values
 
 
 def _budget(text: str) -> float | None:
-    value = check_real(float(text), "budget")
+    value = check_real(float(text), "budget", low=0.0)
     return None if value == 0 else value
 
 

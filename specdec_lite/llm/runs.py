@@ -7,8 +7,7 @@ from typing import Any
 
 import torch
 
-from ..primitives import check_int
-from .budget import check_real
+from ..primitives import check_int, check_real
 from .engine import GenerationResult, speculative_generate
 from .pairs import ModelPair
 from .verify import REJECTION_LAWS
@@ -60,7 +59,7 @@ def check_run_args(temperature: Any, eps: Any = 0.0, rejection_law: str = "opt")
     """Temperature and eps as floats after checking them (finite, >= 0, not bools), and the rejection law."""
     if rejection_law not in REJECTION_LAWS:
         raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law!r}")
-    return check_real(temperature, "temperature"), check_real(eps, "eps")
+    return check_real(temperature, "temperature", low=0.0), check_real(eps, "eps", low=0.0)
 
 
 def sample_runs(

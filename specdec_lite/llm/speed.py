@@ -11,8 +11,8 @@ from typing import Any
 import torch
 
 from ..lookahead import expected_tokens_per_call
-from ..primitives import check_int
-from .budget import WARMUP_TOKENS, check_ints, check_real
+from ..primitives import check_int, check_real
+from .budget import WARMUP_TOKENS, check_distinct_ints
 from .engine import autoregressive_generate, speculative_generate
 from .pairs import ModelPair
 from .runs import OnRun, check_run_args, encode_prompts, progress_bar
@@ -38,7 +38,7 @@ def predicted_speedup(alpha: float, K: int, costs: CallCosts) -> float:
     ``E[tokens per round] = (1 - alpha^(K+1)) / (1 - alpha)`` (``lookahead.expected_tokens_per_call``);
     with ``t_verify = t_target`` this is ``lookahead.iid_speedup(alpha, K, c)``.
     """
-    alpha = check_real(alpha, "alpha", high=1.0)
+    alpha = check_real(alpha, "alpha", low=0.0, high=1.0)
     K = check_int(K, "K")
     if K not in costs.verify:
         raise ValueError(f"K: no verification cost measured for K = {K} (measured: {sorted(costs.verify)})")
@@ -130,8 +130,9 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
     max_new_tokens = check_int(max_new_tokens, "max_new_tokens")
     temperature, _ = check_run_args(temperature)
     seed = check_int(seed, "seed", low=0)
-    lookaheads = list(check_ints(lookaheads, "lookaheads"))
-    hf_ks = lookaheads if hf_lookaheads is None else list(check_ints(hf_lookaheads, "hf_lookaheads", empty=True))
+    lookaheads = list(check_distinct_ints(lookaheads, "lookaheads"))
+    hf_ks = (lookaheads if hf_lookaheads is None
+             else list(check_distinct_ints(hf_lookaheads, "hf_lookaheads", empty=True)))
     ids = encode_prompts(pair, prompts)
     methods: list[tuple[str, int]] = [("autoregressive", 0)] + [("speculative", K) for K in lookaheads]
     if hf:
