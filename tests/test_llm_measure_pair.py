@@ -233,3 +233,25 @@ def test_a_padded_pair_is_measured_without_hugging_faces_assisted_generation(tin
     assert "refuses a pair whose numbers of logits differ (draft 320, target" in capsys.readouterr().out
     assert {row["method"] for row in r["speed"]["rows"]} == {"autoregressive", "speculative"}
     assert r["settings"]["hf_lookaheads"] == [] and r["theorem1"]["pooled"]["runs"] == 2
+
+
+def test_the_measure_a_pair_workflow_runs_this_command():
+    """The manual workflow's command parses with this command line, and its results file is kept as an artifact."""
+    import shlex
+    from pathlib import Path
+
+    yaml = pytest.importorskip("yaml")
+    flow = yaml.safe_load((Path(__file__).resolve().parents[1] / ".github/workflows/measure-pair.yml").read_text())
+    inputs = flow[True]["workflow_dispatch"]["inputs"]  # YAML reads the key `on` as True
+    steps = {s.get("name", s.get("uses", "")): s for s in flow["jobs"]["measure"]["steps"]}
+    env = {k: v.replace("${{ inputs.", "").replace(" }}", "") for k, v in steps["Measure"]["env"].items()}
+    command = steps["Measure"]["run"]
+    for var, name in env.items():
+        command = command.replace(f'"${var}"', shlex.quote(str(inputs[name]["default"])))
+    words = shlex.split(command)
+    assert words[:3] == ["python", "-m", "specdec_lite.llm.measure_pair"]
+    args = mp.parse_args(words[3:])
+    assert (args.draft, args.target, args.device) == ("EleutherAI/pythia-70m", "EleutherAI/pythia-410m", "cpu")
+    assert args.budget > 0 and args.out == "measured/"
+    upload = next(s for s in steps.values() if s.get("uses", "").startswith("actions/upload-artifact"))
+    assert upload["with"]["path"] == "measured/*.json" and upload["with"]["if-no-files-found"] == "error"
