@@ -60,7 +60,7 @@ def test_scaling_sections_fit_exponents(tiny):
     th = results["sections"]["theory_scaling"]
     axes = th["cases"]["theorem1"]["axes"]
     assert set(axes) == {"T", "V"} and axes["V"]["expected_exponent"] == 2.0
-    assert axes["T"]["verdict"] in ("consistent", "not consistent") and "T·V²" in th["theorem1_summary"]
+    assert axes["T"]["exponent_check"] in ("consistent", "not consistent") and "T·V²" in th["theorem1_summary"]
     assert th["theorem1_pass"]["seconds"] > 0
 
 
@@ -74,18 +74,18 @@ def test_memory_and_widget_sections(tiny):
     assert all(key.split(":")[1].endswith("update") for key in found)
 
 
-def test_goals_cover_the_issue(tiny):
+def test_targets_cover_every_section(tiny):
     results, _ = tiny
-    sections = {g["section"] for g in results["goals"]}
+    sections = {t["section"] for t in results["targets"]}
     assert {"samplers", "theory_scaling", "memory", "llm"} <= sections
-    for g in results["goals"]:
-        assert g["met"] in (True, False, None) and g["goal"] and g["measured"]
+    for t in results["targets"]:
+        assert t["met"] in (True, False, None) and t["target"] and t["measured"]
 
 
-def test_goals_judge_synthetic_results():
+def test_targets_judge_synthetic_results():
     fake = {"sections": {"samplers": {"engines": {"fast": {
         "V": 7, "T": 50, "runs": 10, "reference": "x", "speedup_vs_reference": 60.0, "floor_multiple": 6.0}}}}}
-    (speed, floor) = bench.goals(fake)
+    (speed, floor) = bench.targets(fake)
     assert speed["met"] is True and floor["met"] is False
 
 
@@ -139,7 +139,7 @@ def test_report_renders_the_results(tiny):
     assert "uniforms" in report.floor_explanation(results)
     assert any("token-steps per second" in h for h in report.headlines(results))
     shown = json.dumps(report.measurements(results))
-    assert '"goals"' not in shown and '"verdict"' not in shown and '"theory_scaling"' in shown
+    assert '"targets"' not in shown and '"exponent_check"' not in shown and '"theory_scaling"' in shown
     assert all(s.startswith("**") for s in report.growth_sentences(results))
     for fig in report.figures(results).values():
         assert len(fig.data) >= 1
@@ -183,8 +183,8 @@ def test_llm_section_on_a_tiny_pair():
     assert {"autoregressive", "speculative", "HF autoregressive", "HF assisted"} == {r["method"] for r in out["rows"]}
     assert out["hf_assisted_over_hf_autoregressive"] > 0 and out["costs"]["c"] > 0
     assert out["widget"]["median_s"] > 0 or out["widget"]["skipped"]
-    (goal,) = [g for g in bench.goals({"sections": {"llm": out}}) if g["section"] == "llm"]
-    assert goal["met"] == (out["fraction_of_predicted"] >= 0.8)
+    (target,) = [t for t in bench.targets({"sections": {"llm": out}}) if t["section"] == "llm"]
+    assert target["met"] == (out["fraction_of_predicted"] >= 0.8)
     assert len(report.llm_rows_table({"sections": {"llm": out}}).rows) == len(out["rows"])
     assert "achieved / predicted" in str(report.llm_table({"sections": {"llm": out}}))
 
@@ -192,7 +192,8 @@ def test_llm_section_on_a_tiny_pair():
 def test_growth_sentences_state_a_law_only_where_the_fit_supports_it():
     def case(seconds, exponent):
         fit = {"x": [1.0, 2.0, 4.0, 8.0], "seconds": seconds, "expected_exponent": 2.0, "base": {"T": 10},
-               "fit_tail": {"exponent": exponent, "points": 2}, "verdict": sections._verdict(exponent, 2.0)}
+               "fit_tail": {"exponent": exponent, "points": 2},
+               "exponent_check": sections._exponent_check(exponent, 2.0)}
         return {"sections": {"theory_scaling": {"cases": {"c": {"title": "Theorem 1", "axes": {"V": fit}}}}}}
 
     law = report.growth_sentences(case([0.01, 0.02, 0.04, 0.16], 2.1))[0]

@@ -6,19 +6,21 @@ one run, or a scaling curve with a fitted exponent. Sections (one table,
 torch, transformers or the trained model pair are missing):
 
 * ``samplers``: each vectorised chain sampler against its per-run reference loop
-  on the same chains (goal: at least 50x faster per run at V = 7, T = 50, 10,000
+  on the same chains (target: at least 50x faster per run at V = 7, T = 50, 10,000
   runs), token-steps per second, and its time as a multiple of the time to draw
-  just the uniforms it consumes (goal: at most 5x);
+  just the uniforms it consumes (target: at most 5x);
 * ``sampler_scaling`` / ``theory_scaling``: cost over runs, T, V (samplers) and
   T, V, M, K (exact theory), with least-squares log-log exponents (Theorem 1
   should cost T V^2), and Theorem 1's pass at T = 1000, V = 200;
 * ``memory``: peak memory over runs, unchunked and with ``chunking.chunked_sum``
-  (goal: a million runs within 1 GiB);
-* ``widgets``: median latency of every widget ``*_update`` at its defaults (goal: < 100 ms);
+  (target: a million runs within 1 GiB);
+* ``widgets``: median latency of every widget ``*_update`` at its defaults (target: < 100 ms);
 * ``llm``: the real-model engine against autoregressive decoding and Hugging
-  Face's assisted generation (goal: at least 80% of the predicted speed-up).
+  Face's assisted generation (target: at least 80% of the predicted speed-up).
 
-``--json benchmarks/results.json`` (full mode) is what the book's Performance page renders.
+Each run ends with the list of targets above, each marked met, not met, or n/a (not
+measured on this machine). ``--json benchmarks/results.json`` (full mode) is what the
+book's Performance page renders.
 """
 
 from __future__ import annotations
@@ -38,43 +40,43 @@ from .timing import best_time, machine
 SCHEMA = 1
 GIB = 2**30
 
-__all__ = ["SECTIONS", "SIZES", "Section", "Sizes", "best_time", "goals", "machine", "main", "run"]
+__all__ = ["SECTIONS", "SIZES", "Section", "Sizes", "best_time", "machine", "main", "run", "targets"]
 
 
-def _goal(section: str, what: str, goal: str, value: float | None, met: bool | None, measured: str,
-          note: str = "") -> dict[str, Any]:
-    return {"section": section, "what": what, "goal": goal, "value": value, "measured": measured, "met": met,
+def _target(section: str, what: str, target: str, value: float | None, met: bool | None, measured: str,
+            note: str = "") -> dict[str, Any]:
+    return {"section": section, "what": what, "target": target, "value": value, "measured": measured, "met": met,
             "note": note}
 
 
-def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Every goal of the issue, with the measured value and whether it is met (``None``: not measured)."""
+def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every target the benchmark checks, with the measured value and whether it is met (``None``: not measured)."""
     sec = results["sections"]
     out: list[dict[str, Any]] = []
     engines = sec.get("samplers", {}).get("engines", {})
     for name, r in engines.items():
         if r.get("baseline"):
-            continue  # autoregressive sampling: context for the table, not a goal of the issue
+            continue  # autoregressive sampling: context for the table, not a target
         if "skipped" in r:
-            out.append(_goal("samplers", f"{name}: vectorised vs reference", "≥ 50×", None, None, "not measured",
+            out.append(_target("samplers", f"{name}: vectorised vs reference", "≥ 50×", None, None, "not measured",
                              r["skipped"]))
             continue
         where = f"V={r['V']}, T={r['T']}, {r['runs']:,} runs"
         if r.get("reference"):
             x = r["speedup_vs_reference"]
-            out.append(_goal("samplers", f"{name}: vectorised vs per-run reference ({where})", "≥ 50×", x, x >= 50,
+            out.append(_target("samplers", f"{name}: vectorised vs per-run reference ({where})", "≥ 50×", x, x >= 50,
                              f"{x:,.0f}×"))
         else:
-            out.append(_goal("samplers", f"{name}: vectorised vs per-run reference", "≥ 50×", None, None,
+            out.append(_target("samplers", f"{name}: vectorised vs per-run reference", "≥ 50×", None, None,
                              "no reference", r.get("note", "")))
         m = r["floor_multiple"]
-        out.append(_goal("samplers", f"{name}: time / time to draw its uniforms ({where})", "≤ 5×", m, m <= 5,
+        out.append(_target("samplers", f"{name}: time / time to draw its uniforms ({where})", "≤ 5×", m, m <= 5,
                          f"{m:.1f}×"))
     th = sec.get("theory_scaling", {}).get("cases", {}).get("theorem1", {})
     if "axes" in th:
         eT, eV = (th["axes"][a]["fit_tail"]["exponent"] for a in ("T", "V"))
-        ok = all(th["axes"][a]["verdict"] == "consistent" for a in ("T", "V"))
-        out.append(_goal("theory_scaling", "Theorem 1 cost exponents (T, V)", "T¹·V² (±0.3)", None, ok,
+        ok = all(th["axes"][a]["exponent_check"] == "consistent" for a in ("T", "V"))
+        out.append(_target("theory_scaling", "Theorem 1 cost exponents (T, V)", "T¹·V² (±0.3)", None, ok,
                          f"T^{eT:.2f}·V^{eV:.2f}"))
     mem = sec.get("memory", {})
     if "runs" in mem:
@@ -88,26 +90,26 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
         else:
             b = mem["bytes_per_run_unchunked"] * 1_000_000
             label = f"{b / GIB:.2f} GiB (projected from {big:,} runs)"
-        out.append(_goal("memory", f"speculative, a million runs unchunked (V={mem['V']}, T={mem['T']})", "≤ 1 GiB",
+        out.append(_target("memory", f"speculative, a million runs unchunked (V={mem['V']}, T={mem['T']})", "≤ 1 GiB",
                          b, b <= GIB, label))
         c = mem["tracemalloc_chunked_sum_bytes"][-1]
-        out.append(_goal("memory", f"speculative, {big:,} runs with chunked_sum (chunk {mem['chunk_size']:,})",
+        out.append(_target("memory", f"speculative, {big:,} runs with chunked_sum (chunk {mem['chunk_size']:,})",
                          "≤ 1 GiB", c, c <= GIB, f"{c / 2**20:.1f} MiB"))
     for key, w in sec.get("widgets", {}).get("updates", {}).items():
         ms = w["median_s"] * 1e3
-        out.append(_goal("widgets", f"{key.split('.')[-1]} at defaults", "median < 100 ms", ms, ms < 100,
+        out.append(_target("widgets", f"{key.split('.')[-1]} at defaults", "median < 100 ms", ms, ms < 100,
                          f"{ms:.1f} ms"))
     llm = sec.get("llm", {})
     w = llm.get("widget", {})
     if "median_s" in w:
         ms = w["median_s"] * 1e3
-        out.append(_goal("widgets", f"{w['function']} at defaults (real models)", "median < 100 ms", ms, ms < 100,
+        out.append(_target("widgets", f"{w['function']} at defaults (real models)", "median < 100 ms", ms, ms < 100,
                          f"{ms:.1f} ms"))
     if "fraction_of_predicted" in llm:
         f = llm["fraction_of_predicted"]
-        out.append(_goal("llm", "achieved / predicted speed-up", "≥ 80%", f, f >= 0.8, f"{100 * f:.0f}%"))
+        out.append(_target("llm", "achieved / predicted speed-up", "≥ 80%", f, f >= 0.8, f"{100 * f:.0f}%"))
     elif "skipped" in llm:
-        out.append(_goal("llm", "achieved / predicted speed-up", "≥ 80%", None, None, "not measured", llm["skipped"]))
+        out.append(_target("llm", "achieved / predicted speed-up", "≥ 80%", None, None, "not measured", llm["skipped"]))
     return out
 
 
@@ -138,7 +140,7 @@ def run(mode: str = "quick", only: Sequence[str] | None = None, log: Any = print
             continue
         results["sections"][section.name] = run_section(section, sizes, log)
     results["elapsed_s"] = time.perf_counter() - t0
-    results["goals"] = goals(results)
+    results["targets"] = targets(results)
     return json.loads(json.dumps(results, default=_jsonable))
 
 
@@ -150,10 +152,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     results = run(args.mode, args.only)
-    print("Goals:")
-    for g in results["goals"]:
-        mark = {True: "met", False: "MISSED", None: "n/a"}[g["met"]]
-        print(f"  [{mark}] {g['what']}: {g['measured']} (goal {g['goal']})" + (f" - {g['note']}" if g["note"] else ""))
+    print("Targets:")
+    for t in results["targets"]:
+        mark = {True: "met", False: "not met", None: "n/a"}[t["met"]]
+        note = f" - {t['note']}" if t["note"] else ""
+        print(f"  [{mark}] {t['what']}: {t['measured']} (target {t['target']})" + note)
     print(f"total {results['elapsed_s']:.1f} s")
     if args.json:
         path = Path(args.json)

@@ -4,8 +4,8 @@ Uses the engine's own measurement, ``llm.speed.speed_benchmark`` (methods
 interleaved prompt by prompt, one warm-up each), on the pair ``llm.load_pair``
 chooses (the offline pair on a machine without a GPU). The predicted speed-up is
 Leviathan et al.'s ``E[tokens per round] t_target / (K t_draft + t_verify(K))``
-from the measured acceptance rate and call costs; the goal is to achieve at least
-80% of it.
+from the measured acceptance rate and call costs; the benchmark's target is to
+achieve at least 80% of it.
 
 On a CPU that is the offline pair shipped with the package, never a download.
 """

@@ -166,9 +166,9 @@ def headlines(results: dict[str, Any]) -> list[str]:
 
 
 def measurements(results: Any) -> Any:
-    """The results less the benchmark's pass/fail bookkeeping (``goals`` and ``verdict`` entries), for readers."""
+    """The results less the benchmark's pass/fail bookkeeping (``targets`` and ``exponent_check`` entries)."""
     if isinstance(results, dict):
-        return {k: measurements(v) for k, v in results.items() if k not in ("goals", "verdict")}
+        return {k: measurements(v) for k, v in results.items() if k not in ("targets", "exponent_check")}
     if isinstance(results, list):
         return [measurements(v) for v in results]
     return results
@@ -212,7 +212,7 @@ def growth_sentences(results: dict[str, Any]) -> list[str]:
             if min(times) < MIN_FIT_SECONDS:
                 parts.append(f"{span} the fitted exponent is {e:.2f}, but calls that short are dominated by fixed "
                              f"costs and timing noise, so no law is read from it")
-            elif f["verdict"] == "consistent":
+            elif f["exponent_check"] == "consistent":
                 parts.append(f"{span} the cost grows like {law}, as the loops predict (fitted exponent {e:.2f})")
             elif e > want:
                 parts.append(f"{span} the cost grows faster than the {law} of the loops (fitted exponent {e:.2f}): "

@@ -204,7 +204,7 @@ def sampler_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
     return {"base": {"V": sizes.V, "T": sizes.T, "runs": sizes.scale_base_runs}, "engines": engines}
 
 
-def _verdict(measured: float, expected: float, tol: float = 0.3) -> str:
+def _exponent_check(measured: float, expected: float, tol: float = 0.3) -> str:
     return "consistent" if abs(measured - expected) <= tol else "not consistent"
 
 
@@ -227,18 +227,18 @@ def theory_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
             fit = scaling(sizes.theory[axis], times)
             fit["base"] = base
             fit["expected_exponent"] = case.expected[axis]
-            fit["verdict"] = _verdict(fit["fit_tail"]["exponent"], case.expected[axis])
+            fit["exponent_check"] = _exponent_check(fit["fit_tail"]["exponent"], case.expected[axis])
             axes[axis] = fit
         cases[case.name] = {"title": case.title, "axes": axes}
         log(f"  {case.name}: cost ~ " + ", ".join(
             f"{a}^{axes[a]['fit_tail']['exponent']:.2f} (expected {axes[a]['expected_exponent']:g}, "
-            f"{axes[a]['verdict']})" for a in axes))
+            f"{axes[a]['exponent_check']})" for a in axes))
     out: dict[str, Any] = {"cases": cases}
     if "axes" in cases.get("theorem1", {}):
         ax = cases["theorem1"]["axes"]
         eT, eV = ax["T"]["fit_tail"]["exponent"], ax["V"]["fit_tail"]["exponent"]
         aT, aV = ax["T"]["fit_all"]["exponent"], ax["V"]["fit_all"]["exponent"]
-        ok = _verdict(eT, 1.0) == "consistent" and _verdict(eV, 2.0) == "consistent"
+        ok = _exponent_check(eT, 1.0) == "consistent" and _exponent_check(eV, 2.0) == "consistent"
         out["theorem1_summary"] = (
             f"Theorem 1's forward pass costs T^{eT:.2f} V^{eV:.2f} on the largest half of the sizes "
             f"(T^{aT:.2f} V^{aV:.2f} fitted on all of them): "

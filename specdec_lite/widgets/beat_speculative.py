@@ -71,7 +71,7 @@ def choose_rejection(p: np.ndarray, q: np.ndarray, b: np.ndarray, choice: str) -
     return laws[choice]()
 
 
-def verdict(reject: float, bias: float, bound: float, atol: float = 1e-9) -> str:
+def side_of_bound(reject: float, bias: float, bound: float, atol: float = 1e-9) -> str:
     """One line saying which side of the bound the algorithm is on, and whether it is unbiased."""
     if bias <= atol:
         if reject < bound - atol:  # impossible (Theorem 2): kept as a guard for the widget's own maths
@@ -124,7 +124,7 @@ def beat_update(
     layout.update(
         barmode="group", height=470, margin=dict(t=110), legend=dict(orientation="h", y=-0.15),
         title=(f"P(reject) = {reject:.3f} vs bound TV(p, q) = {bound:.3f};  bias TV(P^A, q) = {bias:.3f}"
-               f"<br><sup>{verdict(reject, bias, bound)}</sup>"),
+               f"<br><sup>{side_of_bound(reject, bias, bound)}</sup>"),
     )
     return go.Figure(data=data, layout=layout)
 
