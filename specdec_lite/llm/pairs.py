@@ -5,8 +5,9 @@ the paper's Pythia pair (``pythia-70m`` drafting for ``pythia-2.8b``; a 1b targe
 on GPUs under 20 GB, such as a free Colab T4); on a CPU (or Apple GPU) with
 internet a pair a laptop can run (``pythia-70m`` drafting for ``pythia-410m``);
 otherwise the offline pair that ships with the package (trained by
-:mod:`specdec_lite.llm.fallback` on the standard library's source). Any other pair can be named (hub names or local
-folders); both go through ``from_pretrained`` with ``trust_remote_code`` off.
+:mod:`specdec_lite.llm.fallback` on the standard library's source). Any other
+pair can be named (hub names or local folders); both go through
+``from_pretrained`` with ``trust_remote_code`` off.
 """
 
 from __future__ import annotations
@@ -110,7 +111,7 @@ class ModelPair:
     tokenizer: Any
     draft_name: str
     target_name: str
-    source: str  # "fallback" (trained here), or "hub/local" (named by the reader or chosen automatically)
+    source: str  # "fallback" (trained by specdec_lite), or "hub/local" (named by the reader or chosen automatically)
     device: torch.device
     dtype: torch.dtype
     info: dict[str, Any] = field(default_factory=dict)
