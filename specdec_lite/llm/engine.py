@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..primitives import check_int
+from ..primitives import check_int, check_real
 from . import _hf
 from .verify import REJECTION_LAWS, over_accept, position_stats, probs_from_logits
 from .verify import rejection_law as law_after_rejection
@@ -120,11 +120,7 @@ class GenerationResult:
 
 
 def _check_temperature(temperature: Any) -> float:
-    number = isinstance(temperature, (int, float, np.integer, np.floating)) and not isinstance(temperature, bool)
-    t = float(temperature) if number else math.nan
-    if not math.isfinite(t) or t < 0:
-        raise ValueError(f"temperature: must be a finite number >= 0 (0 = greedy), got {temperature!r}")
-    return t
+    return check_real(temperature, "temperature", low=0.0, what="(0 = greedy) ")
 
 
 def _prompt(input_ids: Any, device: torch.device, vocab: int) -> torch.Tensor:
@@ -396,10 +392,7 @@ def speculative_generate(
     m = check_int(max_new_tokens, "max_new_tokens")
     K = check_int(lookahead, "lookahead")
     temperature = _check_temperature(temperature)
-    number = isinstance(eps, (int, float, np.integer, np.floating)) and not isinstance(eps, bool)
-    eps_f = float(eps) if number else math.nan
-    if not math.isfinite(eps_f) or eps_f < 0:
-        raise ValueError(f"eps: must be a finite number >= 0, got {eps!r}")
+    eps_f = check_real(eps, "eps", low=0.0)
     if rejection_law not in REJECTION_LAWS:
         raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law!r}")
     device = _hf.model_device(target)
