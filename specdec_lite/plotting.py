@@ -9,8 +9,12 @@ drawn exactly as its builder laid it out.
 
 from __future__ import annotations
 
+import html
 import os
+import sys
+import uuid
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 #: Set by the book's Sphinx extension (``book/_ext/plotly_offline.py``) for its kernels.
@@ -19,213 +23,19 @@ BOOK_BUILD_ENV = "SPECDEC_BOOK_BUILD"
 #: Figures narrower than this many CSS pixels get the narrow-screen layout.
 NARROW_PX = 600
 
+#: The figures' script and styles (narrow screens, keyboard, names and data tables, dark mode),
+#: loaded once per page: the book serves them from ``_static``, a notebook gets them from its
+#: first ``show()`` (see ``figure_assets``).
+FIGURES_JS = Path(__file__).resolve().parent / "figures" / "figures.js"
+FIGURES_CSS = FIGURES_JS.with_suffix(".css")
+
 # Runs in the reader's browser after plotly drew the figure ("{plot_id}" is plotly's
-# placeholder for the figure's element id). It keeps the authored layout and switches
-# between it and the narrow one whenever the figure crosses NARROW_PX; a slider step
-# that sets a new title gets it wrapped too.
-_NARROW_JS = """
-(function () {
-  var gd = document.getElementById("{plot_id}");
-  if (!gd || !window.Plotly) return;
-  var NARROW = %(narrow)d, TITLE_PX = 15, saved = null, savedBars = [], savedStyleHeight = ["", ""], busy = false;
-  if (!document.getElementById("sd-narrow-style")) {
-    // on a narrow screen the tool bar would cover the title (and a phone has no hover)
-    var style = document.createElement("style");
-    style.id = "sd-narrow-style";
-    style.textContent = ".sd-narrow .modebar-container { display: none; }";
-    document.head.appendChild(style);
-  }
-  function visible(s) { return s.replace(/<[^>]*>/g, "").replace(/&[#\\w]+;/g, "x").length; }
-  function wrapLine(line, width) {
-    var words = line.split(" "), lines = [], cur = [], len = 0, open = [];
-    words.forEach(function (w) {
-      var n = visible(w);
-      if (cur.length && len + 1 + n > width) {
-        lines.push(cur.join(" ") + open.slice().reverse().map(function (t) { return "</" + t.name + ">"; }).join(""));
-        cur = open.map(function (t) { return t.tag; });
-        cur = cur.length ? [cur.join("") + w] : [w];
-        len = n;
-      } else { cur.push(w); len += (cur.length > 1 ? 1 : 0) + n; }
-      w.replace(/<(\\/?)(\\w+)[^>]*>/g, function (tag, close, name) {
-        if (name.toLowerCase() === "br") return tag;
-        if (!close) open.push({ name: name, tag: tag });
-        else for (var i = open.length - 1; i >= 0; i--) if (open[i].name === name) { open.splice(i, 1); break; }
-        return tag;
-      });
-    });
-    if (cur.length) lines.push(cur.join(" "));
-    return lines.join("<br>");
-  }
-  function wrap(text, px) {
-    var width = Math.max(16, Math.floor((gd.clientWidth - 24) / (px * 0.56)));
-    return String(text).split(/<br\\s*\\/?>/i).map(function (l) { return wrapLine(l, width); }).join("<br>");
-  }
-  function setHeight(px) {
-    // plotly's HTML fixes the height of the figure's element and of its wrapper too
-    gd.style.height = px || savedStyleHeight[0];
-    if (gd.parentElement && savedStyleHeight[1]) gd.parentElement.style.height = px || savedStyleHeight[1];
-  }
-  function done() { busy = false; }
-  function titleOf(layout) { var t = layout.title; return t && typeof t === "object" ? t.text : t; }
-  function legendHeight() { var l = gd._fullLayout.legend; return l && l._height ? l._height : 0; }
-  function narrow() {
-    var L = gd.layout, full = gd._fullLayout, upd = {}, title = titleOf(L);
-    savedStyleHeight = [gd.style.height, gd.parentElement ? gd.parentElement.style.height : ""];
-    saved = {
-      "title.text": title === undefined ? null : title,
-      "title.font.size": L.title && L.title.font ? L.title.font.size : null,
-      "title.y": null, "title.yref": null, "title.yanchor": null,
-      "margin.l": L.margin ? L.margin.l : null, "margin.r": L.margin ? L.margin.r : null,
-      "margin.b": L.margin ? L.margin.b : null, "margin.t": L.margin ? L.margin.t : null,
-      height: L.height === undefined ? null : L.height,
-      legend: L.legend ? JSON.parse(JSON.stringify(L.legend)) : null,
-    };
-    if (title) {
-      // from the figure's top edge down, pushing the plot as far as its lines need
-      upd["title.text"] = wrap(title, TITLE_PX);
-      upd["title.font.size"] = TITLE_PX;
-      upd["title.y"] = 1; upd["title.yref"] = "container"; upd["title.yanchor"] = "top";
-    }
-    upd["margin.t"] = Math.min(full.margin.t, 40);  // the title pushes the margin as far as it needs
-    upd["margin.l"] = Math.min(full.margin.l, 50);
-    upd["margin.r"] = Math.min(full.margin.r, 12);
-    axes().forEach(function (ax) {
-      var a = L[ax] || {};
-      saved[ax + ".tickfont.size"] = a.tickfont && a.tickfont.size !== undefined ? a.tickfont.size : null;
-      var titleFont = a.title && a.title.font ? a.title.font.size : undefined;
-      saved[ax + ".title.font.size"] = titleFont === undefined ? null : titleFont;
-      upd[ax + ".tickfont.size"] = 10;
-      upd[ax + ".title.font.size"] = 12;
-    });
-    var withLegend = full.showlegend && full.legend && full.legend._height > 0;
-    if (withLegend) {
-      upd.legend = Object.assign({}, saved.legend || {}, {
-        orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yanchor: "bottom", yref: "container",
-      });
-    }
-    var bars = colorbars();
-    savedBars = bars.map(function (i) { return JSON.parse(JSON.stringify(gd.data[i].colorbar || {})); });
-    var height0 = full.height, bottom0 = full.margin.b;
-    busy = true;
-    gd.classList.add("sd-narrow");
-    return Plotly.relayout(gd, upd).then(function () {
-      if (!bars.length) return null;
-      // a colour scale beside the plot takes its width: make it slim (turning it horizontal
-      // with restyle leaves plotly's old tick labels behind)
-      return Plotly.restyle(gd, {
-        "colorbar.thickness": 10, "colorbar.xpad": 4, "colorbar.tickfont.size": 9,
-        "colorbar.title.side": "right", "colorbar.title.font.size": 11,
-      }, bars);
-    }).then(function () {
-      // room under the axes for the legend, so the plot keeps its height
-      var extra = withLegend ? legendHeight() + 8 : 0;
-      if (!extra) return null;
-      var height = height0 + extra;
-      setHeight(height + "px");
-      return Plotly.relayout(gd, { "margin.b": bottom0 + extra, height: height });
-    }).then(fitTexts).then(placeTitle).then(done, done);
-  }
-  function axes() {
-    return Object.keys(gd._fullLayout).filter(function (k) { return /^[xy]axis\\d*$/.test(k); });
-  }
-  function colorbars() {
-    var out = [];
-    (gd._fullData || []).forEach(function (t, i) { if (t.showscale && t.colorbar && t.visible === true) out.push(i); });
-    return out;
-  }
-  function fitTexts() {
-    // subplot titles (annotations) and axis titles wider than their room get wrapped
-    var full = gd._fullLayout, box = gd.getBoundingClientRect(), upd = {}, xLines = 1;
-    var notes = [].slice.call(gd.querySelectorAll(".annotation")).map(function (el) {
-      var i = +el.getAttribute("data-index"), r = el.getBoundingClientRect();
-      return { i: i, r: r, cx: (r.left + r.right) / 2, cy: (r.top + r.bottom) / 2 };
-    });
-    notes.forEach(function (n) {
-      var text = (full.annotations[n.i] || {}).text;
-      if (!text || n.r.width === 0) return;
-      var room = 2 * Math.min(n.cx - box.left, box.right - n.cx) - 8;
-      notes.forEach(function (m) {
-        if (m !== n && Math.abs(m.cy - n.cy) < 10) room = Math.min(room, Math.abs(m.cx - n.cx) - 8);
-      });
-      if (n.r.width > room + 1) {
-        if (!("annotations[" + n.i + "].text" in saved)) saved["annotations[" + n.i + "].text"] = text;
-        upd["annotations[" + n.i + "].text"] = wrapTo(text, n.r.width, room);
-      }
-    });
-    axes().forEach(function (ax) {
-      var a = full[ax], text = a && a.title && a.title.text;
-      var el = gd.querySelector(".g-" + a._id + "title");
-      if (!text || !el) return;
-      var r = el.getBoundingClientRect(), size = ax[0] === "x" ? r.width : r.height;
-      var room = ax[0] === "x" ? Math.min(a._length, box.width - 8) : a._length;
-      if (size > room + 1) {
-        saved[ax + ".title.text"] = text;
-        upd[ax + ".title.text"] = wrapTo(text, size, room);
-        if (ax[0] === "x") xLines = Math.max(xLines, upd[ax + ".title.text"].split("<br>").length);
-      }
-    });
-    (full.sliders || []).forEach(function (sl, i) {
-      // a slider sits under the x-axis title: move it down by the title's extra lines
-      if (xLines < 2) return;
-      saved["sliders[" + i + "].pad.t"] = sl.pad.t;
-      upd["sliders[" + i + "].pad.t"] = sl.pad.t + 14 * (xLines - 1);
-    });
-    return Object.keys(upd).length ? Plotly.relayout(gd, upd) : null;
-  }
-  function wrapTo(text, size, room) {
-    // rewrap to fit ``room`` pixels, from the measured ``size`` of its widest line
-    var lines = String(text).split(/<br\\s*\\/?>/i);
-    var longest = Math.max.apply(null, lines.map(visible));
-    var width = Math.max(8, Math.floor(longest * room / size * 0.95));
-    return lines.map(function (l) { return wrapLine(l, width); }).join("<br>");
-  }
-  function placeTitle() {
-    // plotly misplaces a wrapped title anchored at its top: measure it and move it to the
-    // figure's top edge; below it, the plot needs room for the subplot titles above it too
-    var full = gd._fullLayout, box = gd.getBoundingClientRect(), el = gd.querySelector(".g-gtitle");
-    var upd = {}, titleHeight = 0, plotTop = box.top + full._size.t, above = 0;
-    if (el && titleOf(full)) {
-      var t = el.getBoundingClientRect();
-      upd["title.y"] = full.title.y - (6 - (t.top - box.top)) / full.height;
-      titleHeight = t.height + 6;
-    }
-    gd.querySelectorAll(".annotation").forEach(function (a) {
-      var r = a.getBoundingClientRect();
-      if (r.height && r.top < plotTop && r.bottom <= plotTop + 4) above = Math.max(above, plotTop - r.top);
-    });
-    upd["margin.t"] = Math.max(20, Math.ceil(titleHeight + 10 + above));
-    return Plotly.relayout(gd, upd);
-  }
-  function wide() {
-    var upd = saved, bars = colorbars(), old = savedBars;
-    saved = null; busy = true;
-    setHeight(null);
-    gd.classList.remove("sd-narrow");
-    return Plotly.relayout(gd, upd).then(function () {
-      if (!bars.length) return null;
-      return Plotly.restyle(gd, { colorbar: old.map(function (c) { return c; }) }, bars);
-    }).then(done, done);
-  }
-  function fit() {
-    if (busy || !gd.clientWidth) return;
-    if (gd.clientWidth < NARROW && !saved) narrow();
-    else if (gd.clientWidth >= NARROW && saved) wide();
-  }
-  gd.on("plotly_update", function () {
-    // a slider step can set a new title: wrap it as well (wrapping is idempotent)
-    if (!saved || busy) return;
-    var t = titleOf(gd.layout);
-    if (!t) return;
-    var w = wrap(t, TITLE_PX);
-    if (w === t) return;
-    busy = true;
-    Plotly.relayout(gd, { "title.text": w }).then(placeTitle).then(done, done);
-  });
-  var timer = null;
-  window.addEventListener("resize", function () { clearTimeout(timer); timer = setTimeout(fit, 150); });
-  fit();
-})();
-""".replace("%(narrow)d", str(NARROW_PX))
+# placeholder for the figure's element id); ``figures.js`` defines ``sdFigures``.
+_INIT_JS = 'if (window.sdFigures) window.sdFigures.init("{plot_id}", ' + str(NARROW_PX) + ");"
+
+#: The execution count of the cell that last displayed the figures' script in this kernel
+#: (None: not yet); see ``_needs_assets``.
+_assets_shown_at: int | None = None
 
 
 def in_book_build() -> bool:
@@ -234,24 +44,69 @@ def in_book_build() -> bool:
 
 
 def show(fig: Any) -> None:
-    """Display a plotly figure.
+    """Display a plotly figure, with its description and its numbers as tables.
 
-    In the book build we emit ``text/html`` that relies on the plotly.js the book
-    serves from ``_static`` (MyST-NB does not render plotly's own mime type); in
-    Jupyter and Colab plotly's default renderer does the right thing.
+    In the book build we emit ``text/html`` that relies on the plotly.js and the
+    ``figures.js`` the book serves from ``_static`` (MyST-NB does not render plotly's own
+    mime type). In Jupyter and Colab plotly's default renderer draws the figure; the first
+    figure of a kernel displays ``figures.js`` before it (in Colab, whose every cell's
+    output is a page of its own, the first figure of each cell), and the data tables
+    follow it.
     """
-    if in_book_build():
-        from IPython.display import HTML, display
+    from IPython.display import HTML, display
 
+    if in_book_build():
         display(HTML(book_html(fig)))
-    else:
-        fig.show()
+        return
+    if _needs_assets():
+        display(HTML(figure_assets()))
+    fig.show(post_script=_INIT_JS)
+    display(HTML(figure_text(fig, "")))
+
+
+def _needs_assets() -> bool:
+    """True the first time in this kernel (in Colab: in this cell) that a figure is shown."""
+    global _assets_shown_at
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    count = getattr(shell, "execution_count", 0) if shell is not None else 0
+    per_cell = "google.colab" in sys.modules
+    if _assets_shown_at is not None and (not per_cell or _assets_shown_at == count):
+        return False
+    _assets_shown_at = count
+    return True
+
+
+def figure_assets() -> str:
+    """``figures.css`` and ``figures.js`` as one piece of HTML (running it again does nothing new)."""
+    css = FIGURES_CSS.read_text(encoding="utf-8")
+    js = FIGURES_JS.read_text(encoding="utf-8")
+    return f'<style id="sd-figures-css">{css}</style>\n<script>{js}</script>'
+
+
+def figure_text(fig: Any, div_id: str) -> str:
+    """The figure's description (for ``aria-describedby``) and its data tables."""
+    from .figure_data import data_tables, description, plain
+
+    desc_id = f"{div_id or uuid.uuid4()}-desc"
+    title = plain(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else "a plot"
+    return (
+        f'<p class="sd-figure-title sd-visually-hidden">{html.escape(title)}</p>'
+        f'<p class="sd-figure-desc sd-visually-hidden" id="{desc_id}">{html.escape(description(fig))}</p>'
+        + data_tables(fig)
+    )
 
 
 def book_html(fig: Any) -> str:
-    """The figure as the book's HTML: plotly.js comes from the page, the figure follows its
-    container's width and switches to the narrow-screen layout below ``NARROW_PX``."""
-    return fig.to_html(full_html=False, include_plotlyjs=False, config={"responsive": True}, post_script=_NARROW_JS)
+    """The figure as the book's HTML: plotly.js and ``figures.js`` come from the page; the
+    figure follows its container's width (the narrow-screen layout below ``NARROW_PX``), has
+    keyboard controls for its sliders, a name, a description and its data tables."""
+    div_id = str(uuid.uuid4())
+    plot = fig.to_html(
+        full_html=False, include_plotlyjs=False, config={"responsive": True}, post_script=_INIT_JS, div_id=div_id
+    )
+    return f'<div class="sd-figure">{plot}{figure_text(fig, div_id)}</div>'
 
 
 def slider_figure(

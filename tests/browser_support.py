@@ -171,3 +171,41 @@ def check_pages(
     if proc.returncode != 0:
         raise RuntimeError(f"the browser run failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
     return {r["page"]: r for r in json.loads(Path(config["result"]).read_text())}
+
+
+def check_figures(
+    html: Path,
+    pages: list[str],
+    workdir: Path,
+    *,
+    slider_timeout_ms: int = 8000,
+    draw_timeout_ms: int = 30000,
+    max_tabs: int = 2500,
+) -> dict[str, dict]:
+    """Open each page in Chromium and report on its figures as ``tools/browser/check_figures.mjs``
+    sees them (script loads, names, descriptions, data tables, a keyboard-only walk through
+    the page's slider controls, dark and light themes); one report per page."""
+    ensure_driver()
+    script = TOOLS / "check_figures.mjs"
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is needed to drive Chromium (Debian: apt-get install nodejs)")
+    with serve(html) as base:
+        config = {
+            "baseUrl": base,
+            "pages": pages,
+            "assets": local_assets(),
+            "chromium": str(CHROMIUM),
+            "result": str(workdir / "figures-result.json"),
+            "concurrency": 2,
+            "sliderTimeoutMs": slider_timeout_ms,
+            "drawTimeoutMs": draw_timeout_ms,
+            "maxTabs": max_tabs,
+        }
+        (workdir / "figures-config.json").write_text(json.dumps(config, indent=1))
+        proc = subprocess.run(
+            [node, str(script), str(workdir / "figures-config.json")], capture_output=True, text=True, timeout=900
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"the browser run failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return {r["page"]: r for r in json.loads(Path(config["result"]).read_text())}

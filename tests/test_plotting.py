@@ -3,24 +3,31 @@
 import re
 import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import plotly.graph_objects as go
 import pytest
 
 from specdec_lite import plotting
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 def figure() -> go.Figure:
     return go.Figure(go.Scatter(x=[0, 1], y=[1, 0], name="a line"), layout=dict(title="a title"))
 
 
-def test_book_html_carries_the_narrow_screen_layout_for_its_own_figure():
+def test_book_html_carries_only_an_init_call_for_its_own_figure():
     html = plotting.book_html(figure())
     div = re.search(r'<div id="([^"]+)" class="plotly-graph-div"', html)[1]
-    assert f'document.getElementById("{div}")' in html, "the script must find this figure, not another"
-    assert f"NARROW = {plotting.NARROW_PX}" in html and "{plot_id}" not in html
+    assert f'window.sdFigures.init("{div}", {plotting.NARROW_PX})' in html, "the script must set up this figure"
+    assert "{plot_id}" not in html and "function wrapLine" not in html, "the figure script is loaded once per page"
     assert "plotly.min.js" not in html and "cdn.plot.ly" not in html, "plotly.js comes from the book's _static"
     assert '"responsive": true' in html
+    desc = re.search(r'<p class="sd-figure-desc sd-visually-hidden" id="([^"]+)">([^<]*)</p>', html)
+    assert desc[1] == f"{div}-desc" and desc[2] == "a title. Shows a line."
+    assert '<details class="sd-figure-data"><summary>Data of this figure</summary>' in html
 
 
 def test_show_in_the_book_build_emits_that_html(monkeypatch):
@@ -28,15 +35,110 @@ def test_show_in_the_book_build_emits_that_html(monkeypatch):
     monkeypatch.setenv(plotting.BOOK_BUILD_ENV, "1")
     monkeypatch.setattr("IPython.display.display", shown.append)
     plotting.show(figure())
-    assert len(shown) == 1 and "NARROW = " in shown[0].data
+    assert len(shown) == 1 and "window.sdFigures.init(" in shown[0].data and "sd-figure-data" in shown[0].data
+    assert "function wrapLine" not in shown[0].data
+
+
+def displayed_html(shown: list) -> list[str]:
+    """The HTML of everything ``display`` got (IPython objects, or plotly's raw mime bundles)."""
+    out = []
+    for item in shown:
+        data = getattr(item, "data", item)
+        out.append(data.get("text/html", "") if isinstance(data, dict) else str(data))
+    return out
+
+
+@pytest.fixture
+def notebook(monkeypatch):
+    """A real IPython shell, outside the book build, with a plotly renderer that writes HTML."""
+    import plotly.io as pio
+    from IPython.core.interactiveshell import InteractiveShell
+
+    monkeypatch.delenv(plotting.BOOK_BUILD_ENV, raising=False)
+    monkeypatch.setattr(plotting, "_assets_shown_at", None)
+    monkeypatch.setattr(pio.renderers, "default", "notebook_connected")
+    shown: list = []
+    monkeypatch.setattr("IPython.display.display", lambda *objs, **kw: shown.extend(objs))
+    shell = InteractiveShell.instance()
+    yield shell, shown
+    InteractiveShell.clear_instance()
+
+
+def test_the_figure_script_is_shown_once_per_kernel(notebook):
+    shell, shown = notebook
+    shell.execution_count = 3
+    plotting.show(figure())
+    first = displayed_html(shown)
+    scripts = [h for h in first if "window.sdFigures = {" in h]
+    assert len(scripts) == 1 and 'id="sd-figures-css"' in scripts[0], "the first figure brings the script"
+    assert first.index(scripts[0]) < next(i for i, h in enumerate(first) if "window.sdFigures.init(\"" in h)
+    assert any("sd-figure-data" in h for h in first), "the data tables follow the figure"
+    shown.clear()
+    shell.execution_count = 4
+    plotting.show(figure())
+    again = displayed_html(shown)
+    assert not any("window.sdFigures = {" in h for h in again) and any("window.sdFigures.init(\"" in h for h in again)
+
+
+def test_in_colab_the_script_is_shown_once_per_cell(notebook, monkeypatch):
+    import types
+
+    shell, shown = notebook
+    monkeypatch.setitem(sys.modules, "google.colab", types.ModuleType("google.colab"))
+    counts = []
+    for cell in (1, 1, 2):  # two figures in one cell (one output frame), then one in the next
+        shell.execution_count = cell
+        shown.clear()
+        plotting.show(figure())
+        counts.append(sum("window.sdFigures = {" in h for h in displayed_html(shown)))
+    assert counts == [1, 0, 1]
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-def test_narrow_layout_script_is_valid_javascript(tmp_path):
-    script = tmp_path / "narrow.js"
-    script.write_text(plotting._NARROW_JS.replace("{plot_id}", "figure-id"))
-    proc = subprocess.run(["node", "--check", str(script)], capture_output=True, text=True)
+def test_the_figure_script_runs_twice_without_defining_itself_again(tmp_path):
+    """Valid JavaScript, and a second copy (a re-run cell) keeps the first one's state."""
+    script = tmp_path / "twice.js"
+    js = plotting.FIGURES_JS.read_text()
+    script.write_text(
+        "var window = {}; var document = {};\n"
+        + js
+        + "\nvar first = window.sdFigures;\n"
+        + js
+        + '\nif (window.sdFigures !== first || typeof first.init !== "function") throw new Error("defined again");\n'
+    )
+    proc = subprocess.run(["node", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+    assert "function narrowScreen(gd, NARROW)" in js, "the narrow-screen layout lives in the figure script"
+
+
+def test_the_figure_script_and_styles_are_package_data():
+    import fnmatch
+
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]
+    patterns = declared["specdec_lite.figures"]
+    for path in (plotting.FIGURES_JS, plotting.FIGURES_CSS):
+        assert path.is_file() and any(fnmatch.fnmatch(path.name, p) for p in patterns), path
+
+
+def test_the_book_serves_the_figure_script_once_per_page(tmp_path):
+    """A real Sphinx build with the book's extension: the files land in _static, each page loads them once."""
+    from sphinx.application import Sphinx
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "conf.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(ROOT / 'book' / '_ext')!r})\nextensions = ['plotly_offline']\n"
+    )
+    (src / "index.rst").write_text("A page\n======\n\nText.\n")
+    out = tmp_path / "out"
+    Sphinx(str(src), str(src), str(out), str(tmp_path / "doctrees"), "html", status=None, warning=None).build()
+    page = (out / "index.html").read_text()
+    assert page.count('src="_static/sd-figures.js') == 1 and page.count('href="_static/sd-figures.css') == 1
+    assert page.index("plotly.min.js") < page.index("sd-figures.js"), "the figure script needs plotly first"
+    assert (out / "_static" / "sd-figures.js").read_text() == plotting.FIGURES_JS.read_text()
+    assert (out / "_static" / "sd-figures.css").read_text() == plotting.FIGURES_CSS.read_text()
 
 
 def test_stack_puts_each_figure_in_its_own_panel_with_its_lines():

@@ -1,0 +1,221 @@
+"""A plotly figure in words and numbers, for readers who do not see the plot.
+
+``description`` says in a sentence or two what a figure shows (its title, its axes, the
+names of its traces, its slider); ``data_tables`` gives its numbers as HTML tables a
+reader can unfold under the figure: x and y of every trace (traces that share their x
+values share a table), the cells of a heatmap, the bins of a histogram. Long traces are
+thinned to ``MAX_ROWS`` evenly spaced points; numbers keep 4 significant digits. For a
+figure with a slider there is one set of tables per step, and only the step on show is
+visible (``figures.js`` switches them as the slider moves).
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+#: At most this many rows (points of a trace, rows of a heatmap) and heatmap columns per table.
+MAX_ROWS = 60
+MAX_COLUMNS = 25
+
+
+def plain(text: Any) -> str:
+    """Text without plotly's HTML tags (``<br>`` becomes a space) and entities."""
+    if text is None:
+        return ""
+    s = re.sub(r"<br\s*/?>", " ", str(text), flags=re.I)
+    s = html.unescape(re.sub(r"<[^>]*>", "", s))
+    return re.sub(r"\s+", " ", s).strip()
+
+
+def number(v: Any) -> str:
+    """A value as the table shows it: 4 significant digits, integers whole, text as it is."""
+    if v is None:
+        return "–"
+    if isinstance(v, bool | np.bool_):
+        return str(bool(v))
+    if isinstance(v, int | np.integer):
+        return str(int(v))
+    if isinstance(v, float | np.floating):
+        f = float(v)
+        if math.isnan(f):
+            return "–"
+        if f.is_integer() and abs(f) < 1e15:
+            return str(int(f))
+        return f"{f:.4g}"
+    return plain(v)
+
+
+def shown_points(n: int, limit: int = MAX_ROWS) -> list[int]:
+    """Indices of the points a table lists: all of them up to ``limit``, else ``limit`` evenly spaced ones."""
+    if n <= limit:
+        return list(range(n))
+    return sorted({int(round(i)) for i in np.linspace(0, n - 1, limit)})
+
+
+def _values(v: Any) -> list[Any] | None:
+    if v is None:
+        return None
+    return list(np.asarray(v, dtype=object).ravel()) if not isinstance(v, str) else [v]
+
+
+def _axis_title(fig: Any, ref: str | None, letter: str) -> str:
+    key = f"{letter}axis" + (ref[1:] if ref and len(ref) > 1 else "")
+    axis = fig.layout[key] if key in fig.layout else None
+    return plain(axis.title.text) if axis is not None and axis.title.text else ""
+
+
+def _title(fig: Any) -> str:
+    return plain(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else ""
+
+
+def step_traces(fig: Any) -> list[tuple[str, list[int]]]:
+    """(label, indices of its traces) per slider step; one unlabelled entry for a figure without one."""
+    sliders = fig.layout.sliders or ()
+    every = [i for i, t in enumerate(fig.data) if t.visible is not False]
+    if not sliders:
+        return [("", every)]
+    slider = sliders[0]
+    prefix = (slider.currentvalue.prefix or "") if slider.currentvalue else ""
+    out = []
+    for step in slider.steps:
+        visible = step.args[0].get("visible") if step.args and isinstance(step.args[0], dict) else None
+        idx = every if visible is None else [i for i, v in enumerate(visible) if v is True or v == "legendonly"]
+        out.append((plain(f"{prefix}{step.label}"), idx))
+    return out
+
+
+def description(fig: Any) -> str:
+    """What the figure shows, in words: title, axes, trace names, slider."""
+    parts = []
+    title = _title(fig)
+    if title:
+        parts.append(f"{title}.")
+    x, y = _axis_title(fig, "x", "x"), _axis_title(fig, "y", "y")
+    if x or y:
+        parts.append(f"Horizontal axis: {x or 'unlabelled'}; vertical axis: {y or 'unlabelled'}.")
+    steps = step_traces(fig)
+    active = (fig.layout.sliders[0].active or 0) if fig.layout.sliders else 0
+    names: list[str] = []
+    for i in steps[active][1]:
+        t = fig.data[i]
+        name = plain(t.name)
+        if not name and t.type in ("heatmap", "contour"):
+            bar = plain(t.colorbar.title.text) if t.colorbar and t.colorbar.title else ""
+            name = f"a heatmap of {bar}" if bar else "a heatmap"
+        if name and name not in names:
+            names.append(name)
+    if names:
+        more = f" and {len(names) - 8} more" if len(names) > 8 else ""
+        parts.append("Shows " + "; ".join(names[:8]) + more + ".")
+    if fig.layout.sliders:
+        slider = fig.layout.sliders[0]
+        what = plain(slider.currentvalue.prefix or "").rstrip(" =:") or "step"
+        parts.append(f"A slider sets {what} ({len(slider.steps)} steps, from {steps[0][0]} to {steps[-1][0]}).")
+    return " ".join(parts) or "A plot."
+
+
+def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Sequence[str]]], attrs: str) -> str:
+    th = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in head)
+    body = "".join(
+        f'<tr data-i="{i}"><th scope="row">{html.escape(first)}</th>'
+        + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+        + "</tr>"
+        for i, first, cells in rows
+    )
+    return (
+        f'<div class="sd-table-scroll" tabindex="0"><table class="sd-data-table" {attrs}>'
+        f"<caption>{html.escape(caption)}</caption><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def _note(n: int, shown: int, what: str = "points") -> str:
+    return "" if shown == n else f" ({shown} of {n} {what}, evenly spaced)"
+
+
+def _heatmap(fig: Any, i: int) -> str:
+    t = fig.data[i]
+    z = np.asarray(t.z, dtype=object)
+    xs = _values(t.x) or list(range(z.shape[1]))
+    ys = _values(t.y) or list(range(z.shape[0]))
+    rows_i, cols_j = shown_points(z.shape[0]), shown_points(z.shape[1], MAX_COLUMNS)
+    xt, yt = _axis_title(fig, t.xaxis, "x") or "x", _axis_title(fig, t.yaxis, "y") or "y"
+    head = [f"{yt} \\ {xt}"] + [number(xs[j]) for j in cols_j]
+    rows = [(r, number(ys[r]), [number(z[r, j]) for j in cols_j]) for r in rows_i]
+    caption = plain(t.name) or "heatmap"
+    caption += _note(z.shape[0], len(rows_i), "rows") + _note(z.shape[1], len(cols_j), "columns")
+    cols = ",".join(str(j) for j in cols_j)
+    return _table(caption, head, rows, f'data-sd-traces="{i}" data-sd-kind="heatmap" data-sd-columns="{cols}"')
+
+
+def _histogram(fig: Any, i: int) -> str:
+    t = fig.data[i]
+    x = np.asarray([v for v in _values(t.x) or [] if v is not None], dtype=float)
+    counts, edges = np.histogram(x, bins=t.nbinsx or 20)
+    xt = _axis_title(fig, t.xaxis, "x") or "value"
+    rows = [(k, f"{number(edges[k])} to {number(edges[k + 1])}", [str(c)]) for k, c in enumerate(counts)]
+    caption = f"{plain(t.name) or 'histogram'}: {len(x)} values in {len(counts)} equal bins"
+    return _table(caption, [xt, "count"], rows, f'data-sd-traces="{i}" data-sd-kind="histogram"')
+
+
+def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
+    groups: dict[tuple[str, ...], list[int]] = {}
+    for i in idx:
+        t = fig.data[i]
+        y = _values(getattr(t, "y", None))
+        x = _values(getattr(t, "x", None))
+        if y is None and x is None:
+            continue
+        n = len(y if y is not None else x)
+        xs = x if x is not None and len(x) == n else list(range(n))
+        groups.setdefault((str(t.xaxis), *(number(v) for v in xs)), []).append(i)
+    out = []
+    for traces in groups.values():
+        first = fig.data[traces[0]]
+        x = _values(first.x)
+        ys = [_values(fig.data[i].y) for i in traces]
+        n = len(x) if x is not None else len(ys[0] or [])
+        xs = x if x is not None and len(x) == n else list(range(n))
+        head = [_axis_title(fig, first.xaxis, "x") or ("x" if x is not None else "point")]
+        for i in traces:
+            head.append(plain(fig.data[i].name) or _axis_title(fig, fig.data[i].yaxis, "y") or "y")
+        shown = shown_points(n)
+        rows = [(k, number(xs[k]), [number(y[k]) if y is not None and k < len(y) else "–" for y in ys]) for k in shown]
+        caption = ", ".join(head[1:]) + _note(n, len(shown))
+        out.append(_table(caption, head, rows, f'data-sd-traces="{",".join(map(str, traces))}" data-sd-kind="xy"'))
+    return out
+
+
+def tables(fig: Any, idx: Sequence[int]) -> str:
+    """The tables of the traces ``idx`` of ``fig``."""
+    out = []
+    xy = []
+    for i in idx:
+        kind = fig.data[i].type
+        if kind in ("heatmap", "contour"):
+            out.append(_heatmap(fig, i))
+        elif kind == "histogram":
+            out.append(_histogram(fig, i))
+        else:
+            xy.append(i)
+    return "".join(_xy_tables(fig, xy) + out)
+
+
+def data_tables(fig: Any, summary: str = "Data of this figure") -> str:
+    """A ``<details>`` with the figure's numbers (for a slider figure one set of tables per step)."""
+    steps = step_traces(fig)
+    if not fig.layout.sliders:
+        body = tables(fig, steps[0][1])
+    else:
+        active = fig.layout.sliders[0].active or 0
+        body = "".join(
+            f'<div class="sd-step-data" data-sd-slider="0" data-sd-step="{k}"{"" if k == active else " hidden"}>'
+            f"<p>{html.escape(label)}</p>{tables(fig, idx)}</div>"
+            for k, (label, idx) in enumerate(steps)
+        )
+    return f'<details class="sd-figure-data"><summary>{html.escape(summary)}</summary>{body}</details>'

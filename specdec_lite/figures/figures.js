@@ -1,0 +1,523 @@
+// The book's plotly figures in a reader's browser: one script for every figure of a page.
+//
+// Loaded once per page (the book's Sphinx extension adds it to _static; in Jupyter and
+// Colab the first specdec_lite.plotting.show() of a kernel displays it). Each figure's
+// HTML then only calls sdFigures.init(id, narrowPx) after plotly drew it. For a figure it
+//  - keeps the authored layout and switches between it and a narrow-screen one whenever
+//    the figure crosses narrowPx CSS pixels (legend under the plot, wrapped titles, smaller
+//    fonts and colour scales, narrower margins);
+//  - names the plot by its caption (role="img", aria-labelledby the <figcaption>), points
+//    to a short description of it, and hides plotly's SVG from assistive technology;
+//  - gives every plotly slider a native range input that moves the same steps (arrow
+//    keys, Home, End), says what a step shows (aria-valuetext) and shows that step's data
+//    table; a mouse on plotly's slider moves the input too;
+//  - follows the page's light or dark theme (pydata-sphinx-theme's data-theme on <html>,
+//    JupyterLab's data-jp-theme-light, else prefers-color-scheme), restoring the
+//    authored layout for light, and keeps every trace colour at 3:1 against the plot's
+//    background and text at 4.5:1 in both themes.
+(function () {
+  "use strict";
+  var VERSION = 1;
+  if (window.sdFigures && window.sdFigures.version >= VERSION) return; // a second copy, or a re-run cell
+
+  // --- the narrow-screen layout ----------------------------------------------------------
+  // A slider step that sets a new title gets it wrapped too.
+  function narrowScreen(gd, NARROW) {
+    var TITLE_PX = 15, saved = null, savedBars = [], savedStyleHeight = ["", ""], busy = false;
+    if (!document.getElementById("sd-narrow-style")) {
+      // on a narrow screen the tool bar would cover the title (and a phone has no hover)
+      var style = document.createElement("style");
+      style.id = "sd-narrow-style";
+      style.textContent = ".sd-narrow .modebar-container { display: none; }";
+      document.head.appendChild(style);
+    }
+    function visible(s) { return s.replace(/<[^>]*>/g, "").replace(/&[#\w]+;/g, "x").length; }
+    function wrapLine(line, width) {
+      var words = line.split(" "), lines = [], cur = [], len = 0, open = [];
+      words.forEach(function (w) {
+        var n = visible(w);
+        if (cur.length && len + 1 + n > width) {
+          lines.push(cur.join(" ") + open.slice().reverse().map(function (t) { return "</" + t.name + ">"; }).join(""));
+          cur = open.map(function (t) { return t.tag; });
+          cur = cur.length ? [cur.join("") + w] : [w];
+          len = n;
+        } else { cur.push(w); len += (cur.length > 1 ? 1 : 0) + n; }
+        w.replace(/<(\/?)(\w+)[^>]*>/g, function (tag, close, name) {
+          if (name.toLowerCase() === "br") return tag;
+          if (!close) open.push({ name: name, tag: tag });
+          else for (var i = open.length - 1; i >= 0; i--) if (open[i].name === name) { open.splice(i, 1); break; }
+          return tag;
+        });
+      });
+      if (cur.length) lines.push(cur.join(" "));
+      return lines.join("<br>");
+    }
+    function wrap(text, px) {
+      var width = Math.max(16, Math.floor((gd.clientWidth - 24) / (px * 0.56)));
+      return String(text).split(/<br\s*\/?>/i).map(function (l) { return wrapLine(l, width); }).join("<br>");
+    }
+    function setHeight(px) {
+      // plotly's HTML fixes the height of the figure's element and of its wrapper too
+      gd.style.height = px || savedStyleHeight[0];
+      if (gd.parentElement && savedStyleHeight[1]) gd.parentElement.style.height = px || savedStyleHeight[1];
+    }
+    function done() { busy = false; }
+    function titleOf(layout) { var t = layout.title; return t && typeof t === "object" ? t.text : t; }
+    function legendHeight() { var l = gd._fullLayout.legend; return l && l._height ? l._height : 0; }
+    function narrow() {
+      var L = gd.layout, full = gd._fullLayout, upd = {}, title = titleOf(L);
+      savedStyleHeight = [gd.style.height, gd.parentElement ? gd.parentElement.style.height : ""];
+      saved = {
+        "title.text": title === undefined ? null : title,
+        "title.font.size": L.title && L.title.font ? L.title.font.size : null,
+        "title.y": null, "title.yref": null, "title.yanchor": null,
+        "margin.l": L.margin ? L.margin.l : null, "margin.r": L.margin ? L.margin.r : null,
+        "margin.b": L.margin ? L.margin.b : null, "margin.t": L.margin ? L.margin.t : null,
+        height: L.height === undefined ? null : L.height,
+        legend: L.legend ? JSON.parse(JSON.stringify(L.legend)) : null,
+      };
+      if (title) {
+        // from the figure's top edge down, pushing the plot as far as its lines need
+        upd["title.text"] = wrap(title, TITLE_PX);
+        upd["title.font.size"] = TITLE_PX;
+        upd["title.y"] = 1; upd["title.yref"] = "container"; upd["title.yanchor"] = "top";
+      }
+      upd["margin.t"] = Math.min(full.margin.t, 40);  // the title pushes the margin as far as it needs
+      upd["margin.l"] = Math.min(full.margin.l, 50);
+      upd["margin.r"] = Math.min(full.margin.r, 12);
+      axes().forEach(function (ax) {
+        var a = L[ax] || {};
+        saved[ax + ".tickfont.size"] = a.tickfont && a.tickfont.size !== undefined ? a.tickfont.size : null;
+        var titleFont = a.title && a.title.font ? a.title.font.size : undefined;
+        saved[ax + ".title.font.size"] = titleFont === undefined ? null : titleFont;
+        upd[ax + ".tickfont.size"] = 10;
+        upd[ax + ".title.font.size"] = 12;
+      });
+      var withLegend = full.showlegend && full.legend && full.legend._height > 0;
+      if (withLegend) {
+        upd.legend = Object.assign({}, saved.legend || {}, {
+          orientation: "h", x: 0, xanchor: "left", xref: "container", y: 0, yanchor: "bottom", yref: "container",
+        });
+      }
+      var bars = colorbars();
+      savedBars = bars.map(function (i) { return JSON.parse(JSON.stringify(gd.data[i].colorbar || {})); });
+      var height0 = full.height, bottom0 = full.margin.b;
+      busy = true;
+      gd.classList.add("sd-narrow");
+      return Plotly.relayout(gd, upd).then(function () {
+        if (!bars.length) return null;
+        // a colour scale beside the plot takes its width: make it slim (turning it horizontal
+        // with restyle leaves plotly's old tick labels behind)
+        return Plotly.restyle(gd, {
+          "colorbar.thickness": 10, "colorbar.xpad": 4, "colorbar.tickfont.size": 9,
+          "colorbar.title.side": "right", "colorbar.title.font.size": 11,
+        }, bars);
+      }).then(function () {
+        // room under the axes for the legend, so the plot keeps its height
+        var extra = withLegend ? legendHeight() + 8 : 0;
+        if (!extra) return null;
+        var height = height0 + extra;
+        setHeight(height + "px");
+        return Plotly.relayout(gd, { "margin.b": bottom0 + extra, height: height });
+      }).then(fitTexts).then(placeTitle).then(done, done);
+    }
+    function axes() {
+      return Object.keys(gd._fullLayout).filter(function (k) { return /^[xy]axis\d*$/.test(k); });
+    }
+    function colorbars() {
+      var out = [];
+      (gd._fullData || []).forEach(function (t, i) { if (t.showscale && t.colorbar && t.visible === true) out.push(i); });
+      return out;
+    }
+    function fitTexts() {
+      // subplot titles (annotations) and axis titles wider than their room get wrapped
+      var full = gd._fullLayout, box = gd.getBoundingClientRect(), upd = {}, xLines = 1;
+      var notes = [].slice.call(gd.querySelectorAll(".annotation")).map(function (el) {
+        var i = +el.getAttribute("data-index"), r = el.getBoundingClientRect();
+        return { i: i, r: r, cx: (r.left + r.right) / 2, cy: (r.top + r.bottom) / 2 };
+      });
+      notes.forEach(function (n) {
+        var text = (full.annotations[n.i] || {}).text;
+        if (!text || n.r.width === 0) return;
+        var room = 2 * Math.min(n.cx - box.left, box.right - n.cx) - 8;
+        notes.forEach(function (m) {
+          if (m !== n && Math.abs(m.cy - n.cy) < 10) room = Math.min(room, Math.abs(m.cx - n.cx) - 8);
+        });
+        if (n.r.width > room + 1) {
+          if (!("annotations[" + n.i + "].text" in saved)) saved["annotations[" + n.i + "].text"] = text;
+          upd["annotations[" + n.i + "].text"] = wrapTo(text, n.r.width, room);
+        }
+      });
+      axes().forEach(function (ax) {
+        var a = full[ax], text = a && a.title && a.title.text;
+        var el = gd.querySelector(".g-" + a._id + "title");
+        if (!text || !el) return;
+        var r = el.getBoundingClientRect(), size = ax[0] === "x" ? r.width : r.height;
+        var room = ax[0] === "x" ? Math.min(a._length, box.width - 8) : a._length;
+        if (size > room + 1) {
+          saved[ax + ".title.text"] = text;
+          upd[ax + ".title.text"] = wrapTo(text, size, room);
+          if (ax[0] === "x") xLines = Math.max(xLines, upd[ax + ".title.text"].split("<br>").length);
+        }
+      });
+      (full.sliders || []).forEach(function (sl, i) {
+        // a slider sits under the x-axis title: move it down by the title's extra lines
+        if (xLines < 2) return;
+        saved["sliders[" + i + "].pad.t"] = sl.pad.t;
+        upd["sliders[" + i + "].pad.t"] = sl.pad.t + 14 * (xLines - 1);
+      });
+      return Object.keys(upd).length ? Plotly.relayout(gd, upd) : null;
+    }
+    function wrapTo(text, size, room) {
+      // rewrap to fit ``room`` pixels, from the measured ``size`` of its widest line
+      var lines = String(text).split(/<br\s*\/?>/i);
+      var longest = Math.max.apply(null, lines.map(visible));
+      var width = Math.max(8, Math.floor(longest * room / size * 0.95));
+      return lines.map(function (l) { return wrapLine(l, width); }).join("<br>");
+    }
+    function placeTitle() {
+      // plotly misplaces a wrapped title anchored at its top: measure it and move it to the
+      // figure's top edge; below it, the plot needs room for the subplot titles above it too
+      var full = gd._fullLayout, box = gd.getBoundingClientRect(), el = gd.querySelector(".g-gtitle");
+      var upd = {}, titleHeight = 0, plotTop = box.top + full._size.t, above = 0;
+      if (el && titleOf(full)) {
+        var t = el.getBoundingClientRect();
+        upd["title.y"] = full.title.y - (6 - (t.top - box.top)) / full.height;
+        titleHeight = t.height + 6;
+      }
+      gd.querySelectorAll(".annotation").forEach(function (a) {
+        var r = a.getBoundingClientRect();
+        if (r.height && r.top < plotTop && r.bottom <= plotTop + 4) above = Math.max(above, plotTop - r.top);
+      });
+      upd["margin.t"] = Math.max(20, Math.ceil(titleHeight + 10 + above));
+      return Plotly.relayout(gd, upd);
+    }
+    function wide() {
+      var upd = saved, bars = colorbars(), old = savedBars;
+      saved = null; busy = true;
+      setHeight(null);
+      gd.classList.remove("sd-narrow");
+      return Plotly.relayout(gd, upd).then(function () {
+        if (!bars.length) return null;
+        return Plotly.restyle(gd, { colorbar: old.map(function (c) { return c; }) }, bars);
+      }).then(done, done);
+    }
+    function fit() {
+      if (busy || !gd.clientWidth) return;
+      if (gd.clientWidth < NARROW && !saved) narrow();
+      else if (gd.clientWidth >= NARROW && saved) wide();
+    }
+    gd.on("plotly_update", function () {
+      // a slider step can set a new title: wrap it as well (wrapping is idempotent)
+      if (!saved || busy) return;
+      var t = titleOf(gd.layout);
+      if (!t) return;
+      var w = wrap(t, TITLE_PX);
+      if (w === t) return;
+      busy = true;
+      Plotly.relayout(gd, { "title.text": w }).then(placeTitle).then(done, done);
+    });
+    var timer = null;
+    window.addEventListener("resize", function () { clearTimeout(timer); timer = setTimeout(fit, 150); });
+    fit();
+  }
+
+  // --- colours ---------------------------------------------------------------------------
+  var canvas = null;
+  function parse(c) {
+    // any CSS colour as [r, g, b, alpha] (0-255, alpha 0-1); null when it is not one
+    if (typeof c !== "string" || !c) return null;
+    canvas = canvas || document.createElement("canvas").getContext("2d");
+    canvas.fillStyle = "#010203";
+    canvas.fillStyle = c;
+    var s = canvas.fillStyle;
+    if (s === "#010203" && c.replace(/\s/g, "").toLowerCase() !== "#010203") return null;
+    if (s[0] === "#") return [parseInt(s.slice(1, 3), 16), parseInt(s.slice(3, 5), 16), parseInt(s.slice(5, 7), 16), 1];
+    var m = s.match(/[\d.]+/g).map(Number);
+    return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1];
+  }
+  function luminance(rgb) {
+    var v = rgb.slice(0, 3).map(function (x) {
+      x /= 255;
+      return x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2];
+  }
+  function contrast(a, b) {
+    var la = luminance(a), lb = luminance(b);
+    return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+  }
+  function hex(rgb) {
+    return "#" + rgb.slice(0, 3).map(function (x) { return ("0" + Math.round(x).toString(16)).slice(-2); }).join("");
+  }
+  function readable(c, bg, min) {
+    // ``c`` itself when it reaches ``min`` against ``bg``, else the same hue mixed towards
+    // black (on a light background) or white (on a dark one) until it does
+    var rgb = parse(c), back = parse(bg);
+    if (!rgb || !back || rgb[3] < 1 || contrast(rgb, back) >= min) return c;
+    var to = luminance(back) > 0.18 ? [0, 0, 0] : [255, 255, 255];
+    for (var t = 0.05; t <= 1.0001; t += 0.05) {
+      var mixed = rgb.map(function (x, i) { return i < 3 ? x + (to[i] - x) * t : 1; });
+      mixed = mixed.map(function (x, i) { return i < 3 ? Math.round(x) : 1; });
+      if (contrast(mixed, back) >= min) return hex(mixed);
+    }
+    return hex(to);
+  }
+  var GRAPHIC = 3.05, TEXT = 4.55; // WCAG 2.1 AA: 3:1 for graphics, 4.5:1 for text (a hair above, for rounding)
+
+  // --- light and dark ----------------------------------------------------------------------
+  var DARK = {
+    paper: "#121212", plot: "#1c1c1c", font: "#e3e3e3", grid: "#3a3a3a", zeroline: "#6e6e6e", line: "#8c8c8c",
+    sliderBg: "#2b2b2b", sliderActive: "#555555", sliderBorder: "#8c8c8c", sliderTick: "#bdbdbd",
+  };
+  function pageTheme() {
+    var t = document.documentElement.getAttribute("data-theme");
+    if (t === "dark" || t === "light") return t;
+    var jp = document.body && document.body.getAttribute("data-jp-theme-light");
+    if (jp === "false") return "dark";
+    if (jp === "true" || t === null) return "light"; // a notebook without a theme of its own
+    return window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light";
+  }
+  function get(obj, path) {
+    return path.split(".").reduce(function (o, k) { return o && typeof o === "object" ? o[k] : undefined; }, obj);
+  }
+  function axes(gd) {
+    return Object.keys(gd._fullLayout).filter(function (k) { return /^[xy]axis\d*$/.test(k); });
+  }
+  function heatmapAxes(gd) {
+    // traces drawn over a heatmap are read against its colours, not the background
+    var out = {};
+    (gd.data || []).forEach(function (t) {
+      if (t.type === "heatmap" || t.type === "contour") out[(t.xaxis || "x") + (t.yaxis || "y")] = true;
+    });
+    return out;
+  }
+  var TRACE_COLOURS = ["line.color", "marker.color", "marker.line.color", "error_y.color", "error_x.color", "textfont.color"];
+  function themeState(gd) {
+    // what the figure's author set (null: plotly's default), saved once
+    if (gd._sdTheme) return gd._sdTheme;
+    var L = gd.layout, keys = ["paper_bgcolor", "plot_bgcolor", "font.color", "colorway"];
+    axes(gd).forEach(function (ax) {
+      ["gridcolor", "linecolor", "zerolinecolor", "tickcolor"].forEach(function (k) { keys.push(ax + "." + k); });
+    });
+    (L.sliders || []).forEach(function (s, i) {
+      ["bgcolor", "activebgcolor", "bordercolor", "tickcolor"].forEach(function (k) { keys.push("sliders[" + i + "]." + k); });
+    });
+    var layout = {};
+    keys.forEach(function (k) {
+      var v = get(L, k.replace(/\[(\d+)\]/g, ".$1"));
+      layout[k] = v === undefined ? null : v;
+    });
+    var shapes = (L.shapes || []).map(function (s) { return s.line && s.line.color; });
+    var notes = (L.annotations || []).map(function (a) { return a.font && a.font.color; });
+    var over = heatmapAxes(gd), traces = {};
+    TRACE_COLOURS.forEach(function (attr) {
+      var idx = [], vals = [];
+      (gd.data || []).forEach(function (t, i) {
+        var v = get(t, attr);
+        if (typeof v !== "string" || over[(t.xaxis || "x") + (t.yaxis || "y")]) return;
+        idx.push(i); vals.push(v);
+      });
+      if (idx.length) traces[attr] = { idx: idx, vals: vals };
+    });
+    var full = gd._fullLayout;
+    gd._sdTheme = {
+      layout: layout, shapes: shapes, notes: notes, traces: traces, theme: "light",
+      light: { plot: full.plot_bgcolor, paper: full.paper_bgcolor, colorway: full.colorway.slice() },
+    };
+    return gd._sdTheme;
+  }
+  function applyTheme(gd, theme) {
+    var st = themeState(gd), dark = theme === "dark", upd = {};
+    var plot = dark ? DARK.plot : st.light.plot, paper = dark ? DARK.paper : st.light.paper;
+    Object.keys(st.layout).forEach(function (k) { upd[k] = st.layout[k]; });
+    if (dark) {
+      upd.paper_bgcolor = DARK.paper; upd.plot_bgcolor = DARK.plot; upd["font.color"] = DARK.font;
+      axes(gd).forEach(function (ax) {
+        upd[ax + ".gridcolor"] = DARK.grid; upd[ax + ".linecolor"] = DARK.line;
+        upd[ax + ".zerolinecolor"] = DARK.zeroline; upd[ax + ".tickcolor"] = DARK.line;
+      });
+      (gd.layout.sliders || []).forEach(function (s, i) {
+        var p = "sliders[" + i + "].";
+        upd[p + "bgcolor"] = DARK.sliderBg; upd[p + "activebgcolor"] = DARK.sliderActive;
+        upd[p + "bordercolor"] = DARK.sliderBorder; upd[p + "tickcolor"] = DARK.sliderTick;
+      });
+    }
+    upd.colorway = st.light.colorway.map(function (c) { return readable(c, plot, GRAPHIC); });
+    st.shapes.forEach(function (c, i) {
+      if (typeof c === "string") upd["shapes[" + i + "].line.color"] = readable(c, plot, GRAPHIC);
+    });
+    st.notes.forEach(function (c, i) {
+      if (typeof c === "string") upd["annotations[" + i + "].font.color"] = readable(c, paper, TEXT);
+    });
+    st.theme = theme;
+    gd.setAttribute("data-sd-theme", theme);
+    return Plotly.relayout(gd, upd).then(function () {
+      var attrs = Object.keys(st.traces), chain = Promise.resolve();
+      attrs.forEach(function (attr) {
+        var t = st.traces[attr], vals = t.vals.map(function (c) { return readable(c, plot, GRAPHIC); });
+        var now = t.idx.map(function (i) { return get(gd.data[i], attr); });
+        if (JSON.stringify(now) === JSON.stringify(vals)) return;
+        var u = {};
+        u[attr] = vals;
+        chain = chain.then(function () { return Plotly.restyle(gd, u, t.idx); });
+      });
+      return chain;
+    });
+  }
+
+  // --- names, descriptions, data tables ----------------------------------------------------
+  function boxOf(gd) {
+    return gd.closest(".sd-figure") || gd.parentElement.parentElement || gd.parentElement;
+  }
+  function hideDrawing(gd) {
+    gd.querySelectorAll("svg, .modebar-container").forEach(function (el) { el.setAttribute("aria-hidden", "true"); });
+  }
+  function name(gd, box) {
+    var fig = gd.closest("figure"), cap = fig && fig.querySelector("figcaption"), number = "";
+    gd.setAttribute("role", "img");
+    if (cap) {
+      if (!cap.id) cap.id = gd.id + "-caption";
+      gd.setAttribute("aria-labelledby", cap.id);
+      var n = cap.querySelector(".caption-number");
+      number = n ? n.textContent.trim() : "";
+    } else {
+      var t = box.querySelector(".sd-figure-title");
+      gd.setAttribute("aria-label", t ? t.textContent : "a plot");
+    }
+    var desc = box.querySelector(".sd-figure-desc");
+    if (desc) gd.setAttribute("aria-describedby", desc.id);
+    var summary = box.querySelector(".sd-figure-data > summary");
+    if (summary && number) summary.textContent = "Data of " + number;
+    hideDrawing(gd);
+    gd.on("plotly_afterplot", function () { hideDrawing(gd); });
+    return number;
+  }
+
+  // --- sliders by keyboard -----------------------------------------------------------------
+  function plain(html) {
+    var d = document.createElement("div");
+    d.innerHTML = String(html === undefined || html === null ? "" : html);
+    return d.textContent;
+  }
+  function sliderControls(gd, box, number) {
+    var sliders = gd.layout.sliders || [];
+    if (!sliders.length) return;
+    var holder = document.createElement("div");
+    holder.className = "sd-slider-controls";
+    var after = gd.parentElement && gd.parentElement !== box ? gd.parentElement : gd;
+    after.insertAdjacentElement("afterend", holder);
+    sliders.forEach(function (sl, k) {
+      var steps = sl.steps || [];
+      if (!steps.length) return;
+      var prefix = (sl.currentvalue && sl.currentvalue.prefix) || "";
+      var what = plain(prefix).replace(/\s*[=:]\s*$/, "") || "step";
+      var id = gd.id + "-slider-" + k;
+      var row = document.createElement("div");
+      row.className = "sd-slider";
+      var label = document.createElement("label");
+      label.htmlFor = id;
+      label.textContent = what + (number ? " (" + number + ")" : "");
+      var input = document.createElement("input");
+      input.type = "range"; input.id = id; input.min = 0; input.max = steps.length - 1; input.step = 1;
+      var out = document.createElement("output");
+      out.htmlFor = id;
+      out.setAttribute("aria-hidden", "true"); // the input says it (aria-valuetext)
+      row.appendChild(label); row.appendChild(input); row.appendChild(out);
+      holder.appendChild(row);
+      function text(i) { return plain(prefix + (steps[i].label !== undefined ? steps[i].label : i)); }
+      function sync() {
+        var s = gd._fullLayout.sliders && gd._fullLayout.sliders[k], i = s ? s.active : 0;
+        if (String(i) !== input.value) input.value = i;
+        input.setAttribute("aria-valuetext", text(i));
+        out.textContent = text(i);
+        box.querySelectorAll('.sd-step-data[data-sd-slider="' + k + '"]').forEach(function (el) {
+          el.hidden = el.getAttribute("data-sd-step") !== String(i);
+        });
+      }
+      var pending = null, moving = false;
+      function go(i) {
+        // the step's own plotly call, and the slider drawn at it (as a click on it does)
+        var step = steps[i], args = step.args || [], act = {};
+        act["sliders[" + k + "].active"] = i;
+        moving = true;
+        var p;
+        if (step.method === "update") p = Plotly.update(gd, args[0] || {}, Object.assign({}, args[1] || {}, act));
+        else if (step.method === "restyle") p = Plotly.restyle(gd, args[0], args[1]).then(function () { return Plotly.relayout(gd, act); });
+        else if (step.method === "relayout") p = Plotly.relayout(gd, Object.assign({}, args[0] || {}, act));
+        else if (step.method === "animate") p = Plotly.animate(gd, args[0], args[1]).then(function () { return Plotly.relayout(gd, act); });
+        else p = Plotly.relayout(gd, act);
+        return Promise.resolve(p).then(finish, finish);
+      }
+      function finish() {
+        moving = false;
+        sync();
+        if (pending !== null) { var i = pending; pending = null; if (i !== gd._fullLayout.sliders[k].active) go(i); }
+      }
+      input.addEventListener("input", function () {
+        var i = +input.value;
+        input.setAttribute("aria-valuetext", text(i));
+        out.textContent = text(i);
+        if (moving) pending = i; else go(i);
+      });
+      ["plotly_sliderchange", "plotly_relayout", "plotly_update", "plotly_restyle"].forEach(function (ev) {
+        gd.on(ev, function () { if (!moving) sync(); });
+      });
+      sync();
+    });
+  }
+
+  // --- the page ------------------------------------------------------------------------------
+  var figures = [];
+  function follow() {
+    var theme = pageTheme();
+    figures.forEach(function (gd) {
+      if (!document.body.contains(gd)) return;
+      if (gd._sdTheme && gd._sdTheme.theme === theme) return;
+      gd._sdThemeBusy = (gd._sdThemeBusy || Promise.resolve()).then(function () {
+        if (!gd._sdTheme || gd._sdTheme.theme !== pageTheme()) return applyTheme(gd, pageTheme());
+        return null;
+      }).catch(function () { return null; });
+    });
+  }
+  var watching = false;
+  function watchTheme() {
+    if (watching) return;
+    watching = true;
+    if (window.MutationObserver) {
+      var obs = new MutationObserver(follow);
+      obs.observe(document.documentElement, { attributes: true, attributeFilter: ["data-theme", "data-mode"] });
+      if (document.body) obs.observe(document.body, { attributes: true, attributeFilter: ["data-jp-theme-light"] });
+    }
+    if (window.matchMedia) {
+      var mq = window.matchMedia("(prefers-color-scheme: dark)");
+      if (mq.addEventListener) mq.addEventListener("change", follow);
+    }
+  }
+
+  function init(id, narrowPx) {
+    var gd = typeof id === "string" ? document.getElementById(id) : id;
+    if (!gd || !window.Plotly || !gd._fullLayout || gd.getAttribute("data-sd-init")) return;
+    if (document.readyState === "loading") {
+      // plotly may draw before the parser reached the figure's caption and data tables
+      document.addEventListener("DOMContentLoaded", function () { init(gd, narrowPx); });
+      return;
+    }
+    gd.setAttribute("data-sd-init", "1");
+    var box = boxOf(gd);
+    var number = name(gd, box);
+    sliderControls(gd, box, number);
+    figures.push(gd);
+    watchTheme();
+    var theme = pageTheme(), first = themeState(gd) && applyTheme(gd, theme);
+    gd._sdThemeBusy = Promise.resolve(first).catch(function () { return null; });
+    gd._sdThemeBusy.then(function () {
+      narrowScreen(gd, narrowPx);
+      follow(); // the theme may have changed meanwhile
+    });
+  }
+
+  window.sdFigures = { version: VERSION, init: init, readable: readable, contrast: function (a, b) {
+    return contrast(parse(a), parse(b));
+  } };
+})();

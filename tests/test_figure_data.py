@@ -1,0 +1,141 @@
+"""A figure's description and data tables (``specdec_lite.figure_data``), read back with an HTML parser."""
+
+from html.parser import HTMLParser
+
+import numpy as np
+import plotly.graph_objects as go
+
+from specdec_lite import figure_data as fd
+from specdec_lite.plotting import slider_figure
+
+
+class Tables(HTMLParser):
+    """Every <table> as {attrs, caption, head, rows (data-i, cells)}, and every step block's attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[dict] = []
+        self.steps: list[dict] = []
+        self.cell: list[str] | None = None
+        self.where = ""
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "div" and a.get("class") == "sd-step-data":
+            self.steps.append(a)
+        elif tag == "table":
+            self.tables.append({"attrs": a, "caption": "", "head": [], "rows": [], "step": len(self.steps) - 1})
+        elif tag == "caption":
+            self.where = "caption"
+        elif tag == "thead":
+            self.where = "head"
+        elif tag == "tbody":
+            self.where = "body"
+        elif tag == "tr" and self.where == "body":
+            self.tables[-1]["rows"].append((int(a["data-i"]), []))
+        elif tag in ("th", "td"):
+            self.cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("th", "td") and self.cell is not None:
+            text = "".join(self.cell)
+            if self.where == "head":
+                self.tables[-1]["head"].append(text)
+            else:
+                self.tables[-1]["rows"][-1][1].append(text)
+            self.cell = None
+        elif tag == "caption":
+            self.where = ""
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+        elif self.where == "caption":
+            self.tables[-1]["caption"] += data
+
+
+def parse(html: str) -> Tables:
+    p = Tables()
+    p.feed(html)
+    return p
+
+
+def test_traces_that_share_x_share_a_table_rounded_to_four_digits():
+    x = [0.5, 1.5, 2.5]
+    fig = go.Figure(
+        [
+            go.Scatter(x=x, y=[1 / 3, 2 / 3, 1.0], name="a <b>bold</b> name"),
+            go.Scatter(x=x, y=[10, 20, 30], name="b"),
+            go.Bar(x=["u", "v"], y=[0.123456, 7], name="bars"),
+        ],
+        layout=dict(xaxis_title="tokens", title="t"),
+    )
+    t = parse(fd.data_tables(fig)).tables
+    assert [tab["attrs"]["data-sd-traces"] for tab in t] == ["0,1", "2"]
+    assert t[0]["head"] == ["tokens", "a bold name", "b"]
+    assert t[0]["rows"] == [(0, ["0.5", "0.3333", "10"]), (1, ["1.5", "0.6667", "20"]), (2, ["2.5", "1", "30"])]
+    assert t[1]["rows"] == [(0, ["u", "0.1235"]), (1, ["v", "7"])]
+    assert "<b>" not in fd.data_tables(fig), "names are plain text, not plotly's markup"
+
+
+def test_a_long_trace_is_thinned_evenly_keeping_its_ends():
+    n = 1001
+    fig = go.Figure(go.Scatter(x=np.arange(n), y=np.arange(n) ** 2.0, name="sq"))
+    (t,) = parse(fd.data_tables(fig)).tables
+    rows = t["rows"]
+    assert len(rows) == fd.MAX_ROWS and rows[0][0] == 0 and rows[-1][0] == n - 1
+    steps = np.diff([i for i, _ in rows])
+    assert steps.min() >= 16 and steps.max() <= 17, "evenly spaced"
+    for i, (x, y) in rows:
+        assert int(x) == i and abs(float(y) - i**2) <= 5e-4 * i**2
+    assert f"{fd.MAX_ROWS} of {n} points" in t["caption"]
+
+
+def test_a_trace_without_x_is_listed_by_point():
+    (t,) = parse(fd.data_tables(go.Figure(go.Scatter(y=[3, 1, np.nan], name="s")))).tables
+    assert t["head"] == ["point", "s"] and t["rows"] == [(0, ["0", "3"]), (1, ["1", "1"]), (2, ["2", "–"])]
+
+
+def test_a_heatmap_lists_its_cells_by_row_and_column():
+    z = np.arange(12.0).reshape(3, 4) / 7
+    fig = go.Figure(go.Heatmap(x=[1, 2, 3, 4], y=[10, 20, 30], z=z), layout=dict(xaxis_title="α", yaxis_title="c"))
+    (t,) = parse(fd.data_tables(fig)).tables
+    assert t["attrs"]["data-sd-kind"] == "heatmap" and t["head"] == ["c \\ α", "1", "2", "3", "4"]
+    assert [r[1][0] for r in t["rows"]] == ["10", "20", "30"]
+    assert [float(c) for c in t["rows"][2][1][1:]] == [float(f"{v:.4g}") for v in z[2]]
+    big = go.Figure(go.Heatmap(z=np.ones((100, 80))))
+    (tb,) = parse(fd.data_tables(big)).tables
+    assert len(tb["rows"]) == fd.MAX_ROWS and len(tb["head"]) == fd.MAX_COLUMNS + 1
+
+
+def test_a_histogram_counts_every_value():
+    x = np.random.default_rng(0).normal(size=500)
+    (t,) = parse(fd.data_tables(go.Figure(go.Histogram(x=x, nbinsx=12)))).tables
+    assert len(t["rows"]) == 12 and sum(int(r[1][1]) for r in t["rows"]) == 500
+
+
+def test_a_slider_figure_has_one_set_of_tables_per_step_and_shows_the_active_one():
+    steps = [
+        (f"{e:g}", [go.Scatter(x=[0, 1], y=[e, 2 * e], name="line"), go.Bar(x=[0, 1], y=[1, e], name="bar")], None)
+        for e in (0.1, 0.2, 0.3)
+    ]
+    fig = slider_figure(steps, label="ε", active=1, layout=dict(title="a slider"))
+    p = parse(fd.data_tables(fig))
+    assert [s["data-sd-step"] for s in p.steps] == ["0", "1", "2"]
+    assert ["hidden" in s for s in p.steps] == [True, False, True]
+    tables = p.tables
+    assert [(t["step"], t["attrs"]["data-sd-traces"]) for t in tables] == [(0, "0,1"), (1, "2,3"), (2, "4,5")]
+    assert tables[2]["rows"] == [(0, ["0", "0.3", "1"]), (1, ["1", "0.6", "0.3"])]
+    assert "<p>ε = 0.1</p>" in fd.data_tables(fig)
+
+
+def test_the_description_names_title_axes_traces_and_slider():
+    steps = [(s, [go.Scatter(x=[0], y=[1], name=f"<i>curve</i> {s}")], None) for s in ("a", "b")]
+    fig = slider_figure(
+        steps, label="K", layout=dict(title="Title<br><sup>sub</sup>", xaxis_title="x", yaxis_title="y")
+    )
+    assert fd.description(fig) == (
+        "Title sub. Horizontal axis: x; vertical axis: y. Shows curve a. "
+        "A slider sets K (2 steps, from K = a to K = b)."
+    )
+    assert fd.description(go.Figure()) == "A plot."
