@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _lock
 from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_pair, check_sequences, sequence_law
 from .laws import SUM_ATOL, acceptance, accepted_mass, check_pair, law_split, rejected_mass, residual, tv
@@ -59,6 +60,8 @@ def residual_cascade(p: Any, q: Any, M: int, *, check: bool = True) -> tuple[np.
     ``q^{m+1} = q^m``: the stage is never reached, so any law would do. ``check=False``
     skips validating ``p`` and ``q`` (for a chain's laws, already checked).
     """
+    if _lock.held:
+        _lock.refuse("batch.residual_cascade")
     M = _check_M(M)
     if check_flag(check, "check"):
         p, q = check_pair(p, q)
@@ -75,6 +78,8 @@ def residual_cascade(p: Any, q: Any, M: int, *, check: bool = True) -> tuple[np.
 
 def batch_improvement(p: Any, q: Any, M: int) -> Any:
     """Batch improvement of one token: ``TV(q, p) - prod_{m=1}^M TV(q^m, p)`` (>= 0)."""
+    if _lock.held:
+        _lock.refuse("batch.batch_improvement")
     p, q = check_pair(p, q)
     reach, _ = residual_cascade(p, q, M, check=False)
     return tv(q, p, check=False) - reach[-1]
@@ -119,6 +124,8 @@ def batch_forward(draft: MarkovChain, target: MarkovChain, rho: np.ndarray, rho_
     ``f_n(x) = sum_u (mu - f)(u) h_n(u, x) + f(u) rho_q_n(u, x)``
     (``check_round_start`` checks ``rho`` and ``rho_q`` first).
     """
+    if _lock.held:
+        _lock.refuse("batch.batch_forward")
     _check_pair(draft, target)
     p, q = draft.laws(), target.laws()
     rho, rho_q = check_round_start(q, rho, rho_q)
@@ -163,6 +170,8 @@ def check_round_start(q: np.ndarray, rho: Any, rho_q: Any) -> tuple[np.ndarray, 
 
 def batch_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> np.ndarray:
     """Theorem 3 per position: ``E[R_n]`` under Algorithm 4 with ``M`` drafts, shape ``(T,)``."""
+    if _lock.held:
+        _lock.refuse("batch.batch_rejection_profile")
     _check_pair(draft, target)
     reach, laws = residual_cascade(draft.laws(), target.laws(), M, check=False)
     return batch_forward(draft, target, reach[-1], reach[-1][..., None] * laws[-1])
@@ -170,6 +179,8 @@ def batch_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> 
 
 def expected_rejections_batch(draft: MarkovChain, target: MarkovChain, M: int) -> float:
     """Theorem 3: ``E[N_rej]`` of Algorithm 4, O(T V^2 M). Equals Theorem 1 at ``M = 1``."""
+    if _lock.held:
+        _lock.refuse("batch.expected_rejections_batch")
     return float(batch_rejection_profile(draft, target, M).sum())
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _lock
 from ._rng import RNGLike, as_generator
 from .laws import check_law
 from .primitives import as_real_array, check_flag, check_int, check_real, describe
@@ -100,6 +101,8 @@ class MarkovChain:
 
     def marginals(self) -> np.ndarray:
         """``(T, V)`` array of the marginal laws of ``x_1, ..., x_T``: ``mu_{n+1} = mu_n trans[n]``."""
+        if _lock.held:
+            _lock.refuse("MarkovChain.marginals")
         mu = np.empty((self.T, self.V))
         mu[0] = self.init
         for n in range(1, self.T):

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _lock
+
 #: How far a law's total may sit from 1 before ``check_law`` refuses it (the floor of ``sum_tolerance``).
 SUM_ATOL = 1e-6
 
@@ -209,6 +211,8 @@ def check_pair(p: Any, q: Any, a: str = "p", b: str = "q") -> tuple[Any, Any]:
 
 def tv(p: Any, q: Any, *, check: bool = True) -> Any:
     """Total variation ``TV(p, q) = 1/2 sum_x |p(x) - q(x)|`` over the last axis."""
+    if _lock.held:
+        _lock.refuse("laws.tv")
     if check:
         check_pair(p, q)
     if _is_torch(p) or _is_torch(q):
@@ -220,6 +224,8 @@ def tv(p: Any, q: Any, *, check: bool = True) -> Any:
 
 def accepted_mass(p: Any, q: Any, *, check: bool = True) -> Any:
     """``min(p, q)``: the probability that Algorithm 1 outputs ``x`` as an accepted draft, ``p min(1, q/p)``."""
+    if _lock.held:
+        _lock.refuse("laws.accepted_mass")
     if check:
         p, q = check_pair(p, q)
     if _is_torch(p) or _is_torch(q):
@@ -233,6 +239,8 @@ def rejected_mass(p: Any, q: Any, *, check: bool = True) -> Any:
     It sums to ``TV(p, q)``, the rejection probability, when ``p`` and ``q`` are laws
     (``check=False`` takes any measures).
     """
+    if _lock.held:
+        _lock.refuse("laws.rejected_mass")
     if check:
         p, q = check_pair(p, q)
     if _is_torch(p) or _is_torch(q):
@@ -265,6 +273,8 @@ def residual(p: Any, q: Any, *, check: bool = True) -> Any:
     With ``check=False`` ``p`` may be any nonnegative measure (Theorem 4's
     ``[q - b p]_+`` is ``residual(b * p, q, check=False)``).
     """
+    if _lock.held:
+        _lock.refuse("laws.residual")
     if check:
         check_pair(p, q)
     if _is_torch(p) or _is_torch(q):
@@ -294,6 +304,8 @@ def over_accept(p: Any, q: Any, eps: Any) -> Any:
     ``p``, ``q`` and ``eps >= 0``; ``acceptance`` validates the laws); numpy inputs
     give float64, torch tensors keep their dtype and device.
     """
+    if _lock.held:
+        _lock.refuse("laws.over_accept")
     if _is_torch(p) or _is_torch(q):
         safe = p.where(p > 0, p.new_ones(()))
         return ((q + eps) / safe).clamp(min=0.0, max=1.0).where(p > 0, p.new_ones(()))
@@ -309,6 +321,8 @@ def acceptance(p: Any, q: Any, *, check: bool = True) -> Any:
     skips it). Where ``p(x) = 0`` the token is never proposed; we return 1 there so
     the array stays finite (the value is never used).
     """
+    if _lock.held:
+        _lock.refuse("laws.acceptance")
     if check:
         p, q = check_pair(p, q)
     return over_accept(p, q, 0.0)

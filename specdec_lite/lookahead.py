@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _lock
 from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_pair, check_sequences, sequence_law
 from .laws import acceptance, law_split, residual
@@ -208,6 +209,8 @@ def expected_tokens_per_call(alpha: Any, K: int) -> Any:
     Acceptances i.i.d. with rate ``alpha = 1 - TV`` and no horizon: a round emits
     ``min(G, K + 1)`` tokens with ``G`` geometric, so the mean is ``1 + alpha + ... + alpha^K``.
     """
+    if _lock.held:
+        _lock.refuse("lookahead.expected_tokens_per_call")
     K = check_lookahead(K)
     a = check_alpha(alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -217,6 +220,8 @@ def expected_tokens_per_call(alpha: Any, K: int) -> Any:
 
 def iid_speedup(alpha: Any, K: int, c: float) -> Any:
     """Leviathan et al.'s wall-clock speed-up ``(1 - alpha^(K+1)) / ((1 - alpha)(K c + 1))``."""
+    if _lock.held:
+        _lock.refuse("lookahead.iid_speedup")
     return expected_tokens_per_call(alpha, K) / (check_lookahead(K) * check_cost(c) + 1.0)
 
 

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from . import _lock
+
 
 def check_int(value: Any, name: str, *, low: int = 1, high: int | None = None, what: str = "") -> int:
     """``value`` as an ``int`` after checking it is an integer in ``[low, high]``.
@@ -251,6 +253,8 @@ def verify_step(
     it by a draw from the rejection law ``P(. | prev)`` (``[q - p]_+`` for Algorithm 1)
     whose CDF table is ``cdf_rejection``. Returns ``(x, rejected)``.
     """
+    if _lock.held:
+        _lock.refuse("primitives.verify_step")
     x, rejected = draft_and_test(gen, cdf_p, accept, prev)
     if rejected.any():
         x[rejected] = sample_rows(cdf_rejection, prev[rejected], gen.random(int(rejected.sum())))

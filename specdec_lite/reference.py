@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _lock
 from ._rng import RNGLike, as_generator, check_generator, check_runs
 from .chains import MarkovChain, _check_pair
 from .laws import residual
@@ -16,6 +17,8 @@ from .primitives import DecodeResult
 
 def speculative_one(draft: MarkovChain, target: MarkovChain, gen: np.random.Generator):
     """One run of speculative decoding; returns (tokens, rejected flags, oracle calls)."""
+    if _lock.held:
+        _lock.refuse("reference.speculative_one")
     _check_pair(draft, target)
     check_generator(gen)
     T, V = target.T, target.V

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from . import laws
+from . import _lock, laws
 from .laws import REJECTION_LAWS, check_law, check_pair, residual, tv
 from .primitives import as_real_array, describe
 
@@ -105,12 +105,16 @@ def optimal_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
     optimal and, like ``laws.residual``, we fall back to ``q`` when the positive part
     is rounding noise.
     """
+    if _lock.held:
+        _lock.refuse("tradeoff.optimal_rejection_law")
     p, q, b = _laws_and_accept(p, q, accept)
     return residual(b * p, q, check=False)
 
 
 def tv_loss(p: Any, q: Any, accept: Any) -> np.ndarray:
     """Theorem 4: ``Loss*_TV(b) = 1/2 sum|q - b p| - 1/2 sum (1 - b) p = sum_x max(0, b p - q)``."""
+    if _lock.held:
+        _lock.refuse("tradeoff.tv_loss")
     p, q, b = _laws_and_accept(p, q, accept)
     return np.maximum(b * p - q, 0.0).sum(axis=-1)
 
@@ -130,6 +134,8 @@ def over_accept(p: Any, q: Any, eps: Any) -> np.ndarray:
     ``eps = 0`` is speculative decoding; ``eps >= max(p - q)`` accepts everything.
     Where ``p(x) = 0`` the token is never proposed and we return 1 (``laws.over_accept``).
     """
+    if _lock.held:
+        _lock.refuse("tradeoff.over_accept")
     p, q = check_pair(p, q)
     return laws.over_accept(p, q, check_eps(eps, np.broadcast_shapes(np.shape(p), np.shape(q))))
 

@@ -58,8 +58,8 @@ def bi_raises(p, q, M):
 
 def test_batch_improvement_right_answers_pass():
     assert ex.check_batch_improvement(bi_right).ok
-    assert ex.check_batch_improvement(batch.batch_improvement).ok
-    assert ex.check_batch_improvement(theory.batch_improvement).ok
+    assert not ex.check_batch_improvement(batch.batch_improvement).ok
+    assert not ex.check_batch_improvement(theory.batch_improvement).ok
 
 
 @pytest.mark.parametrize(
@@ -118,7 +118,7 @@ def er_first_only(draft, target, M):
 
 def test_expected_rejections_right_answers_pass():
     assert ex.check_expected_rejections_batch(er_right).ok
-    assert ex.check_expected_rejections_batch(theory.expected_rejections_batch).ok
+    assert not ex.check_expected_rejections_batch(theory.expected_rejections_batch).ok
 
 
 @pytest.mark.parametrize(
@@ -127,12 +127,11 @@ def test_expected_rejections_right_answers_pass():
         (lambda d, t, M: theory.expected_rejections(d, t), "Theorem 1"),
         (er_everywhere, "at every position"),
         (er_first_only, "every position right after a rejection"),
-        (lambda d, t, M: batch.expected_rejections_batch(d, t, max(M - 1, 1)) if M > 1 else er_right(d, t, M),
-         "M - 1 drafts"),
+        (lambda d, t, M: er_right(d, t, max(M - 1, 1)) if M > 1 else er_right(d, t, M), "M - 1 drafts"),
         (batch.expected_rejections_tree, "draft tree"),
         (lambda d, t, M: -1.0, "[0, T]"),
         (lambda d, t, M: er_right(d, t, M) + 0.01, "f_n(x)"),
-        (lambda d, t, M: None, "return one number"),
+        (lambda d, t, M: None, "not attempted yet"),
     ],
 )
 def test_expected_rejections_wrong_answers_get_specific_feedback(fn, phrase):
@@ -148,8 +147,8 @@ def test_tree_survivors():
     cases = [
         (lambda k, m, px: (k - m) * px, "accepted draft itself"),
         (lambda k, m, px: 1 + (k - 1) * px, "never be accepted later"),
-        (lambda k, m, px: 1 + k * px, "untested candidates"),
-        (lambda k, m, px: k, "Binomial(k - m, p(x))"),
+        (lambda k, m, px: 1 + k * px, "which ones were tested"),
+        (lambda k, m, px: k, "with what probability each"),
         (lambda k, m, px: {}, "return one number"),
     ]
     for fn, phrase in cases:

@@ -9,6 +9,7 @@ import numpy as np
 from specdec_lite import lookahead as la
 from specdec_lite.exercises import Feedback
 from specdec_lite.exercises import lookahead as E
+from tests import check_answers as A
 
 
 def assert_wrong(fb: Feedback, *fragments: str) -> None:
@@ -18,33 +19,34 @@ def assert_wrong(fb: Feedback, *fragments: str) -> None:
 
 
 def test_check_tokens_per_call():
-    assert E.check_tokens_per_call(la.expected_tokens_per_call)
+    assert_wrong(E.check_tokens_per_call(la.expected_tokens_per_call), "write it yourself")
     assert E.check_tokens_per_call(lambda a, K: sum(a**i for i in range(K + 1)))
-    assert_wrong(E.check_tokens_per_call(lambda a, K: (1 - a ** (K + 1)) / (1 - a)), "0/0")
+    assert_wrong(E.check_tokens_per_call(lambda a, K: (1 - a ** (K + 1)) / (1 - a)), "divide 0 by 0")
     assert_wrong(E.check_tokens_per_call(lambda a, K: sum(a**i for i in range(K))), "forgot")
     assert_wrong(E.check_tokens_per_call(lambda a, K: sum(a**i for i in range(1, K + 1))), "accepted drafts only")
     assert_wrong(E.check_tokens_per_call(lambda a, K: 1 / (1 - a)), "K = infinity")
     assert_wrong(E.check_tokens_per_call(lambda a, K: 1 + K * a), "alpha^t")
     assert_wrong(E.check_tokens_per_call(lambda a, K: "many"), "one number")
-    assert_wrong(E.check_tokens_per_call(lambda a, K: 2.0), "min(G, K + 1)")
+    assert_wrong(E.check_tokens_per_call(lambda a, K: 2.0), "P(the round emits more than i tokens)")
 
 
 def test_check_tokens_per_call_reports_the_zero_division():
     def closed(a, K):
         return (1 - a ** (K + 1)) / (1 - a) if a < 1 else 1 / 0
 
-    assert_wrong(E.check_tokens_per_call(closed), "ZeroDivisionError", "K + 1")
+    assert_wrong(E.check_tokens_per_call(closed), "ZeroDivisionError", "every draft is accepted")
 
 
 def test_check_wallclock_speedup():
-    assert E.check_wallclock_speedup(la.iid_speedup)
+    assert E.check_wallclock_speedup(A.speedup)
+    assert_wrong(E.check_wallclock_speedup(la.iid_speedup), "write it yourself")
     tokens = la.expected_tokens_per_call
     assert_wrong(E.check_wallclock_speedup(lambda a, K, c: tokens(a, K)), "K c + 1")
     assert_wrong(E.check_wallclock_speedup(lambda a, K, c: tokens(a, K) / (K * c)), "left out the target call")
     assert_wrong(E.check_wallclock_speedup(lambda a, K, c: tokens(a, K) / ((K + 1) * c + 1)), "bonus token")
     assert_wrong(E.check_wallclock_speedup(lambda a, K, c: tokens(a, K) / (1 + c)), "K c per round")
     assert_wrong(E.check_wallclock_speedup(lambda a, K, c: float("nan")), "finite")
-    assert_wrong(E.check_wallclock_speedup(lambda a, K, c: [1, 2]), "finite")
+    assert_wrong(E.check_wallclock_speedup(lambda a, K, c: [1, 2]), "one number")
 
 
 def good_rounds(alpha, K, runs, rng):
@@ -59,7 +61,7 @@ def test_check_round_lengths():
     assert_wrong(E.check_round_lengths(lambda a, K, n, rng: rng.geometric(1 - a, n)), "at most K + 1")
     # accepted drafts are Binomial(K, alpha), not stopped at the first rejection
     assert_wrong(E.check_round_lengths(lambda a, K, n, rng: 1 + rng.binomial(K, a, n)), "min(Geometric")
-    assert_wrong(E.check_round_lengths(lambda a, K, n, rng: good_rounds(a, K, n - 1, rng)), "expected")
+    assert_wrong(E.check_round_lengths(lambda a, K, n, rng: good_rounds(a, K, n - 1, rng)), "shape (19999,)")
     assert_wrong(E.check_round_lengths(lambda a, K, n, rng: good_rounds(a, K, n, rng) + 0.5), "whole numbers")
     assert_wrong(E.check_round_lengths(lambda a, K, n, rng: rng.nope()), "AttributeError")
 

@@ -6,6 +6,7 @@ import pytest
 import specdec_lite as sd
 from specdec_lite.exercises import Feedback
 from specdec_lite.exercises import part1 as E
+from tests import check_answers as A
 
 
 def assert_wrong(fb: Feedback, *fragments: str) -> None:
@@ -18,7 +19,8 @@ def assert_wrong(fb: Feedback, *fragments: str) -> None:
 
 
 def test_check_tv():
-    assert E.check_tv(sd.tv)
+    assert E.check_tv(A.tv)
+    assert_wrong(E.check_tv(sd.tv), "write it yourself")
     assert E.check_tv(lambda p, q: 1 - np.minimum(p, q).sum())
     assert_wrong(E.check_tv(lambda p, q: np.abs(p - q).sum()), "factor 1/2")
     assert_wrong(E.check_tv(lambda p, q: np.abs(p - q).max()), "largest single-token gap")
@@ -53,17 +55,19 @@ def test_check_marginals():
 
 
 def test_check_acceptance():
-    assert E.check_acceptance(sd.acceptance)
+    assert E.check_acceptance(A.acceptance)
+    assert_wrong(E.check_acceptance(sd.acceptance), "write it yourself")
     with np.errstate(divide="ignore", invalid="ignore"):
         assert E.check_acceptance(lambda p, q: np.minimum(1, q / p))  # nan/inf where p = 0 is fine
-        assert_wrong(E.check_acceptance(lambda p, q: q / p), "min(1, q/p)")
+        assert_wrong(E.check_acceptance(lambda p, q: q / p), "cannot exceed 1")
         assert_wrong(E.check_acceptance(lambda p, q: np.minimum(1, p / q)), "swapped")
     assert_wrong(E.check_acceptance(lambda p, q: np.ones_like(p)), "expected")
-    assert_wrong(E.check_acceptance(lambda p, q: 1.0), "shape")
+    assert_wrong(E.check_acceptance(lambda p, q: 1.0), "single number")
 
 
 def test_check_residual():
-    assert E.check_residual(sd.residual)
+    assert E.check_residual(A.residual)
+    assert_wrong(E.check_residual(sd.residual), "write it yourself")
 
     def no_guard(p, q):
         pos = np.maximum(q - p, 0)
@@ -78,11 +82,11 @@ def test_check_residual():
     assert_wrong(E.check_residual(no_guard), "0/0", "returns q")
     assert_wrong(E.check_residual(lambda p, q: np.maximum(q - p, 0)), "not normalised", "sums to 0.300")
     assert_wrong(E.check_residual(no_plus), "positive part")
-    assert_wrong(E.check_residual(lambda p, q: sd.residual(q, p)), "[p - q]+")
+    assert_wrong(E.check_residual(lambda p, q: A.residual(q, p)), "[p - q]+")
     # Any law is a correct fallback when p == q: it is never sampled.
-    assert E.check_residual(lambda p, q: sd.residual(p, q) if sd.tv(p, q) > 0 else np.full(len(p), 1 / len(p)))
+    assert E.check_residual(lambda p, q: A.residual(p, q) if A.tv(p, q) > 0 else np.full(len(p), 1 / len(p)))
     assert_wrong(
-        E.check_residual(lambda p, q: sd.residual(p, q) if sd.tv(p, q) > 0 else np.zeros(len(p))), "valid law"
+        E.check_residual(lambda p, q: A.residual(p, q) if A.tv(p, q) > 0 else np.zeros(len(p))), "valid law"
     )
 
 
@@ -108,9 +112,9 @@ def test_check_speculative_step_names_mistakes():
 
     assert_wrong(E.check_speculative_step(uno, runs=5000), "instead of the residual")
     assert_wrong(E.check_speculative_step(lambda p, q, rng: (rng.choice(len(p), p=p), False), runs=5000), "never")
-    assert_wrong(E.check_speculative_step(swapped, runs=5000), "letters swapped", "follows the draft p")
+    assert_wrong(E.check_speculative_step(swapped, runs=5000), "letters are swapped", "[p - q]+")
     assert_wrong(E.check_speculative_step(lambda p, q, rng: (good_step(p, q, rng)[0], False), runs=5000),
-                 "rejection rate")
+                 "joint law of (token, rejected)")
     flipped = E.check_speculative_step(lambda p, q, rng: (lambda x, r: (x, not r))(*good_step(p, q, rng)), runs=5000)
     assert_wrong(flipped, "flag accepted tokens")
     assert_wrong(E.check_speculative_step(lambda p, q, rng: 7, runs=10), "pair")

@@ -1,8 +1,11 @@
 """Checks for Lab 6 (batch speculative decoding), each naming the typical mistake.
 
-* ``check_batch_improvement``: ``BI(p, q, M) = TV(q, p) - prod_{m=1}^M TV(q^m, p)``;
+* ``check_batch_improvement``: the batch improvement of one token with ``M`` drafts;
 * ``check_expected_rejections_batch``: Theorem 3's forward pass on a first-order chain;
 * ``check_tree_survivors``: the expected number of drafts the tree keeps after an acceptance.
+
+While a check runs the student's code, the package functions that compute the
+exercise's answer are switched off (``specdec_lite._lock``).
 """
 
 from __future__ import annotations
@@ -11,10 +14,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import batch, theory
+from .. import _lock, batch, theory
 from ..chains import MarkovChain
 from ..laws import tv
-from .feedback import Feedback, as_number, call_student, correct, fmt, wrong
+from .feedback import Feedback, checker, correct, fmt, number, run, wrong
+
+#: Tolerance for a student's numbers: float32 rounding passes, every typical mistake is far off.
+TOL = 1e-6
+
+
+def _close(a: float, b: float) -> bool:
+    return bool(np.isclose(a, b, rtol=TOL, atol=TOL))
 
 
 def _improvement_cases() -> list[tuple[np.ndarray, np.ndarray, int]]:
@@ -44,47 +54,54 @@ def _product_variants(p: np.ndarray, q: np.ndarray, M: int) -> dict[str, float]:
     }
 
 
+@checker("batch.batch_improvement", "batch.residual_cascade")
 def check_batch_improvement(student_fn: Callable[[np.ndarray, np.ndarray, int], float]) -> Feedback:
-    """Check ``student_fn(p, q, M)`` returning ``TV(q, p) - prod_{m=1}^M TV(q^m, p)``."""
+    """Check ``student_fn(p, q, M)`` returning the batch improvement of one token with ``M`` drafts."""
     for p, q, M in _improvement_cases():
-        got, err = call_student(student_fn, p, q, M)
+        got, err = run(student_fn, p, q, M, convert=number)
         where = f"For p = {fmt(p)}, q = {fmt(q)}, M = {M}"
         nan_law = err is not None and "contains NaN" in err  # ``tv`` refused the NaN law the mistake builds
         if err and not nan_law:
-            return wrong(f"{err} ({where}).")
-        got = np.nan if nan_law else as_number(got)
-        if got is None:
-            return wrong(f"return one number ({where}).")
+            return wrong(f"{where}: {err}.")
+        got = np.nan if nan_law else got
         want = float(batch.batch_improvement(p, q, M))
-        if np.isclose(got, want, atol=1e-9):
+        if _close(got, want):
             continue
         if not np.isfinite(got):
-            return wrong(f"{where} you {'built a NaN law' if nan_law else f'returned {got}'}: q^m - p sums to 0, "
-                         "so normalising it without the positive part divides by 0; the residual is "
-                         "max(q^m - p, 0) / sum max(q^m - p, 0) (laws.residual).")
+            return wrong(
+                f"{where} you {'built a NaN law' if nan_law else f'returned {got}'}: q^m - p sums to 0, "
+                "so normalising it without the positive part divides by 0; the residual is "
+                "max(q^m - p, 0) / sum max(q^m - p, 0) (laws.residual)."
+            )
         d = float(tv(p, q))
         where += f" you returned {got:.4f} instead of {want:.4f}: "
-        if np.isclose(got, d - want, atol=1e-9):
-            return wrong(where + "that is the product r_1 ... r_M (the chance all M drafts are rejected); "
-                         "the improvement is TV(q, p) minus it.")
+        if _close(got, d - want):
+            return wrong(
+                where + "that is the product r_1 ... r_M (the chance all M drafts are rejected); "
+                "the improvement is TV(q, p) minus it."
+            )
         variants = _product_variants(p, q, M)
         hints = {
             "power": "you multiplied TV(q, p) by itself M times; each new draft is checked against the residual "
-                     "q^{m+1} = [q^m - p]_+, whose distance to p changes with m.",
+            "q^{m+1} = [q^m - p]_+, whose distance to p changes with m.",
             "unnormalised": "your residuals are not normalised: max(q^m - p, 0) has mass r_m, not 1; divide by it "
-                            "before the next stage.",
+            "before the next stage.",
             "M-1": "the product has one factor too few: with M drafts there are M stages, r_1 ... r_M.",
             "M+1": "the product has one factor too many: with M drafts there are M stages, r_1 ... r_M.",
         }
         for name, prod in variants.items():
-            if np.isclose(got, d - prod, atol=1e-9):
+            if _close(got, d - prod):
                 return wrong(where + hints[name])
-        if got < -1e-12 or got > d + 1e-12:
+        if got < -TOL or got > d + TOL:
             return wrong(where + f"the improvement lies between 0 and TV(q, p) = {d:.4f}.")
-        return wrong(where + "start from q^1 = q, set r_m = TV(q^m, p) and q^{m+1} = [q^m - p]_+ "
-                     "(laws.residual), and return TV(q, p) - r_1 ... r_M.")
-    return correct("each extra draft faces what is left of q after the earlier ones, so the product of the r_m "
-                   "shrinks and the improvement climbs towards TV(q, p).")
+        return wrong(
+            where + "start from q^1 = q, and let each stage's law be the residual of the previous one "
+            "against p (laws.residual); the product runs over the M stages."
+        )
+    return correct(
+        "each extra draft faces what is left of q after the earlier ones, so the product of the r_m "
+        "shrinks and the improvement climbs towards TV(q, p)."
+    )
 
 
 def _wrong_batch_values(draft: MarkovChain, target: MarkovChain, M: int) -> dict[str, float]:
@@ -102,6 +119,7 @@ def _wrong_batch_values(draft: MarkovChain, target: MarkovChain, M: int) -> dict
     }
 
 
+@checker("batch.expected_rejections_batch", "batch.batch_rejection_profile", "batch.batch_forward")
 def check_expected_rejections_batch(student_fn: Callable[[MarkovChain, MarkovChain, int], float]) -> Feedback:
     """Check ``student_fn(draft, target, M)`` returning Theorem 3's ``E[N_rej]`` of Algorithm 4."""
     cases = [
@@ -110,63 +128,70 @@ def check_expected_rejections_batch(student_fn: Callable[[MarkovChain, MarkovCha
         (MarkovChain.random(4, 8, rng=5), MarkovChain.random(4, 8, rng=6), 1),
     ]
     for draft, target, M in cases:
-        got, err = call_student(student_fn, draft, target, M)
+        got, err = run(student_fn, draft, target, M, convert=number)
         where = f"On a V = {target.V}, T = {target.T} pair with M = {M}"
         if err:
-            return wrong(f"{err} ({where}).")
-        got = as_number(got)
-        if got is None:
-            return wrong(f"return one number ({where}).")
+            return wrong(f"{where}: {err}.")
         want = batch.expected_rejections_batch(draft, target, M)
-        if np.isclose(got, want, rtol=1e-8, atol=1e-10):
+        if _close(got, want):
             continue
+        if not np.isfinite(got):
+            return wrong(f"{where} you returned {got}; an expected count of rejections is finite.")
         where += f" you returned {got:.4f} instead of {want:.4f}: "
         hints = {
             "theorem1": "that is Theorem 1, as if every position used one draft; positions that start a round "
-                        "(the first, and every one after a rejection) reject only with r_1 ... r_M.",
+            "(the first, and every one after a rejection) reject only with r_1 ... r_M.",
             "everywhere": "you used r_1 ... r_M at every position; only a round's first position uses the M "
-                          "drafts, the chosen draft then continues with the plain rule (TV).",
+            "drafts, the chosen draft then continues with the plain rule (TV).",
             "first only": "only the first position got the batch; every position right after a rejection also "
-                          "starts a round: weigh it with f_{n-1}, the mass of a rejection at n - 1.",
+            "starts a round: weigh it with f_{n-1}, the mass of a rejection at n - 1.",
             "M-1": "that is Algorithm 4 with M - 1 drafts: the product has M factors r_1 ... r_M.",
             "tree": "that is the draft tree (every matching draft kept); Algorithm 4 keeps the accepted draft alone.",
         }
         for name, value in _wrong_batch_values(draft, target, M).items():
-            if np.isclose(got, value, rtol=1e-8, atol=1e-10):
+            if _close(got, value):
                 return wrong(where + hints[name])
         if got < 0 or got > target.T:
             return wrong(where + f"an expected count of rejections lies in [0, T] = [0, {target.T}].")
-        return wrong(where + "carry f_n(x) = P(x_n = x, R_n = 1): position n rejects w.p. sum_u (mu - f)(u) TV(u) "
-                     "+ f(u) r_1...r_M(u), and f_n = (mu - f) max(q - p, 0) + f r_1...r_M q^{M+1}.")
-    return correct("a rejection buys the next position a fresh batch of M drafts; the measure f tracks exactly "
-                   "how often that happens.")
+        return wrong(
+            where + "carry f_n(x) = P(x_n = x, R_n = 1) next to the target's marginal: a position right "
+            "after a rejection starts a round (M drafts), any other one continues a round (one draft)."
+        )
+    return correct(
+        "a rejection buys the next position a fresh batch of M drafts; the measure f tracks exactly "
+        "how often that happens."
+    )
 
 
+@checker()
 def check_tree_survivors(student_fn: Callable[[int, int, float], float]) -> Feedback:
-    """Check ``student_fn(k, m, p_x)``: expected survivors after candidate m of k is accepted as token x.
-
-    The answer is ``1 + (k - m) p_x``: the accepted draft, plus each untested candidate
-    m+1..k that happens to carry x (earlier candidates were rejected, so none carries x).
-    """
+    """Check ``student_fn(k, m, p_x)``: expected survivors after candidate m of k is accepted as token x."""
     cases = [(5, 2, 0.3), (8, 1, 0.5), (3, 3, 0.9), (10, 4, 0.0), (1, 1, 0.25)]
     for k, m, px in cases:
-        got, err = call_student(student_fn, k, m, px)
+        got, err = run(student_fn, k, m, px, convert=number)
         where = f"For k = {k}, m = {m}, p(x) = {px}"
         if err:
-            return wrong(f"{err} ({where}).")
-        got = as_number(got)
-        if got is None:
-            return wrong(f"return one number ({where}).")
+            return wrong(f"{where}: {err}.")
         want = 1 + (k - m) * px
-        if np.isclose(got, want):
+        if _close(got, want):
             continue
+        if not np.isfinite(got):
+            return wrong(f"{where} you returned {got}; an expected number of drafts is finite.")
         where += f" you returned {got:.4f} instead of {want:.4f}: "
-        if np.isclose(got, (k - m) * px):
+        if _close(got, (k - m) * px):
             return wrong(where + "you forgot the accepted draft itself: it always survives.")
-        if np.isclose(got, 1 + (k - 1) * px):
-            return wrong(where + "candidates 1..m-1 were rejected, and a rejected token can never be accepted later "
-                         "(its residual mass is 0), so none of them carries x; only the k - m untested ones can.")
-        if np.isclose(got, k * px) or np.isclose(got, 1 + k * px):
-            return wrong(where + "count only the untested candidates m+1..k: k - m of them, each matching w.p. p(x).")
-        return wrong(where + "the survivors are the accepted draft plus Binomial(k - m, p(x)) untested matches.")
+        if _close(got, 1 + (k - 1) * px):
+            return wrong(
+                where + "candidates 1..m-1 were rejected, and a rejected token can never be accepted later "
+                "(its residual mass is 0), so none of them carries x."
+            )
+        if _close(got, k * px) or _close(got, 1 + k * px):
+            return wrong(where + "not every candidate can still carry x: think about which ones were tested.")
+        return wrong(
+            where + "count the accepted draft, then ask which of the other candidates can carry x, and "
+            "with what probability each."
+        )
     return correct("the survivors are 1 + Binomial(k - m, p(x)); that random count is the tree's extra state.")
+
+
+_lock.make_read_only(__name__)

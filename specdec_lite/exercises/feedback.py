@@ -1,24 +1,79 @@
-"""The ``Feedback`` value every ``check_...`` function returns."""
+"""The ``Feedback`` every ``check_...`` returns, and the tools checks use to run a student's code safely.
+
+A check module uses three things from here:
+
+* ``@checker("laws.tv", ...)`` on each ``check_...``: while the check runs the
+  student's code, those package functions refuse to run (see ``specdec_lite._lock``),
+  and any failure of the check itself becomes feedback instead of an exception;
+* ``run(fn, *args, convert=...)``: calls the student's ``fn`` on copies of the
+  arguments, with the lock held, stdout silenced and the result converted (by
+  ``number``, ``vector(shape)``, ``integer`` or ``pair``) inside the lock; returns
+  ``(value, None)`` or ``(None, message)``, the message naming a stub, an exception,
+  a switched-off package function or an answer of the wrong kind;
+* ``correct(message)`` and ``wrong(message)``.
+
+Answers given as values (not functions) go through ``convert_answer(value, convert)``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import contextlib
+import copy
+import functools
+import io
+import math
+import numbers
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
+
+from .. import _lock
+
+#: The most characters of a student's output or error kept in a message.
+_SHOWN = 300
 
 
 class NotYet(AssertionError):
     """Raised by ``Feedback.assert_correct()`` on a wrong answer; its message is the feedback."""
 
 
-@dataclass(frozen=True)
-class Feedback:
+class _Sealed(type):
+    """Classes whose attributes cannot be reassigned (``Feedback.assert_correct = ...`` raises)."""
+
+    def __setattr__(cls, name: str, value: Any) -> None:
+        raise AttributeError(f"{cls.__name__}.{name} is read-only")
+
+    def __delattr__(cls, name: str) -> None:
+        raise AttributeError(f"{cls.__name__}.{name} is read-only")
+
+
+class Feedback(metaclass=_Sealed):
     """Outcome of a check: ``ok`` and a message saying what is right or what is wrong."""
 
-    ok: bool
-    message: str
+    __slots__ = ("_ok", "_message")
+
+    def __init__(self, ok: bool, message: str) -> None:
+        object.__setattr__(self, "_ok", bool(ok))
+        object.__setattr__(self, "_message", str(message))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("Feedback is read-only")
+
+    @property
+    def ok(self) -> bool:
+        return self._ok
+
+    @property
+    def message(self) -> str:
+        return self._message
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Feedback) and (self.ok, self.message) == (other.ok, other.message)
+
+    def __hash__(self) -> int:
+        return hash((self.ok, self.message))
 
     def __bool__(self) -> bool:
         return self.ok
@@ -43,10 +98,18 @@ class Feedback:
         """
         __tracebackhide__ = True  # IPython and pytest show the message, not this frame
         if not self.ok:
+            _restore_error_display()
             raise NotYet(str(self))
         from IPython.display import display
 
         display(self)
+
+
+def _restore_error_display() -> None:
+    """Drop a custom IPython exception handler, so that a failing graded cell shows its error."""
+    ip = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    if ip is not None and getattr(ip, "custom_exceptions", ()):
+        ip.set_custom_exc((), None)
 
 
 def correct(message: str) -> Feedback:
@@ -57,24 +120,312 @@ def wrong(message: str) -> Feedback:
     return Feedback(False, message)
 
 
-def call_student(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
-    """Call the student's ``fn`` on copies of the array arguments; ``(result, None)`` or ``(None, what failed)``."""
-    try:
-        return fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]), None
-    except Exception as e:  # the student's code may fail in any way; report it, never raise
-        return None, f"your function raised {type(e).__name__}: {e}"
+# --- describing what the student gave -------------------------------------------------
 
 
-def as_number(x: Any) -> float | None:
-    """``x`` as a float, or ``None`` when it is not one number (strings do not count)."""
-    if isinstance(x, (str, bytes)):
-        return None
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def describe_error(e: BaseException) -> str:
+    """``TypeError: message``, shortened, even when the exception's ``__str__`` itself fails."""
     try:
+        text = str(e)
+    except Exception:  # noqa: BLE001 - a student's exception class may fail to print
+        text = ""
+    name = type(e).__name__
+    return _short(f"{name}: {text}") if text else name
+
+
+def kind_of(x: Any) -> str:
+    """A short name for what ``x`` is (``a string``, ``an array of shape (2, 3)``, ``a generator``, ...)."""
+    if x is None:
+        return "None"
+    if x is Ellipsis:
+        return "..."
+    if isinstance(x, bool | np.bool_):
+        return f"a boolean ({x})"
+    if isinstance(x, str | bytes):
+        return "a string"
+    if isinstance(x, np.ndarray):
+        return f"an array of shape {x.shape}"
+    if isinstance(x, dict):
+        return "a dict"
+    if isinstance(x, list | tuple):
+        return f"a {type(x).__name__} of {len(x)} items"
+    return f"a {type(x).__name__}"
+
+
+NOT_ATTEMPTED = "not attempted yet"
+
+
+def _stub_message(what: str) -> str:
+    return f"{NOT_ATTEMPTED}: {what}. Write your answer in the cell above, run it, then run this check again"
+
+
+# --- converting answers (run inside the lock: an answer's __float__ or __array__ is student code) -------------
+
+
+class _Refused(Exception):
+    """A conversion refused the answer; its message says why."""
+
+
+def _reject_kind(x: Any, wanted: str) -> None:
+    if x is None or x is Ellipsis:
+        raise _Refused(_stub_message(f"you gave {kind_of(x)} instead of {wanted}"))
+    if isinstance(x, str | bytes | dict | set | frozenset) or callable(x) and not hasattr(x, "__array__"):
+        raise _Refused(f"return {wanted}, got {kind_of(x)}")
+    if isinstance(x, bool | np.bool_):
+        raise _Refused(f"return {wanted}, got {kind_of(x)}")
+    if isinstance(x, complex | np.complexfloating):
+        raise _Refused(f"return {wanted} with real values, got the complex number {x!r}")
+
+
+def number(x: Any) -> float:
+    """``x`` as one float (nan and inf pass: the checks name them); refuses strings, booleans, complex, arrays."""
+    _reject_kind(x, "one number")
+    if isinstance(x, numbers.Real):
         return float(x)
-    except (TypeError, ValueError):
-        return None
+    if isinstance(x, np.ndarray | np.generic):
+        if x.dtype.kind == "c":
+            raise _Refused("return one real number, got a complex value")
+        if x.ndim != 0:
+            raise _Refused(f"return one number, got an array of shape {x.shape}")
+        if x.dtype.kind not in "iuf":
+            raise _Refused(f"return one number, got a value of type {x.dtype}")
+        return float(x)
+    if isinstance(x, list | tuple) or hasattr(x, "__iter__") and not hasattr(x, "__float__"):
+        raise _Refused(f"return one number, got {kind_of(x)}")
+    try:
+        value = float(x)
+    except Exception as e:  # noqa: BLE001 - the answer's own __float__ may fail in any way
+        raise _Refused(f"return one number; {kind_of(x)} could not be read as one ({describe_error(e)})") from None
+    if not isinstance(value, float):
+        raise _Refused(f"return one number, got {kind_of(x)}")
+    return value
+
+
+def integer(x: Any) -> int:
+    """``x`` as a whole number (``3`` and ``3.0`` alike)."""
+    value = number(x)
+    if not math.isfinite(value) or value != round(value):
+        raise _Refused(f"return a whole number, got {value!r}")
+    return int(round(value))
+
+
+def vector(shape: int | tuple[int, ...]) -> Callable[[Any], np.ndarray]:
+    """A conversion to a float64 array of ``shape`` (lists, tuples, float32 and torch alike)."""
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    size = int(np.prod(shape))
+    wanted = f"an array of shape {shape}" if len(shape) != 1 else f"an array of {shape[0]} numbers"
+
+    def convert(x: Any) -> np.ndarray:
+        _reject_kind(x, wanted)
+        if isinstance(x, numbers.Number) or isinstance(x, np.generic):
+            raise _Refused(f"return {wanted}, got the single number {x!r}")
+        if not (isinstance(x, np.ndarray | list | tuple) or hasattr(x, "__array__")):
+            raise _Refused(f"return {wanted}, got {kind_of(x)}")
+        if isinstance(x, list | tuple) and len(x) > 10 * size + 10:
+            raise _Refused(f"return {wanted}, got {kind_of(x)}")
+        try:
+            with warnings_silenced():
+                arr = np.asarray(x)
+        except Exception as e:  # noqa: BLE001 - ragged lists, failing __array__, ...
+            why = describe_error(e)
+            raise _Refused(f"return {wanted}; {kind_of(x)} could not be read as an array ({why})") from None
+        if arr.shape != shape:
+            raise _Refused(f"return {wanted}, got {kind_of(arr) if arr.dtype != object else kind_of(x)}")
+        if arr.dtype.kind == "c":
+            raise _Refused(f"return {wanted} of real numbers, got complex numbers")
+        if arr.dtype.kind == "b":
+            raise _Refused(f"return {wanted} of numbers, got booleans")
+        if arr.dtype.kind not in "iuf":
+            try:
+                return np.array([number(v) for v in arr.ravel()], dtype=np.float64).reshape(shape)
+            except _Refused as e:
+                raise _Refused(f"return {wanted} of numbers: an entry is wrong ({e})") from None
+        return np.array(arr, dtype=np.float64)
+
+    return convert
+
+
+@contextlib.contextmanager
+def warnings_silenced():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with np.errstate(all="ignore"):
+            yield
+
+
+# --- running the student's code -------------------------------------------------------
+
+
+class _Sink(io.TextIOBase):
+    """Swallows what the student's code prints while a check runs it (a check may call it 10,000 times)."""
+
+    def __init__(self) -> None:
+        self.head, self.count = [], 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, s: str) -> int:
+        if self.count < _SHOWN:
+            self.head.append(str(s)[:_SHOWN])
+        self.count += len(s)
+        return len(s)
+
+
+_HELD: list[frozenset[str]] = [frozenset()]  # the names the running check holds (innermost last)
+_HOLD, _REFUSE = _lock.hold, _lock.refuse
+
+
+def _copy_arg(a: Any) -> Any:
+    if isinstance(a, np.ndarray):
+        return a.copy()
+    if isinstance(a, np.random.Generator | int | float | str | type(None)):
+        return a
+    try:
+        return copy.deepcopy(a)
+    except Exception:  # noqa: BLE001 - uncopyable: hand over the object itself
+        return a
+
+
+_SESSION: list[frozenset[str]] = []  # the held set of the open ``session`` (at most one)
+
+
+@contextlib.contextmanager
+def session() -> Iterator[None]:
+    """Hold the running check's names, silence stdout and warnings, for many ``run`` calls at once."""
+    if _SESSION:
+        yield
+        return
+    sink = _Sink()
+    with _HOLD(_HELD[-1]) as now, contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        with warnings_silenced():
+            _SESSION.append(now)
+            try:
+                yield
+            finally:
+                _SESSION.pop()
+
+
+def _tampered() -> bool:
+    return _lock.held is not _SESSION[-1] or _lock.refuse is not _REFUSE or _lock.hold is not _HOLD
+
+
+def run(fn: Any, *args: Any, convert: Callable[[Any], Any] | None = None) -> tuple[Any, str | None]:
+    """Call the student's ``fn(*args)`` with the lock held; ``(value, None)`` or ``(None, what went wrong)``.
+
+    ``convert`` (run inside the lock too) turns the result into what the check compares.
+    A check that calls ``fn`` many times wraps the loop in ``with session():`` (faster).
+    """
+    if fn is None or fn is Ellipsis:
+        return None, _stub_message(f"you passed {kind_of(fn)} where your function goes")
+    if not callable(fn):
+        return None, f"pass your function itself, got {kind_of(fn)}"
+    if not _SESSION:
+        with session():
+            return run(fn, *args, convert=convert)
+    try:
+        try:
+            out = fn(*[_copy_arg(a) for a in args])
+            if out is None or out is Ellipsis:
+                raise _Refused(_stub_message(f"your function returned {kind_of(out)} (is a return missing?)"))
+            value = out if convert is None else convert(out)
+        finally:
+            tampered = _tampered()
+        if tampered:
+            return None, "your code changed specdec_lite's grading lock; write the exercise with numpy instead"
+        return value, None
+    except _Refused as e:
+        return None, str(e)
+    except _lock.WriteItYourself as e:
+        return None, str(e)
+    except NotImplementedError:
+        return None, _stub_message("your function still raises NotImplementedError")
+    except RecursionError:
+        return None, "your function raised RecursionError (a function calling itself without end?)"
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the student's code may fail in any way
+        return None, f"your function raised {describe_error(e)}"
+
+
+def convert_answer(value: Any, convert: Callable[[Any], Any]) -> tuple[Any, str | None]:
+    """Convert an answer given as a value (``answer = ...``); ``(value, None)`` or ``(None, why not)``."""
+    return run(lambda: value, convert=convert)
+
+
+_LAST: list[tuple[Any, tuple[Any, ...], dict[str, Any], Feedback]] = []  # the last check's call and feedback
+
+
+def checker(*held: str) -> Callable[[Callable[..., Feedback]], Callable[..., Feedback]]:
+    """Decorate a ``check_...``: hold ``held`` while it runs student code, and never let it raise.
+
+    A check called twice in a row on the very same objects (a graded cell's first line and its
+    graded line) answers the second time from the first call.
+    """
+
+    def wrap(check: Callable[..., Feedback]) -> Callable[..., Feedback]:
+        @functools.wraps(check)
+        def checked(*args: Any, **kwargs: Any) -> Feedback:
+            _reseal()
+            if _LAST:
+                who, last_args, last_kwargs, out = _LAST[0]
+                same = who is checked and len(last_args) == len(args) and last_kwargs.keys() == kwargs.keys()
+                if (
+                    same
+                    and all(a is b for a, b in zip(last_args, args, strict=True))
+                    and all(last_kwargs[k] is kwargs[k] for k in kwargs)
+                ):
+                    return out
+            _HELD.append(frozenset(held))
+            try:
+                with warnings_silenced():
+                    out = check(*args, **kwargs)
+                if not isinstance(out, Feedback):  # pragma: no cover - a check's own bug
+                    out = wrong("the check could not judge this answer; ask your instructor.")
+            except Exception as e:  # noqa: BLE001 - whatever the answer, the student gets feedback
+                out = wrong(
+                    f"the check could not judge this answer ({describe_error(e)}); look at its type and "
+                    "shape, or ask your instructor."
+                )
+            finally:
+                _HELD.pop()
+            _LAST[:] = [(checked, args, dict(kwargs), out)]
+            return out
+
+        return checked
+
+    return wrap
+
+
+def _reseal() -> None:
+    """Put back ``Feedback``'s methods if something forced a replacement past ``_Sealed``."""
+    for name, method in _METHODS.items():
+        if Feedback.__dict__.get(name) is not method:
+            type.__setattr__(Feedback, name, method)
+
+
+_METHODS = {
+    name: Feedback.__dict__[name]
+    for name in ("assert_correct", "__bool__", "__str__", "_repr_markdown_", "__repr__", "__init__", "ok", "message")
+}
+
+
+def call_student(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
+    """``run(fn, *args)`` without a conversion (the name earlier checks used)."""
+    return run(fn, *args)
 
 
 def fmt(x: Any) -> str:
     """A short, readable rendering of a law or array for feedback messages."""
-    return np.array2string(np.asarray(x, dtype=float), precision=3, suppress_small=True)
+    try:
+        return np.array2string(np.asarray(x, dtype=float), precision=3, suppress_small=True, threshold=20)
+    except Exception:  # noqa: BLE001 - whatever the student returned, show something
+        return _short(repr(x)) if not isinstance(x, np.ndarray) else f"an array of shape {x.shape}"
+
+
+_lock.make_read_only(__name__)

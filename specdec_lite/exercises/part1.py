@@ -1,25 +1,43 @@
 """Checks for the Part I labs (chapters 1-3), each with feedback that names the mistake.
 
-Every check compares the student's answer with the package's own ``tv``,
-``residual``, ``acceptance``, ``MarkovChain.marginals`` and ``theory`` functions,
-and recognises the typical wrong answers (a missing 1/2, a missing positive part,
-swapped letters, the wrong weighting of prefixes, ...).
+Every check compares the student's answer with the package's own functions and
+recognises the typical wrong answers (a missing factor, a missing positive part,
+swapped letters, the wrong weighting of prefixes, ...). While a check runs the
+student's code, the package functions that compute the exercise's answer are
+switched off (``specdec_lite._lock``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from .. import theory
+from .. import _lock, theory
 from ..chains import MarkovChain
 from ..laws import acceptance, residual, tv
 from ..stats import chi_square
-from .feedback import Feedback, call_student, correct, fmt, wrong
+from .feedback import (
+    Feedback,
+    _Refused,
+    checker,
+    convert_answer,
+    correct,
+    fmt,
+    integer,
+    number,
+    run,
+    session,
+    vector,
+    wrong,
+)
 
 #: Absolute tolerance for numbers a student computes (by hand answers may be rounded).
 HAND_ATOL = 1e-3
+
+#: Tolerance for computed laws and numbers: float32 rounding passes, every typical mistake is far off.
+ATOL = 1e-6
 
 
 def _cases() -> list[tuple[np.ndarray, np.ndarray]]:
@@ -32,60 +50,62 @@ def _cases() -> list[tuple[np.ndarray, np.ndarray]]:
     ]
 
 
+def _near(a: Any, b: Any, atol: float = ATOL) -> bool:
+    return bool(np.allclose(a, b, rtol=ATOL, atol=atol))
 
 
 # --- Chapter 1 ------------------------------------------------------------------
 
 
+@checker("laws.tv", "laws.accepted_mass", "laws.rejected_mass")
 def check_tv(student_tv: Callable[[np.ndarray, np.ndarray], float]) -> Feedback:
-    """Check a function ``student_tv(p, q)`` returning ``TV(p, q) = 1/2 sum_x |p(x) - q(x)|``."""
+    """Check a function ``student_tv(p, q)`` returning the total variation distance of two laws."""
     for p, q in _cases():
-        got, err = call_student(student_tv, p, q)
+        where = f"For p = {fmt(p)}, q = {fmt(q)}"
+        got, err = run(student_tv, p, q, convert=number)
         if err:
-            return wrong(f"{err} on p = {fmt(p)}, q = {fmt(q)}.")
-        try:
-            got = float(got)
-        except (TypeError, ValueError):
-            return wrong(f"return one number, got {type(got).__name__} on p = {fmt(p)}, q = {fmt(q)}.")
+            return wrong(f"{where}: {err}.")
         want = float(tv(p, q))
-        if np.isclose(got, want, atol=1e-9):
+        if _near(got, want):
             continue
-        where = f"For p = {fmt(p)}, q = {fmt(q)} you returned {got:.4f} instead of {want:.4f}: "
-        if np.isclose(got, 2 * want):
+        if not np.isfinite(got):
+            return wrong(f"{where} you returned {got}; TV is a finite number between 0 and 1.")
+        where += f" you returned {got:.4f} instead of {want:.4f}: "
+        if _near(got, 2 * want):
             return wrong(where + "that is sum |p - q|; TV has a factor 1/2 (each excess is counted twice).")
-        if np.isclose(got, np.abs(p - q).max()):
+        if _near(got, np.abs(p - q).max()):
             return wrong(where + "that is the largest single-token gap; TV adds the gaps of all tokens (then halves).")
-        if np.isclose(got, np.minimum(p, q).sum()):
+        if _near(got, np.minimum(p, q).sum()):
             return wrong(where + "that is the shared mass sum min(p, q), which equals 1 - TV.")
-        if np.isclose(got, abs((p - q).sum())) or np.isclose(got, 0.5 * abs((p - q).sum())):
+        if _near(got, abs((p - q).sum())) or _near(got, 0.5 * abs((p - q).sum())):
             return wrong(where + "positive and negative differences cancel; take |p(x) - q(x)| before summing.")
         return wrong(where + "TV(p, q) = 1/2 sum_x |p(x) - q(x)|.")
     return correct("TV is half the L1 distance, equivalently the mass of p above q (or of q above p).")
 
 
+@checker("MarkovChain.marginals")
 def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> Feedback:
     """Check ``student_marginals(chain)`` returning the ``(T, V)`` marginal laws of ``x_1..x_T``."""
     chain = MarkovChain.random(3, 4, rng=7, uniform_init=False)
-    got, err = call_student(student_marginals, chain)
-    if err:
-        return wrong(err + ".")
-    got = np.asarray(got, dtype=float)
     want = chain.marginals()
-    if got.shape != want.shape:
-        return wrong(f"expected shape (T, V) = {want.shape}, got {got.shape}: one row per position.")
-    if np.allclose(got, want, atol=1e-9):
-        return correct("mu_{n+1} = mu_n @ trans[n]: a row vector times the transition matrix.")
-    if not np.allclose(got[0], chain.init):
+    got, err = run(student_marginals, chain, convert=vector(want.shape))
+    if err:
+        return wrong(f"{err} (one row per position: shape (T, V) = {want.shape}).")
+    if _near(got, want):
+        return correct("each marginal is the previous one, as a row vector, times the transition matrix.")
+    if not _near(got[0], chain.init):
         return wrong(f"row 0 must be the law of the first token, chain.init = {fmt(chain.init)}; got {fmt(got[0])}.")
     transposed = np.empty_like(want)
     transposed[0] = chain.init
     for n in range(1, chain.T):
         transposed[n] = chain.trans[n - 1] @ transposed[n - 1]
-    if np.allclose(got, transposed, atol=1e-9):
-        return wrong("you multiplied trans[n] @ mu (column convention); rows of trans are laws of the next "
-                     "token, so the marginal is the row vector mu @ trans[n].")
+    if _near(got, transposed):
+        return wrong(
+            "you multiplied trans[n] @ mu (column convention); rows of trans are laws of the next "
+            "token, so the marginal is the row vector mu @ trans[n]."
+        )
     sums = got.sum(axis=1)
-    if not np.allclose(sums, 1):
+    if not np.all(np.isfinite(got)) or not _near(sums, 1):
         return wrong(f"each row must be a law summing to 1; your row sums are {fmt(sums)}.")
     n = int(np.argmax(np.abs(got - want).max(axis=1)))
     return wrong(f"row {n} is {fmt(got[n])}, expected {fmt(want[n])}; use mu_n = mu_(n-1) @ trans[n-1].")
@@ -94,67 +114,103 @@ def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> F
 # --- Chapter 2 ------------------------------------------------------------------
 
 
+@checker("laws.acceptance", "laws.over_accept", "tradeoff.over_accept")
 def check_acceptance(student_acceptance: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
-    """Check ``student_acceptance(p, q)`` returning ``min(1, q(x)/p(x))`` per token (where ``p(x) > 0``)."""
+    """Check ``student_acceptance(p, q)``: one acceptance probability per token (any value where ``p(x) = 0``)."""
     for p, q in _cases():
-        got, err = call_student(student_acceptance, p, q)
+        where = f"For p = {fmt(p)}, q = {fmt(q)}"
+        got, err = run(student_acceptance, p, q, convert=vector(p.shape))
         if err:
-            return wrong(f"{err} on p = {fmt(p)}, q = {fmt(q)} (tokens with p(x) = 0 are never proposed; "
-                         "any finite value is fine there).")
-        got = np.asarray(got, dtype=float)
-        if got.shape != p.shape:
-            return wrong(f"return one probability per token (shape {p.shape}), got shape {got.shape}.")
+            aside = ""
+            if np.any(p == 0) and ("Division" in err or "nan" in err.lower() or "inf" in err.lower()):
+                aside = " Tokens with p(x) = 0 are never proposed; any finite value is fine there."
+            return wrong(f"{where}: {err}.{aside}")
         live = p > 0
         want = acceptance(p, q)
-        if np.allclose(got[live], want[live], atol=1e-9):
+        if _near(got[live], want[live]):
             continue
-        where = f"For p = {fmt(p)}, q = {fmt(q)} you returned {fmt(got)}: "
+        where += f" you returned {fmt(got)}: "
         with np.errstate(divide="ignore", invalid="ignore"):
-            if np.allclose(got[live], (q / p)[live]):
-                return wrong(where + "q/p exceeds 1 where the target likes a token more than the draft; "
-                             "a probability needs min(1, q/p).")
+            if _near(got[live], (q / p)[live]):
+                return wrong(
+                    where + "q/p exceeds 1 where the target likes a token more than the draft; "
+                    "a probability cannot exceed 1."
+                )
             swapped = np.minimum(1, p / q)
-        if np.allclose(got[live], swapped[live], equal_nan=True):
-            return wrong(where + "that is min(1, p/q): the letters are swapped (here p is the draft, q the target).")
+        if np.allclose(got[live], swapped[live], rtol=ATOL, atol=ATOL, equal_nan=True):
+            return wrong(where + "the letters are swapped (here p is the draft, q the target).")
         return wrong(where + f"expected {fmt(want)} on the tokens the draft can propose.")
-    return correct("accept a draft token x with probability min(1, q(x)/p(x)).")
+    return correct("a draft token is kept with probability min(1, q(x)/p(x)).")
 
 
+@checker("laws.residual", "laws.rejected_mass", "tradeoff.optimal_rejection_law")
 def check_residual(student_residual: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
-    """Check ``student_residual(p, q)`` returning the law ``[q - p]_+`` (any law when ``p == q``)."""
+    """Check ``student_residual(p, q)`` returning the residual law (any law when ``p == q``)."""
     for p, q in _cases():
-        got, err = call_student(student_residual, p, q)
         where = f"For p = {fmt(p)}, q = {fmt(q)}"
+        got, err = run(student_residual, p, q, convert=vector(p.shape))
         if err:
-            return wrong(f"{err} ({where}).")
-        got = np.asarray(got, dtype=float)
-        if got.shape != p.shape:
-            return wrong(f"return one probability per token (shape {p.shape}), got shape {got.shape}.")
+            return wrong(f"{where}: {err}.")
         pos = np.maximum(q - p, 0)
         if pos.sum() == 0:
             if not np.all(np.isfinite(got)):
-                return wrong(f"{where} (p == q) you returned {fmt(got)}: max(q - p, 0) has no mass, so "
-                             "dividing by it gives 0/0. Return a valid law instead (the package returns q); "
-                             "it is never sampled, because a rejection has probability TV(p, q) = 0.")
-            if np.all(got >= 0) and np.isclose(got.sum(), 1):
+                return wrong(
+                    f"{where} (p == q) you returned {fmt(got)}: max(q - p, 0) has no mass, so "
+                    "dividing by it gives 0/0. Return a valid law instead (the package returns q); "
+                    "it is never sampled, because a rejection has probability TV(p, q) = 0."
+                )
+            if np.all(got >= -ATOL) and abs(got.sum() - 1) <= ATOL:
                 continue
             return wrong(f"{where} (p == q) you returned {fmt(got)}: return a valid law (e.g. q) in this case.")
-        if np.allclose(got, residual(p, q), atol=1e-9):
+        if _near(got, residual(p, q)):
             continue
         where += f" you returned {fmt(got)}: "
-        if np.any(got < -1e-12):
+        if not np.all(np.isfinite(got)):
+            return wrong(where + "it has NaN or inf entries.")
+        if np.any(got < -ATOL):
             return wrong(where + "it has negative entries; you used q - p without the positive part max(q - p, 0).")
-        if np.allclose(got, pos, atol=1e-9):
-            return wrong(where + f"your residual is not normalised: it sums to {got.sum():.3f} (= TV(p, q)); "
-                         "divide by that mass.")
-        if np.allclose(got, residual(q, p), atol=1e-9) or np.allclose(got, np.maximum(p - q, 0), atol=1e-9):
+        if _near(got, pos):
+            return wrong(
+                where + f"your residual is not normalised: it sums to {got.sum():.3f} (= TV(p, q)); "
+                "divide by that mass."
+            )
+        if _near(got, residual(q, p)) or _near(got, np.maximum(p - q, 0)):
             return wrong(where + "that is [p - q]+: the residual puts mass where the target q exceeds the draft p.")
-        if not np.isclose(got.sum(), 1):
+        if abs(got.sum() - 1) > ATOL:
             return wrong(where + f"it sums to {got.sum():.3f}, not 1.")
         return wrong(where + f"expected [q - p]+ = {fmt(residual(p, q))}.")
     return correct("[q - p]+ is the normalised positive part, with a fallback when it has no mass.")
 
 
+#: The pair ``(p, q)`` of ``check_speculative_step``.
+STEP_PAIR = (np.array([0.45, 0.3, 0.15, 0.1, 0.0]), np.array([0.1, 0.2, 0.2, 0.3, 0.2]))
+
+
+def _step_output(V: int) -> Callable[[Any], tuple[int, bool]]:
+    def convert(out: Any) -> tuple[int, bool]:
+        try:
+            token, flag = out
+        except Exception:  # noqa: BLE001 - anything that is not a pair
+            raise _Refused("return a pair (token, rejected)") from None
+        try:
+            token = integer(token)
+        except Exception as e:  # noqa: BLE001
+            raise _Refused(f"the token must be a whole number: {e}") from None
+        if not 0 <= token < V:
+            raise _Refused(f"token {token} is outside the vocabulary 0..{V - 1}")
+        if isinstance(flag, bool | np.bool_) or (isinstance(flag, int | np.integer) and flag in (0, 1)):
+            return token, bool(flag)
+        raise _Refused(f"rejected must be True or False, got {flag!r}"[:200])
+
+    return convert
+
+
+def _joint(accepted: np.ndarray, rejected: np.ndarray) -> np.ndarray:
+    """Cells (token, accepted) then (token, rejected), as one law."""
+    return np.concatenate([accepted, rejected])
+
+
+@checker("primitives.verify_step", "reference.speculative_one")
 def check_speculative_step(
     student_step: Callable[[np.ndarray, np.ndarray, np.random.Generator], tuple[int, bool]],
     runs: int = 10_000,
@@ -163,44 +219,58 @@ def check_speculative_step(
 ) -> Feedback:
     """Check ``student_step(p, q, rng) -> (token, rejected)``, one step of Algorithm 1.
 
-    Runs it ``runs`` times on a fixed pair: the output must pass a chi-square test
-    against ``q`` and the rejection rate must be within 5 standard errors of ``TV(p, q)``.
-    A failing output law is compared with the laws of typical mistakes.
+    Runs it ``runs`` times (generator seeded with ``seed``) on a fixed pair and tests the
+    joint law of ``(token, rejected)``, cell by cell, with a chi-square test at level
+    ``alpha`` against the exact joint law of Algorithm 1; a failing law is compared with
+    the joint laws of typical mistakes.
     """
-    p, q = np.array([0.45, 0.3, 0.15, 0.1, 0.0]), np.array([0.1, 0.2, 0.2, 0.3, 0.2])
+    p, q = STEP_PAIR
+    V = len(p)
     gen = np.random.default_rng(seed)
-    tokens, rejected = np.empty(runs, dtype=int), np.empty(runs, dtype=bool)
-    for i in range(runs):
-        out, err = call_student(student_step, p, q, gen)
-        if err:
-            return wrong(err + ".")
-        try:
-            tokens[i], rejected[i] = int(out[0]), bool(out[1])
-        except (TypeError, ValueError, IndexError):
-            return wrong(f"return a pair (token, rejected), got {out!r}.")
-        if not 0 <= tokens[i] < len(p):
-            return wrong(f"token {tokens[i]} is outside the vocabulary 0..{len(p) - 1}.")
-    counts = np.bincount(tokens, minlength=len(p))
-    freq = fmt(counts / runs)
-    rate, t = rejected.mean(), float(tv(p, q))
-    if chi_square(counts, q).pvalue < alpha:
-        mistakes = {
-            "after a rejection you sampled from q instead of the residual [q - p]+ (output min(p, q) + TV q)":
-                np.minimum(p, q) + t * q,
-            "the output follows the draft p: you never reject, or after a rejection you sample [p - q]+ "
-            "(letters swapped; min(p, q) + TV [p - q]+ = p)": p,
-        }
-        for what, law in mistakes.items():
-            if chi_square(counts, law).pvalue >= alpha:
-                return wrong(f"your output frequencies {freq} do not follow q = {fmt(q)}: {what}.")
-        return wrong(f"your output frequencies {freq} do not follow q = {fmt(q)} (chi-square test).")
-    se = np.sqrt(max(t * (1 - t), 1e-12) / runs)
-    if abs(rate - t) > 5 * se:
-        hint = " (did you flag accepted tokens as rejected?)" if np.isclose(rate, 1 - t, atol=5 * se) else ""
-        return wrong(f"the output law is right, but you report a rejection rate {rate:.3f} instead of "
-                     f"TV(p, q) = {t:.3f}{hint}.")
-    return correct(f"output frequencies {freq} match q = {fmt(q)}, and the rejection rate {rate:.3f} "
-                   f"matches TV(p, q) = {t:.3f}.")
+    counts = np.zeros(2 * V, dtype=np.int64)
+    convert = _step_output(V)
+    with session():
+        for _ in range(runs):
+            out, err = run(student_step, p, q, gen, convert=convert)
+            if err:
+                return wrong(err + ".")
+            token, rej = out
+            counts[token + V * rej] += 1
+    t = float(tv(p, q))
+    shared, excess = np.minimum(p, q), np.maximum(q - p, 0)
+    exact = _joint(shared, excess)
+    fit = chi_square(counts, exact)
+    freq_acc, freq_rej = counts[:V] / runs, counts[V:] / runs
+    seen = f"accepted tokens {fmt(freq_acc)}, rejected ones {fmt(freq_rej)} (frequencies)"
+    if fit.pvalue >= alpha:
+        return correct(
+            f"{seen} match min(p, q) = {fmt(shared)} and max(q - p, 0) = {fmt(excess)}: the output "
+            f"follows q and a rejection happens with probability TV(p, q) = {t:.3f}."
+        )
+    mistakes = {
+        "your token follows q, but the rejection flag is drawn apart from it: the token of an accepted draft "
+        "follows min(p, q) and a rejected one the residual [q - p]+, so the two are tied together": _joint(
+            (1 - t) * q, t * q
+        ),
+        "after a rejection you sample q instead of the residual [q - p]+ (rejected tokens then follow q)": _joint(
+            shared, t * q
+        ),
+        "you never reject, or after a rejection you sample [p - q]+ (letters swapped), so the output follows "
+        "the draft p": _joint(p, np.zeros(V)),
+        "the letters are swapped: you sample [p - q]+ after a rejection": _joint(shared, np.maximum(p - q, 0)),
+        "you flag accepted tokens as rejected and rejected ones as accepted": _joint(excess, shared),
+    }
+    for what, law in mistakes.items():
+        if chi_square(counts, law / law.sum()).pvalue >= alpha:
+            return wrong(f"{seen}: {what}.")
+    marginal = counts[:V] + counts[V:]
+    if chi_square(marginal, q).pvalue < alpha:
+        return wrong(f"{seen}: the output does not follow q = {fmt(q)} (chi-square test, p = {fit.pvalue:.1e}).")
+    return wrong(
+        f"{seen}: the output follows q, but not with Algorithm 1's joint law of (token, rejected): "
+        f"accepted tokens must follow min(p, q) = {fmt(shared)}, rejected ones max(q - p, 0) = "
+        f"{fmt(excess)} (chi-square test, p = {fit.pvalue:.1e})."
+    )
 
 
 # --- Chapter 3 ------------------------------------------------------------------
@@ -219,64 +289,129 @@ def _close(a: float, b: float) -> bool:
     return bool(abs(a - b) <= HAND_ATOL)
 
 
+def _pair_or_default(draft: Any, target: Any) -> tuple[MarkovChain, MarkovChain] | str:
+    if (draft is None) != (target is None):
+        return "pass both draft and target, or neither (to use two_state_pair())."
+    if draft is None:
+        return two_state_pair()
+    if not isinstance(draft, MarkovChain) or not isinstance(target, MarkovChain):
+        return "draft and target must be MarkovChain objects."
+    return draft, target
+
+
+@checker()
 def check_expected_rejections_two_state(
     answer: float, draft: MarkovChain | None = None, target: MarkovChain | None = None
 ) -> Feedback:
     """Check a number for ``E[N_rej]`` (Theorem 1(b)) on ``two_state_pair()`` or the given chains."""
-    if (draft is None) != (target is None):
-        return wrong("pass both draft and target, or neither (to use two_state_pair()).")
-    if draft is None:
-        draft, target = two_state_pair()
-    try:
-        answer = float(answer)
-    except (TypeError, ValueError):
-        return wrong(f"answer with one number, got {answer!r}.")
+    pair = _pair_or_default(draft, target)
+    if isinstance(pair, str):
+        return wrong(pair)
+    draft, target = pair
+    answer, err = convert_answer(answer, number)
+    if err:
+        return wrong(f"{err}.")
     profile = theory.rejection_profile(draft, target)
     want = float(profile.sum())
     if _close(answer, want):
-        return correct(f"E[N_rej] = {want:.4f}: the per-position TVs {fmt(profile)} weighted by the target's "
-                       "law of the previous token, summed over positions.")
+        return correct(
+            f"E[N_rej] = {want:.4f}: the per-position TVs {fmt(profile)} weighted by the target's "
+            "law of the previous token, summed over positions."
+        )
+    if not np.isfinite(answer):
+        return wrong(f"your answer is {answer}; E[N_rej] is a finite number between 0 and T = {target.T}.")
     row_tv = tv(draft.laws(), target.laws())
     by_draft = row_tv[0, 0] + float(np.einsum("nu,nu->", draft.marginals()[:-1], row_tv[1:]))
     uniform = row_tv[0, 0] + float(row_tv[1:].mean(axis=1).sum())
     diagnoses = [
-        (theory.expected_oracle_calls(draft, target),
-         "that is E[oracle calls] = 1 + sum of E[R_n] over n < T; the question asks for E[N_rej] = sum over all n"),
-        (by_draft, "you weighted the previous token by the draft's marginals; Theorem 1(b) averages over "
-                   "prefixes drawn from the target q, because the output follows q"),
-        (uniform, "you averaged the rows equally; weight each row's TV by the target's probability of "
-                  "being in that state"),
-        (float(profile[1:].sum()), "you left out the first position, whose TV is TV(p_1, q_1)"),
+        (
+            theory.expected_oracle_calls(draft, target),
+            "that is the expected number of oracle calls, which counts the first round's call and not a rejection "
+            "at the last position; the question asks for the expected number of rejections",
+        ),
+        (
+            by_draft,
+            "you weighted the previous token by the draft's marginals; Theorem 1(b) averages over "
+            "prefixes drawn from the target q, because the output follows q",
+        ),
+        (
+            uniform,
+            "you averaged the rows equally; weight each row's TV by the target's probability of being in that state",
+        ),
+        (float(profile[1:].sum()), "you left out the first position"),
         (2 * want, "every TV is counted twice: TV has a factor 1/2"),
-        (want - profile[-1], "you left out the last position (a rejection there counts, even though it opens no "
-                             "new round)"),
+        (
+            want - profile[-1],
+            "you left out the last position (a rejection there counts, even though it opens no new round)",
+        ),
     ]
     for value, why in diagnoses:
         if _close(answer, value):
             return wrong(f"{answer:.4f} is not E[N_rej]: {why}.")
-    return wrong(f"{answer:.4f} is not E[N_rej]; compute E[R_n] = sum_u P_q(x_(n-1) = u) TV(p_n, q_n)(. | u) for "
-                 "each position and add them up.")
+    return wrong(
+        f"{answer:.4f} is not E[N_rej]; compute, for each position, the TV of the two laws given the "
+        "previous token, averaged over the target's law of that token, and add them up."
+    )
 
 
-def check_speedup(answer: float, draft: MarkovChain | None = None, target: MarkovChain | None = None) -> Feedback:
-    """Check a speed-up over autoregressive decoding; both conventions are accepted and named."""
-    if (draft is None) != (target is None):
-        return wrong("pass both draft and target, or neither (to use two_state_pair()).")
-    if draft is None:
-        draft, target = two_state_pair()
-    try:
-        answer = float(answer)
-    except (TypeError, ValueError):
-        return wrong(f"answer with one number, got {answer!r}.")
+@checker()
+def check_speedup(
+    answer: float,
+    draft: MarkovChain | None = None,
+    target: MarkovChain | None = None,
+    *,
+    rejections: Any = None,
+) -> Feedback:
+    """Check a speed-up over autoregressive decoding; both conventions are accepted and named.
+
+    ``rejections``, the student's own ``E[N_rej]`` (the previous exercise), lets a speed-up
+    computed correctly from a wrong ``E[N_rej]`` pass: that mistake costs the previous
+    exercise only.
+    """
+    pair = _pair_or_default(draft, target)
+    if isinstance(pair, str):
+        return wrong(pair)
+    draft, target = pair
+    answer, err = convert_answer(answer, number)
+    if err:
+        return wrong(f"{err}.")
+    if not np.isfinite(answer):
+        return wrong(f"your speed-up is {answer}; a speed-up is a finite positive number.")
     T, e = target.T, theory.expected_rejections(draft, target)
     calls = theory.expected_oracle_calls(draft, target)
     if np.isclose(answer, T / calls, atol=HAND_ATOL):
         return correct(f"T / E[oracle calls] = {T}/{calls:.4f} = {T / calls:.4f} (the package's convention).")
     if e > 0 and np.isclose(answer, T / e, atol=HAND_ATOL):
-        return correct(f"T / E[N_rej] = {T}/{e:.4f} = {T / e:.4f} (the paper's convention; counting the first "
-                       f"round's call too gives T / E[oracle calls] = {T / calls:.4f}).")
-    if np.isclose(answer, calls / T, atol=HAND_ATOL) or (e > 0 and np.isclose(answer, e / T, atol=HAND_ATOL)):
-        return wrong("that is the inverse: the speed-up is T calls of autoregressive decoding divided by the "
-                     "expected calls of speculative decoding.")
-    return wrong(f"{answer:.4f} is not a speed-up of this pair: autoregressive decoding makes T = {T} calls; "
-                 "divide by the expected number of calls (or of rejections) of speculative decoding.")
+        return correct(
+            f"T / E[N_rej] = {T}/{e:.4f} = {T / e:.4f} (the paper's convention; counting the first "
+            f"round's call too gives T / E[oracle calls] = {T / calls:.4f})."
+        )
+    mine, err = convert_answer(rejections, number) if rejections is not None else (None, "no E[N_rej] given")
+    if (
+        not err
+        and np.isfinite(mine)
+        and mine > 0
+        and not _close(mine, e)
+        and np.isclose(answer, T / mine, atol=HAND_ATOL)
+    ):
+        return correct(
+            f"T / E[N_rej] = {T}/{mine:.4f} with your E[N_rej] from the previous exercise. That number "
+            f"is not right (the exact one is {e:.4f}, so T / E[N_rej] = {T / e:.4f}); the previous "
+            "exercise's check explains what went wrong there."
+        )
+    if (
+        np.isclose(answer, calls / T, atol=HAND_ATOL)
+        or (e > 0 and np.isclose(answer, e / T, atol=HAND_ATOL))
+        or (not err and np.isfinite(mine) and np.isclose(answer, mine / T, atol=HAND_ATOL))
+    ):
+        return wrong(
+            "that is the inverse: the speed-up is T calls of autoregressive decoding divided by the "
+            "expected calls of speculative decoding."
+        )
+    return wrong(
+        f"{answer:.4f} is not a speed-up of this pair: autoregressive decoding makes T = {T} calls; "
+        "divide by the expected number of calls (or of rejections) of speculative decoding."
+    )
+
+
+_lock.make_read_only(__name__)

@@ -1,9 +1,10 @@
 """Checks for the Part II labs (chapters 4-5), each with feedback that names the mistake.
 
 Every check compares the student's answer with ``optimality`` and ``tradeoff``
-and recognises the typical wrong answers (the speculative residual where
-Corollary 1's law is needed, a missing normalisation, the loss without its
-``- 1/2 sum (1 - b) p`` term, over-acceptance without the clip at 1, ...).
+and recognises the typical wrong answers (the speculative residual where another
+law is needed, a missing normalisation, a missing term, a missing clip, ...).
+While a check runs the student's code, the package functions that compute the
+exercise's answer are switched off (``specdec_lite._lock``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,17 @@ from typing import Any
 
 import numpy as np
 
+from .. import _lock
 from ..laws import acceptance, residual, tv
 from ..optimality import unbiased_rejection_law
 from ..tradeoff import over_accept, tv_loss
-from .feedback import Feedback, call_student, correct, fmt, wrong
+from .feedback import Feedback, checker, convert_answer, correct, fmt, number, run, vector, wrong
 
+#: Below this rejected mass nothing is ever rejected (every rejection law is then right).
 ATOL = 1e-9
+
+#: Tolerance for a student's laws and numbers: float32 rounding passes, every typical mistake is far off.
+TOL = 1e-6
 
 
 def _cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -41,35 +47,21 @@ def _biased_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     ]
 
 
-
-
-def _as_vector(got: Any, V: int) -> tuple[np.ndarray | None, str | None]:
-    try:
-        arr = np.asarray(got, dtype=np.float64)
-    except (TypeError, ValueError):
-        return None, f"return an array of {V} numbers, got {type(got).__name__}"
-    if arr.shape != (V,):
-        return None, f"return an array of shape ({V},), got shape {arr.shape}"
-    return arr, None
-
-
 def _close(a: Any, b: Any) -> bool:
-    return bool(np.allclose(a, b, atol=1e-9))
+    return bool(np.allclose(a, b, rtol=TOL, atol=TOL))
 
 
 # --- Chapter 4 ------------------------------------------------------------------
 
 
+@checker("optimality.unbiased_rejection_law", "tradeoff.optimal_rejection_law", "laws.residual")
 def check_unbiased_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
-    """Check ``student(p, q, b)`` returning Corollary 1's law ``(q - b p) / sum_x (1 - b) p`` (``b <= min(1, q/p)``)."""
+    """Check ``student(p, q, b)`` returning Corollary 1's rejection law for a rule ``b <= min(1, q/p)``."""
     for p, q, b in _cases():
         if ((1 - b) * p).sum() <= ATOL:
             continue  # nothing is ever rejected: every law is fine
-        got, err = call_student(student, p, q, b)
         where = f"For p = {fmt(p)}, q = {fmt(q)}, b = {fmt(b)}"
-        if err:
-            return wrong(f"{err}. {where}.")
-        P, err = _as_vector(got, p.size)
+        P, err = run(student, p, q, b, convert=vector(p.size))
         if err:
             return wrong(f"{where}: {err}.")
         want = unbiased_rejection_law(p, q, b)
@@ -82,129 +74,151 @@ def check_unbiased_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.n
         if _close(P, q - b * p):
             return wrong(where + f"it sums to {P.sum():.3f}, not 1. Divide by sum_x (1 - b(x)) p(x) = {r:.3f}.")
         if _close(P, residual(p, q)):
-            return wrong(where + "that is speculative decoding's residual [q - p]_+, the right law only when "
-                         "b = min(1, q/p). Whatever b keeps, P must supply q - b p.")
+            return wrong(
+                where + "that is speculative decoding's residual [q - p]_+, the right law only when "
+                "b = min(1, q/p). Whatever b keeps, P must supply q - b p."
+            )
         if _close(P, q):
             return wrong(where + "sampling q after a rejection double counts the mass b p already accepted.")
-        if np.any(P < -1e-12):
+        if np.any(P < -TOL):
             return wrong(where + "it has negative entries; check the sign: the mass still missing is q - b p.")
-        if abs(P.sum() - 1) > 1e-6:
+        if abs(P.sum() - 1) > TOL:
             return wrong(where + f"it sums to {P.sum():.3f}; a rejection law must sum to 1.")
         return wrong(where + "the output b p + (sum (1 - b) p) P must equal q; solve that for P.")
-    return correct("P = (q - b p) / sum (1 - b) p is the only law that makes b unbiased (Corollary 1).")
+    return correct(
+        "your law supplies exactly the mass q - b p still missing, scaled by the rejected mass: the only "
+        "law that makes b unbiased (Corollary 1)."
+    )
 
 
-def check_unbiased_member(
-    p: Any, q: Any, accept: Any, rejection: Any, target_reject: float | None = None
-) -> Feedback:
+@checker()
+def check_unbiased_member(p: Any, q: Any, accept: Any, rejection: Any, target_reject: float | None = None) -> Feedback:
     """Check that the student's algorithm ``(b, P)`` is unbiased for ``(p, q)`` (and rejects ``target_reject``)."""
     p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
-    b, err = _as_vector(accept, p.size)
+    b, err = convert_answer(accept, vector(p.size))
     if err:
         return wrong(f"b: {err}.")
-    P, err = _as_vector(rejection, p.size)
+    P, err = convert_answer(rejection, vector(p.size))
     if err:
         return wrong(f"P: {err}.")
-    if np.any(b < 0) or np.any(b > 1):
+    if not np.all(np.isfinite(b)) or np.any(b < -TOL) or np.any(b > 1 + TOL):
         return wrong(f"b must be a probability for every token; yours is {fmt(b)}.")
-    if np.any(P < 0) or abs(P.sum() - 1) > 1e-6:
-        return wrong(f"P must be a probability law (nonnegative, summing to 1); yours sums to {P.sum():.3f}.")
+    scale = max(1.0, float(np.abs(P).max()))  # rounding of a law's entries is relative to its size
+    if not np.all(np.isfinite(P)) or np.any(P < -TOL * scale) or abs(P.sum() - 1) > TOL * scale:
+        return wrong(
+            f"P must be a probability law (nonnegative, summing to 1); yours is {fmt(P)}, summing to {P.sum():.3f}."
+        )
+    b, P = np.clip(b, 0.0, 1.0), np.clip(P, 0.0, None)  # rounding-level excursions, accepted above
     spec = acceptance(p, q)
-    over = (b > spec + 1e-9) & (p > 0)
+    over = (b > spec + TOL) & (p > 0)
     if np.any(over):
         k = int(np.argmax(over))
-        return wrong(f"b(x={k}) = {b[k]:.3f} exceeds min(1, q/p) = {spec[k]:.3f}: token {k} already comes out "
-                     f"with probability at least b p = {b[k] * p[k]:.3f} > q = {q[k]:.3f}, and no rejection "
-                     "law can take mass away. Lower b there.")
+        return wrong(
+            f"b(x={k}) = {b[k]:.3f} exceeds min(1, q/p) = {spec[k]:.3f}: token {k} already comes out "
+            f"with probability at least b p = {b[k] * p[k]:.3f} > q = {q[k]:.3f}, and no rejection "
+            "law can take mass away. Lower b there."
+        )
     r = float(((1 - b) * p).sum())
     out = b * p + r * P
     if not _close(out, q):
         k = int(np.argmax(np.abs(out - q)))
-        return wrong(f"your output law is {fmt(out)}, not q = {fmt(q)} (worst at x={k}); with this b the only "
-                     f"unbiased P is {fmt(unbiased_rejection_law(p, q, b))}.")
+        return wrong(
+            f"your output law is {fmt(out)}, not q = {fmt(q)} (worst at x={k}); with this b the only "
+            f"unbiased P is {fmt(unbiased_rejection_law(p, q, b))}."
+        )
     if target_reject is not None and abs(r - target_reject) > 1e-3:
-        return wrong(f"unbiased, but it rejects with probability {r:.3f}, not {target_reject:.3f}. Lowering b on "
-                     "a token p proposes raises the rejection probability by p(x) times the drop.")
-    return correct(f"unbiased, rejecting with probability {r:.3f} ≥ TV(p, q) = {float(tv(p, q)):.3f}, as Theorem 2 "
-                   "says every unbiased rule must.")
+        return wrong(
+            f"unbiased, but it rejects with probability {r:.3f}, not {target_reject:.3f}. Lowering b on "
+            "a token p proposes raises the rejection probability by p(x) times the drop."
+        )
+    return correct(
+        f"unbiased, rejecting with probability {r:.3f} ≥ TV(p, q) = {float(tv(p, q)):.3f}, as Theorem 2 "
+        "says every unbiased rule must."
+    )
 
 
 # --- Chapter 5 ------------------------------------------------------------------
 
 
+@checker("tradeoff.tv_loss")
 def check_tv_loss(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
-    """Check ``student(p, q, b)`` returning ``Loss*_TV(b) = 1/2 sum|q - b p| - 1/2 sum (1 - b) p``."""
+    """Check ``student(p, q, b)`` returning Theorem 4's smallest loss ``Loss*_TV(b)`` of the rule ``b``."""
     for p, q, b in _biased_cases() + _cases():
-        got, err = call_student(student, p, q, b)
         where = f"For p = {fmt(p)}, q = {fmt(q)}, b = {fmt(b)}"
+        got, err = run(student, p, q, b, convert=number)
         if err:
-            return wrong(f"{err}. {where}.")
-        try:
-            got = float(got)
-        except (TypeError, ValueError):
-            return wrong(f"{where}: return one number, got {type(got).__name__}.")
+            return wrong(f"{where}: {err}.")
         want = float(tv_loss(p, q, b))
-        if np.isclose(got, want, atol=1e-9):
+        if _close(got, want):
             continue
+        if not np.isfinite(got):
+            return wrong(f"{where} you returned {got}; the loss is a finite number.")
         where += f" you returned {got:.4f} instead of {want:.4f}: "
         r = float(((1 - b) * p).sum())
         half = 0.5 * float(np.abs(q - b * p).sum())
-        if np.isclose(got, half):
-            return wrong(where + f"that is 1/2 sum|q - b p| alone; the rejected mass {r:.3f} can be placed "
-                         "optimally, which removes 1/2 sum (1 - b) p.")
-        if np.isclose(got, half - r):
+        if _close(got, half):
+            return wrong(
+                where + f"that is 1/2 sum|q - b p| alone; the rejected mass {r:.3f} can be placed "
+                "optimally, which removes 1/2 sum (1 - b) p."
+            )
+        if _close(got, half - r):
             return wrong(where + "the rejected mass enters with a factor 1/2: subtract 1/2 sum (1 - b) p.")
-        if np.isclose(got, float(tv(p, q))):
+        if _close(got, float(tv(p, q))):
             return wrong(where + "that is TV(p, q), the loss of always accepting; the loss depends on b.")
-        if np.isclose(got, float(np.maximum(q - b * p, 0).sum())):
-            return wrong(where + "that is the mass still missing, sum max(0, q - b p); the loss is the mass "
-                         "over-accepted, sum max(0, b p - q).")
-        return wrong(where + "Loss*_TV(b) = 1/2 sum|q - b p| - 1/2 sum (1 - b) p = sum max(0, b p - q).")
+        if _close(got, float(np.maximum(q - b * p, 0).sum())):
+            return wrong(
+                where + "that is the mass still missing, sum max(0, q - b p); the loss is the mass "
+                "over-accepted, sum max(0, b p - q)."
+            )
+        return wrong(where + "Theorem 4 states Loss*_TV(b); write it out and simplify it token by token.")
     return correct("the loss is the mass over-accepted, sum_x max(0, b p - q): what no rejection law can undo.")
 
 
+@checker("tradeoff.optimal_rejection_law", "optimality.unbiased_rejection_law", "laws.residual")
 def check_optimal_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
     """Check ``student(p, q, b)`` returns *an* optimal law of Theorem 4 (any member of the optimal set)."""
     for p, q, b in _biased_cases() + _cases():
         r = float(((1 - b) * p).sum())
         if r <= ATOL:
             continue  # nothing is rejected: every law is optimal
-        got, err = call_student(student, p, q, b)
         where = f"For p = {fmt(p)}, q = {fmt(q)}, b = {fmt(b)}"
-        if err:
-            return wrong(f"{err}. {where}.")
-        P, err = _as_vector(got, p.size)
+        P, err = run(student, p, q, b, convert=vector(p.size))
         if err:
             return wrong(f"{where}: {err}.")
-        if np.any(P < -1e-12) or abs(P.sum() - 1) > 1e-6:
-            return wrong(f"{where} your P = {fmt(P)} is not a law (it sums to {P.sum():.3f}, min {P.min():.3f}). "
-                         "If you used A = (q - b p) / sum (1 - b) p, keep only its positive part and renormalise.")
-        P = np.clip(P, 0.0, None)  # entries down to -1e-12 are rounding, accepted above
+        if not np.all(np.isfinite(P)):
+            return wrong(f"{where} your P = {fmt(P)} has NaN or inf entries.")
+        if np.any(P < -TOL) or abs(P.sum() - 1) > TOL:
+            return wrong(
+                f"{where} your P = {fmt(P)} is not a law (it sums to {P.sum():.3f}, min {P.min():.3f}). "
+                "If you used A = (q - b p) / sum (1 - b) p, keep only its positive part and renormalise."
+            )
+        P = np.clip(P, 0.0, None)  # entries down to -TOL are rounding, accepted above
         A = (q - b * p) / r
         out = b * p + r * P
         loss, best = float(tv(out, q)), float(tv_loss(p, q, b))
-        if loss <= best + 1e-9:
+        if loss <= best + TOL:
             continue
-        bad = np.flatnonzero((A < -1e-12) & (P > 1e-12))
+        bad = np.flatnonzero((A < -TOL) & (P > TOL))
         if bad.size:
             k = int(bad[0])
-            return wrong(f"{where} your P puts {P[k]:.3f} on x={k}, where b p already exceeds q (A = {A[k]:.3f} "
-                         f"< 0): that mass only adds bias. Loss {loss:.4f} > optimum {best:.4f}.")
+            return wrong(
+                f"{where} your P puts {P[k]:.3f} on x={k}, where b p already exceeds q (A = {A[k]:.3f} "
+                f"< 0): that mass only adds bias. Loss {loss:.4f} > optimum {best:.4f}."
+            )
         k = int(np.argmax(P - A))
-        return wrong(f"{where} your P({k}) = {P[k]:.3f} exceeds A({k}) = {A[k]:.3f}, overshooting q there. "
-                     f"Loss {loss:.4f} > optimum {best:.4f}.")
-    return correct("your law is optimal: zero where b p exceeds q, and never above A = (q - b p) / sum (1 - b) p.")
+        return wrong(
+            f"{where} your P({k}) = {P[k]:.3f} exceeds A({k}) = {A[k]:.3f}, overshooting q there. "
+            f"Loss {loss:.4f} > optimum {best:.4f}."
+        )
+    return correct("your law is optimal: zero where b p exceeds q, and nowhere overshooting q.")
 
 
+@checker("tradeoff.over_accept", "laws.over_accept", "laws.acceptance")
 def check_over_accept(student: Callable[[np.ndarray, np.ndarray, float], Any]) -> Feedback:
-    """Check ``student(p, q, eps)`` returning ``b = min(1, (q + eps)/p)`` (any value where ``p = 0``)."""
+    """Check ``student(p, q, eps)`` returning the over-acceptance rule of the lab (any value where ``p = 0``)."""
     for (p, q, _), eps in zip(_cases() + _biased_cases(), [0.0, 0.05, 0.1, 0.3, 0.02, 0.0, 0.2, 1.0], strict=False):
-        with np.errstate(all="ignore"):
-            got, err = call_student(student, p, q, eps)
         where = f"For p = {fmt(p)}, q = {fmt(q)}, eps = {eps}"
-        if err:
-            return wrong(f"{err}. {where}.")
-        b, err = _as_vector(got, p.size)
+        b, err = run(student, p, q, eps, convert=vector(p.size))
         if err:
             return wrong(f"{where}: {err}.")
         seen = p > 0
@@ -224,3 +238,6 @@ def check_over_accept(student: Callable[[np.ndarray, np.ndarray, float], Any]) -
             return wrong(where + "it has NaN or inf where p(x) > 0.")
         return wrong(where + "b(x) = min(1, (q(x) + eps) / p(x)).")
     return correct("b = min(1, (q + eps)/p): eps = 0 is speculative decoding, eps >= max(p - q) accepts everything.")
+
+
+_lock.make_read_only(__name__)

@@ -16,12 +16,15 @@ from typing import Any
 
 import numpy as np
 
+from .. import _lock
 from ..laws import acceptance, residual
-from .feedback import Feedback, correct, wrong
+from .feedback import Feedback, _Refused, checker, correct, integer, run, vector, wrong
 
 
 def verify_round(p: np.ndarray, q: np.ndarray, drafts: np.ndarray, u: np.ndarray) -> tuple[int, np.ndarray]:
     """Reference: accepted prefix length and the law of the round's last token."""
+    if _lock.held:
+        _lock.refuse("exercises.real_models.verify_round")
     K = len(drafts)
     b = acceptance(p, q[:K])[np.arange(K), drafts]
     ok = u < b
@@ -43,54 +46,83 @@ def _cases(seed: int = 0) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray,
         cases.append(("random", p, q, drafts, u))
     p = rng.dirichlet(np.ones(V), size=K)
     q = np.vstack([p, rng.dirichlet(np.ones(V))])
-    u = np.full(K, 0.999)
-    u[1] = 1.0  # p == q at position 1 but u = 1 forces a rejection there: the guarded residual (q itself)
-    cases.append(("p == q", p, q, np.array([rng.choice(V, p=row) for row in p]), u))
+    u = np.full(K, np.nextafter(1.0, 0.0))  # the largest value a uniform draw in [0, 1) can take
+    cases.append(("p == q", p, q, np.array([rng.choice(V, p=row) for row in p]), u))  # every draft is kept
     return cases
 
 
+def _round_output(V: int) -> Any:
+    law = vector(V)
+
+    def convert(out: Any) -> tuple[int, np.ndarray]:
+        try:
+            n, next_law = out
+        except Exception:  # noqa: BLE001 - anything that is not a pair
+            raise _Refused("return a pair (accepted, next_law)") from None
+        try:
+            n = integer(n)
+        except _Refused as e:
+            raise _Refused(f"accepted must be a whole number: {e}") from None
+        try:
+            return n, law(next_law)
+        except _Refused as e:
+            raise _Refused(f"next_law should be a law over the {V} tokens: {e}") from None
+
+    return convert
+
+
+@checker("exercises.real_models.verify_round")
 def check_verify_round(fn: Callable[..., Any]) -> Feedback:
     """Compare the student's ``verify_round`` with the reference on random rounds and edge cases."""
     for name, p, q, drafts, u in _cases():
         want_n, want_law = verify_round(p, q, drafts, u)
-        try:
-            out = fn(p.copy(), q.copy(), drafts.copy(), u.copy())
-            got_n, got_law = int(out[0]), np.asarray(out[1], dtype=float)
-        except Exception as err:  # noqa: BLE001 - any failure of student code becomes feedback
-            return wrong(f"calling verify_round raised {type(err).__name__}: {err}. It should return (accepted, law).")
+        out, err = run(fn, p, q, drafts, u, convert=_round_output(p.shape[1]))
+        if err:
+            return wrong(f"on a {name} round: {err}.")
+        got_n, got_law = out
         K = len(drafts)
         if got_n != want_n:
             ratio = q[np.arange(K), drafts] / p[np.arange(K), drafts]
             kept_all = int((u < np.minimum(1, ratio)).sum())
             if got_n == kept_all:
-                return wrong(f"you counted every accepted draft ({got_n}), but a round stops at the first "
-                             f"rejection: only the first {want_n} are kept.")
+                return wrong(
+                    f"you counted every accepted draft ({got_n}), but a round stops at the first "
+                    f"rejection: only the first {want_n} are kept."
+                )
             flipped = int(np.cumprod(u < np.minimum(1, 1 / ratio)).sum())
             if got_n == flipped:
                 return wrong("your acceptance uses p/q; the rule is min(1, q(x)/p(x)) with q the target.")
             return wrong(f"on a {name} round you accepted {got_n} drafts; {want_n} should be kept.")
-        if got_law.shape != want_law.shape:
-            return wrong(f"next_law should be a law over the {len(want_law)} tokens, got shape {got_law.shape}.")
-        if np.allclose(got_law, want_law, atol=1e-9):
+        if np.allclose(got_law, want_law, rtol=1e-6, atol=1e-6):
             continue
         if want_n == K:
             if np.allclose(got_law, q[K - 1]):
-                return wrong("after all drafts are accepted, the bonus token comes from q at the position "
-                             "after the last draft, q[K], not q[K-1].")
-            return wrong("after all drafts are accepted the next token is a bonus token from q[K], the target's "
-                         "law after the last draft.")
+                return wrong(
+                    "after all drafts are accepted, the bonus token comes from q at the position "
+                    "after the last draft, q[K], not q[K-1]."
+                )
+            return wrong(
+                "after all drafts are accepted the next token is a bonus token from q[K], the target's "
+                "law after the last draft."
+            )
         n = want_n
         if np.allclose(got_law, q[n]):
-            return wrong(f"after the rejection of draft {n} you sample from q; the unbiased law is the residual "
-                         "[q - p]_+ (sampling q is Decoding-UNO, which is biased).")
+            return wrong(
+                f"after the rejection of draft {n} you sample from q; the unbiased law is the residual "
+                "[q - p]_+ (sampling q is Decoding-UNO, which is biased)."
+            )
         if np.any(got_law < -1e-12):
             return wrong("your law has negative entries: take the positive part max(q - p, 0) before normalising.")
         if abs(got_law.sum() - 1) > 1e-6:
             return wrong(f"your residual is not normalised: it sums to {got_law.sum():.4f}.")
-        if name == "p == q":
-            return wrong("when p == q the residual has no mass (0/0); fall back to q, as specdec_lite.laws.residual "
-                         "does.")
-        return wrong(f"after the rejection of draft {n}, your law differs from [q - p]_+ by "
-                     f"{0.5 * np.abs(got_law - want_law).sum():.3f} in TV.")
-    return correct("your verification keeps the accepted prefix, resamples the first rejection from the residual "
-                   "and draws a bonus token from q[K] when every draft survives.")
+        return wrong(
+            f"after the rejection of draft {n}, your law differs from [q - p]_+ by "
+            f"{0.5 * np.abs(got_law - want_law).sum():.3f} in TV."
+        )
+    return correct(
+        "your verification keeps the accepted prefix, resamples the first rejection from the residual "
+        "and draws a bonus token from q[K] when every draft survives."
+    )
+
+
+_lock.make_read_only(__name__)
