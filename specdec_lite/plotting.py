@@ -5,6 +5,12 @@ pixels wide): below ``NARROW_PX`` its legend moves under the plot, its title,
 subplot titles and axis titles wrap, fonts and colour scales get smaller, and the
 side margins narrow, so the plot keeps most of the width. Above it the figure is
 drawn exactly as its builder laid it out.
+
+Every figure is also an image named by its caption, with a short description and its
+numbers as tables under it (``figure_data``); each slider gets a native range input that
+moves the same steps from the keyboard; and the figure follows the page's light or dark
+theme. All of that runs in the reader's browser from one script, ``figures/figures.js``
+(with ``figures/figures.css``), loaded once per page: each figure's HTML only calls it.
 """
 
 from __future__ import annotations

@@ -71,13 +71,13 @@ def test_the_figure_script_is_shown_once_per_kernel(notebook):
     first = displayed_html(shown)
     scripts = [h for h in first if "window.sdFigures = {" in h]
     assert len(scripts) == 1 and 'id="sd-figures-css"' in scripts[0], "the first figure brings the script"
-    assert first.index(scripts[0]) < next(i for i, h in enumerate(first) if "window.sdFigures.init(\"" in h)
+    assert first.index(scripts[0]) < next(i for i, h in enumerate(first) if 'window.sdFigures.init("' in h)
     assert any("sd-figure-data" in h for h in first), "the data tables follow the figure"
     shown.clear()
     shell.execution_count = 4
     plotting.show(figure())
     again = displayed_html(shown)
-    assert not any("window.sdFigures = {" in h for h in again) and any("window.sdFigures.init(\"" in h for h in again)
+    assert not any("window.sdFigures = {" in h for h in again) and any('window.sdFigures.init("' in h for h in again)
 
 
 def test_in_colab_the_script_is_shown_once_per_cell(notebook, monkeypatch):

@@ -116,8 +116,9 @@ function figureFacts(index) {
   (gd._fullData || []).forEach((t) => {
     if (t.visible !== true || heat[(t.xaxis || "x") + (t.yaxis || "y")] || t.type === "heatmap") return;
     const opaque = (t.opacity === undefined || t.opacity === 1);
-    const cs = [t.line && t.line.color, t.marker && t.marker.color, t.marker && t.marker.line && t.marker.line.width
-      ? t.marker.line.color : null];
+    // a bar's outline only separates bars (plotly draws it in the plot's background colour)
+    const outline = t.type !== "bar" && t.marker && t.marker.line && t.marker.line.width ? t.marker.line.color : null;
+    const cs = [t.line && t.line.color, t.marker && t.marker.color, outline];
     cs.forEach((c) => {
       if (typeof c === "string" && opaque && !(t.line && t.line.width === 0 && c === t.line.color)) colours.push([t.name || "", c]);
     });
@@ -181,7 +182,30 @@ async function checkPage(context, path) {
     result.fatal = String(e && e.stack ? e.stack : e).slice(0, 1500);
   }
   await page.close();
+  if (!result.fatal && result.figures.length) result.autoDark = await checkAutoDark(path, result);
   return result;
+}
+
+// The page in a browser that prefers dark, with the theme's mode left at "auto": the figures
+// must come up dark by themselves.
+async function checkAutoDark(path, result) {
+  const page = await darkContext.newPage();
+  await routeOffline(page, result);
+  try {
+    await page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 60000 });
+    await page.waitForFunction(figuresReady, null, { timeout: config.drawTimeoutMs || 30000 });
+    await page.evaluate(settle);
+    return await page.evaluate(() => ({
+      mode: document.documentElement.getAttribute("data-mode"),
+      theme: document.documentElement.getAttribute("data-theme"),
+      figures: [...document.querySelectorAll(".plotly-graph-div")].map((gd) => ({
+        attr: gd.getAttribute("data-sd-theme"), paper: gd._fullLayout.paper_bgcolor })),
+    }));
+  } catch (e) {
+    return { fatal: String(e && e.stack ? e.stack : e).slice(0, 1000) };
+  } finally {
+    await page.close();
+  }
 }
 
 // Tab through the whole page from its top; at every slider control, move it by keyboard.
@@ -241,6 +265,7 @@ const browser = await chromium.launch({
     "--disable-background-networking", "--disable-component-update", "--disable-sync"],
 });
 const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+const darkContext = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" });
 const queue = [...config.pages];
 const byPage = {};
 async function worker() {
