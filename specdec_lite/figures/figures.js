@@ -343,7 +343,8 @@
         upd[p + "bordercolor"] = DARK.sliderBorder; upd[p + "tickcolor"] = DARK.sliderTick;
       });
     }
-    upd.colorway = st.light.colorway.map(function (c) { return readable(c, plot, GRAPHIC); });
+    var colorway = st.light.colorway.map(function (c) { return readable(c, plot, GRAPHIC); });
+    upd.colorway = JSON.stringify(colorway) === JSON.stringify(st.light.colorway) ? st.layout.colorway : colorway;
     st.shapes.forEach(function (c, i) {
       if (typeof c === "string") upd["shapes[" + i + "].line.color"] = readable(c, plot, GRAPHIC);
     });
@@ -352,7 +353,13 @@
     });
     st.theme = theme;
     gd.setAttribute("data-sd-theme", theme);
-    return Plotly.relayout(gd, upd).then(function () {
+    Object.keys(upd).forEach(function (k) {
+      // only what changes (on a light page most figures keep their layout as it is)
+      var now = get(gd.layout, k.replace(/\[(\d+)\]/g, ".$1"));
+      if (JSON.stringify(now === undefined ? null : now) === JSON.stringify(upd[k])) delete upd[k];
+    });
+    var relayout = Object.keys(upd).length ? Plotly.relayout(gd, upd) : Promise.resolve();
+    return relayout.then(function () {
       var attrs = Object.keys(st.traces), chain = Promise.resolve();
       attrs.forEach(function (attr) {
         var t = st.traces[attr], vals = t.vals.map(function (c) { return readable(c, plot, GRAPHIC); });

@@ -157,12 +157,10 @@ async function checkPage(context, path) {
       const facts = await page.evaluate(figureFacts, i);
       const plot = page.locator(`[id="${facts.id}"]`);
       facts.name = (await plot.ariaSnapshot()).trim();
-      const fig = page.locator(`[id="${facts.id}"]`).locator("xpath=ancestor::figure[1]");
-      facts.captionName = (await fig.count()) ? (await fig.evaluate((f) => {
-        const c = f.querySelector("figcaption");
-        return c ? c.id : null;
-      })) : null;
-      facts.caption = facts.captionName ? (await page.locator(`[id="${facts.captionName}"]`).ariaSnapshot()).trim() : null;
+      // a <figure> is named by its <figcaption>: Chromium's name for it is the caption as read aloud
+      const fig = plot.locator("xpath=ancestor::figure[1]");
+      const hasCaption = (await fig.count()) && (await fig.evaluate((f) => Boolean(f.querySelector("figcaption"))));
+      facts.caption = hasCaption ? (await fig.ariaSnapshot()).trim() : null;
       result.figures.push(facts);
     }
     result.walk = await keyboardWalk(page);
