@@ -671,3 +671,9 @@ def check_sampling_law(sampling_law: Callable[[Any, float], Any]) -> Feedback:
             )
         return wrong(where + "the token must be drawn from the same law as the one in the ratio and the residual.")
     return correct("the draft samples from the float32 law its ratio uses: the output law is the target's.")
+
+
+# Where the package has the labs' lock, a check module's names cannot be reassigned from a notebook.
+_lock = getattr(_feedback, "_lock", None)
+if _lock is not None and hasattr(_lock, "make_read_only"):
+    _lock.make_read_only(__name__)
