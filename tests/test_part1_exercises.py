@@ -85,9 +85,7 @@ def test_check_residual():
     assert_wrong(E.check_residual(lambda p, q: A.residual(q, p)), "[p - q]+")
     # Any law is a correct fallback when p == q: it is never sampled.
     assert E.check_residual(lambda p, q: A.residual(p, q) if A.tv(p, q) > 0 else np.full(len(p), 1 / len(p)))
-    assert_wrong(
-        E.check_residual(lambda p, q: A.residual(p, q) if A.tv(p, q) > 0 else np.zeros(len(p))), "valid law"
-    )
+    assert_wrong(E.check_residual(lambda p, q: A.residual(p, q) if A.tv(p, q) > 0 else np.zeros(len(p))), "valid law")
 
 
 def good_step(p, q, rng):
@@ -113,8 +111,10 @@ def test_check_speculative_step_names_mistakes():
     assert_wrong(E.check_speculative_step(uno, runs=5000), "instead of the residual")
     assert_wrong(E.check_speculative_step(lambda p, q, rng: (rng.choice(len(p), p=p), False), runs=5000), "never")
     assert_wrong(E.check_speculative_step(swapped, runs=5000), "letters are swapped", "[p - q]+")
-    assert_wrong(E.check_speculative_step(lambda p, q, rng: (good_step(p, q, rng)[0], False), runs=5000),
-                 "joint law of (token, rejected)")
+    assert_wrong(
+        E.check_speculative_step(lambda p, q, rng: (good_step(p, q, rng)[0], False), runs=5000),
+        "joint law of (token, rejected)",
+    )
     flipped = E.check_speculative_step(lambda p, q, rng: (lambda x, r: (x, not r))(*good_step(p, q, rng)), runs=5000)
     assert_wrong(flipped, "flag accepted tokens")
     assert_wrong(E.check_speculative_step(lambda p, q, rng: 7, runs=10), "pair")
