@@ -244,3 +244,21 @@ def test_no_docstring_of_a_check_states_its_answer():
         flat = " ".join(text.split())
         for answer in ANSWERS:
             assert answer not in flat, f"{where} states {answer!r}"
+
+
+def test_a_custom_ipython_exception_handler_does_not_hide_a_failing_graded_cell():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    swallowed = []
+    ip.set_custom_exc((Exception,), lambda shell, etype, value, tb, tb_offset=None: swallowed.append(etype))
+    try:
+        ip.run_cell("from specdec_lite.exercises.part1 import check_tv")
+        result = ip.run_cell(
+            "check_tv(lambda p, q: 0.0)\n"
+            "from specdec_lite.exercises.part1 import check_tv\n"
+            "check_tv(lambda p, q: 0.0).assert_correct()"
+        )
+    finally:
+        ip.set_custom_exc((), None)
+    assert isinstance(result.error_in_exec, NotYet) and not swallowed

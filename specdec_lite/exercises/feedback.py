@@ -1,18 +1,31 @@
 """The ``Feedback`` every ``check_...`` returns, and the tools checks use to run a student's code safely.
 
-A check module uses three things from here:
+A check module uses these (Lab 1's ``check_tv`` is the model)::
 
-* ``@checker("laws.tv", ...)`` on each ``check_...``: while the check runs the
-  student's code, those package functions refuse to run (see ``specdec_lite._lock``),
-  and any failure of the check itself becomes feedback instead of an exception;
+    @checker("laws.tv", "laws.rejected_mass")   # switched off while the check runs student code
+    def check_tv(student_tv):
+        value, err = run(student_tv, p, q, convert=number)   # or vector(shape), integer, a pair...
+        if err:
+            return wrong(f"For p = ...: {err}.")             # stub, exception, refused package call, wrong kind
+        ...
+        return correct("...")
+
+    _lock.make_read_only(__name__)                         # last line: ``module.check_tv = ...`` raises
+
+* ``checker(*names)``: while the check runs, the package functions guarded by those
+  names (their first line is ``if _lock.held: _lock.refuse("name")``) raise
+  ``WriteItYourself``, which ``run`` reports as "write it yourself"; any failure of the
+  check itself becomes feedback, never an exception;
 * ``run(fn, *args, convert=...)``: calls the student's ``fn`` on copies of the
-  arguments, with the lock held, stdout silenced and the result converted (by
-  ``number``, ``vector(shape)``, ``integer`` or ``pair``) inside the lock; returns
-  ``(value, None)`` or ``(None, message)``, the message naming a stub, an exception,
-  a switched-off package function or an answer of the wrong kind;
+  arguments with stdout and warnings silenced, converts the result inside the lock,
+  and returns ``(value, None)`` or ``(None, message)``; ``with session():`` around a
+  loop of many calls makes them cheap;
+* ``convert_answer(value, convert)`` for answers given as values (``answer = ...``);
 * ``correct(message)`` and ``wrong(message)``.
 
-Answers given as values (not functions) go through ``convert_answer(value, convert)``.
+Graded cells call ``check_x(answer)`` and then, on two more lines, import ``check_x``
+afresh from its module and call ``check_x(answer).assert_correct()``: the second call
+is answered from the first when nothing was redefined in between.
 """
 
 from __future__ import annotations
@@ -317,11 +330,15 @@ def _tampered() -> bool:
     return _lock.held is not _SESSION[-1] or _lock.refuse is not _REFUSE or _lock.hold is not _HOLD
 
 
-def run(fn: Any, *args: Any, convert: Callable[[Any], Any] | None = None) -> tuple[Any, str | None]:
+def run(
+    fn: Any, *args: Any, convert: Callable[[Any], Any] | None = None, allow_none: bool = False
+) -> tuple[Any, str | None]:
     """Call the student's ``fn(*args)`` with the lock held; ``(value, None)`` or ``(None, what went wrong)``.
 
     ``convert`` (run inside the lock too) turns the result into what the check compares.
-    A check that calls ``fn`` many times wraps the loop in ``with session():`` (faster).
+    A result ``None`` (or ``...``) reads as a stub unless ``allow_none`` (for exercises
+    whose function works in place). A check that calls ``fn`` many times wraps the loop
+    in ``with session():`` (faster).
     """
     if fn is None or fn is Ellipsis:
         return None, _stub_message(f"you passed {kind_of(fn)} where your function goes")
@@ -329,11 +346,11 @@ def run(fn: Any, *args: Any, convert: Callable[[Any], Any] | None = None) -> tup
         return None, f"pass your function itself, got {kind_of(fn)}"
     if not _SESSION:
         with session():
-            return run(fn, *args, convert=convert)
+            return run(fn, *args, convert=convert, allow_none=allow_none)
     try:
         try:
             out = fn(*[_copy_arg(a) for a in args])
-            if out is None or out is Ellipsis:
+            if (out is None and not allow_none) or out is Ellipsis:
                 raise _Refused(_stub_message(f"your function returned {kind_of(out)} (is a return missing?)"))
             value = out if convert is None else convert(out)
         finally:
