@@ -59,7 +59,6 @@ def _student(kind):
         ("uno", "Decoding-UNO"),
         ("no_positive_part", "negative entries"),
         ("unnormalised", "not normalised"),
-        ("no_guard", "fall back to q"),
         ("crash", "NotImplementedError"),
     ],
 )
@@ -71,7 +70,7 @@ def test_check_verify_round_explains_typical_mistakes(kind, phrase):
 
 def test_check_verify_round_accepts_a_right_answer():
     assert check_verify_round(_student("right")).ok
-    assert check_verify_round(verify_round).ok
+    assert "write it yourself" in check_verify_round(verify_round).message  # the reference is switched off
 
 
 def fake_result():
