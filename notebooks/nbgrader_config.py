@@ -1,8 +1,30 @@
 """nbgrader's configuration of the course directory ``notebooks/`` (see the book's *For instructors*)."""
 
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    IgnorePattern,
+    LimitOutput,
+    SaveAutoGrades,
+)
+
+from specdec_lite.classroom.execute import GradingExecute
+
 c = get_config()  # noqa: F821 (nbgrader provides get_config)
 c.CourseDirectory.course_id = "specdec-theory"
-# Lab 8 trains and caches its small model pair the first time it runs (about 3 minutes on 2 CPU cores).
-c.ExecutePreprocessor.timeout = 900
+# Autograde runs each cell with its lab's timeout (specdec_lite/classroom/timeouts.py: a minute for
+# Labs 1-7, Lab 8 its measurement budget and a margin); a cell that runs past it or kills the kernel
+# scores 0 and the cells after it still run, in a fresh kernel (specdec_lite/classroom/execute.py).
+# The rest is nbgrader's own list of autograde steps, with GradingExecute in place of Execute.
+c.Autograde.autograde_preprocessors = [
+    GradingExecute,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
 # A master's MyST twin holds the solutions: never copy it into release/, autograded/ or feedback/.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md", "jupytext.toml"]

@@ -1,4 +1,4 @@
-"""The labs' student copies, written by nbgrader from the instructor masters.
+"""Release: the labs' student copies, written by nbgrader from the instructor masters.
 
 ``notebooks/`` is an nbgrader course directory: ``notebooks/nbgrader_config.py`` and one
 master per lab in ``notebooks/source/<lab>/<lab>.ipynb`` (paired by jupytext with the
@@ -8,20 +8,14 @@ graded cells that call a ``check_...(...).assert_correct()`` of ``specdec_lite.e
 and manually graded answers to the exploration questions.
 
 The student copies ``notebooks/<lab>.ipynb`` (what the book shows and the Colab badges
-open) are exactly what ``nbgrader generate_assignment <lab>`` releases. This module only
-runs that command in a scratch copy of the course directory, so the repository gets no
-gradebook or ``release/`` folder, and copies each result to ``notebooks/<lab>.ipynb``::
-
-    python -m specdec_lite.classroom release           # rewrite notebooks/<lab>.ipynb
-    python -m specdec_lite.classroom release --check   # fail if a copy is out of date
-
-``points()`` reads each lab's points from those copies. Grading (autograde, feedback,
-export) is plain nbgrader; see the book's *For instructors* appendix.
+open) are exactly what ``nbgrader generate_assignment <lab>`` releases. ``release`` runs
+that command in a scratch copy of the course directory, so the repository gets no
+gradebook or ``release/`` folder, and copies each result to ``notebooks/<lab>.ipynb``.
+``points()`` reads each lab's points from those copies.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import subprocess
@@ -32,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 #: The course directory of the repository (where the student copies are committed).
-COURSE = Path(__file__).resolve().parents[1] / "notebooks"
+COURSE = Path(__file__).resolve().parents[2] / "notebooks"
 
 
 def masters(course: Path = COURSE) -> list[Path]:
@@ -64,9 +58,16 @@ def points(course: Path = COURSE) -> dict[str, dict[str, Any]]:
 
 
 def nbgrader_env() -> dict[str, str]:
-    """The environment nbgrader needs: it calls ``alembic`` from PATH, so the interpreter's bin first."""
+    """The environment nbgrader needs.
+
+    It calls ``alembic`` from PATH, so the interpreter's bin comes first; the course's
+    ``nbgrader_config.py`` and the labs import ``specdec_lite``, so this package's folder
+    is on PYTHONPATH (an editable install gives the same).
+    """
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = os.pathsep.join(p for p in [root, env.get("PYTHONPATH", "")] if p)
     return env
 
 
@@ -112,24 +113,3 @@ def release(course: Path = COURSE, check: bool = False, labs: Sequence[str] | No
         if not check:
             target.write_bytes(data)
     return stale
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m specdec_lite.classroom", description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    rel = sub.add_parser("release", help="write the student copies with nbgrader generate_assignment")
-    rel.add_argument("labs", nargs="*", help="lab names (default: every master in source/)")
-    rel.add_argument("--course", type=Path, default=COURSE, help="the nbgrader course directory (default: notebooks/)")
-    rel.add_argument("--check", action="store_true", help="write nothing; exit 1 if a student copy is out of date")
-    args = parser.parse_args(argv)
-    stale = release(args.course, check=args.check, labs=args.labs)
-    for name in stale:
-        print(f"{'out of date' if args.check else 'written'}: {args.course / (name + '.ipynb')}")
-    if args.check and stale:
-        print("run: python -m specdec_lite.classroom release", file=sys.stderr)
-        return 1
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

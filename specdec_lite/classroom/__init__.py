@@ -1,0 +1,39 @@
+"""The labs as an nbgrader course: release the student copies, collect, grade and report.
+
+``notebooks/`` is an nbgrader course directory (``notebooks/nbgrader_config.py``, one
+master per lab in ``notebooks/source/<lab>/``). The command line::
+
+    python -m specdec_lite.classroom release [--check]        # student copies from the masters
+    python -m specdec_lite.classroom collect DOWNLOADS [--lab LAB]   # downloads -> submitted/
+    python -m specdec_lite.classroom autograde [LAB ...] [--student S] [--force]
+    python -m specdec_lite.classroom report [LAB ...]         # every submission not fully graded
+
+Modules: ``release`` (student copies and points), ``timeouts`` (each lab's per-cell limit),
+``execute`` (nbgrader's Execute step that survives endless loops and dead kernels),
+``collect`` (placing downloaded notebooks), ``grade`` (autograde lab by lab) and ``report``.
+The book's *For instructors* appendix runs the whole cycle.
+"""
+
+from __future__ import annotations
+
+from .release import COURSE, generate, masters, nbgrader_env, points, release
+from .timeouts import CELL_TIMEOUT_S, cell_timeout
+
+__all__ = [
+    "CELL_TIMEOUT_S",
+    "COURSE",
+    "cell_timeout",
+    "generate",
+    "main",
+    "masters",
+    "nbgrader_env",
+    "points",
+    "release",
+]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line (``python -m specdec_lite.classroom``)."""
+    from .cli import main as run
+
+    return run(argv)

@@ -1,0 +1,89 @@
+"""The command line ``python -m specdec_lite.classroom``: release, collect, autograde, report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .release import COURSE, release
+
+
+def _release(args: argparse.Namespace) -> int:
+    stale = release(args.course, check=args.check, labs=args.labs)
+    for name in stale:
+        print(f"{'out of date' if args.check else 'written'}: {args.course / (name + '.ipynb')}")
+    if args.check and stale:
+        print("run: python -m specdec_lite.classroom release", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from .collect import collect, describe
+
+    outcomes = collect(args.downloads, args.course, lab=args.lab)
+    for out in sorted(outcomes, key=lambda o: (o.target is not None, o.source)):
+        print(describe(out))
+    missed = sum(o.target is None for o in outcomes)
+    print(f"{len(outcomes) - missed} placed, {missed} not placed (listed above)")
+    return 0
+
+
+def _autograde(args: argparse.Namespace) -> int:
+    from .grade import autograde
+    from .report import problems
+
+    status = autograde(args.course, args.labs, student=args.student, force=args.force)
+    for lab, code in status.items():
+        print(f"autograde {lab}: {'done' if code == 0 else f'nbgrader exited with {code}'}")
+    for problem in problems(args.course, list(status), feedback=False):
+        if args.student in (None, problem.student):
+            print(problem.line())
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .report import problems
+
+    found = problems(args.course, args.labs or None)
+    for problem in found:
+        print(problem.line())
+    print(f"{len(found)} to look at" if found else "every submission is autograded, with nothing to report")
+    return 0
+
+
+def default_course() -> Path:
+    """The current folder when it is a course directory (holds ``nbgrader_config.py``), else ``notebooks/``."""
+    here = Path.cwd()
+    return here if (here / "nbgrader_config.py").is_file() else COURSE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` and run the command."""
+    parser = argparse.ArgumentParser(prog="python -m specdec_lite.classroom", description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--course",
+        type=Path,
+        default=None,
+        help="the nbgrader course directory (default: this folder if it is one, else notebooks/)",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    rel = sub.add_parser("release", help="write the student copies with nbgrader generate_assignment")
+    rel.add_argument("labs", nargs="*", help="lab names (default: every master in source/)")
+    rel.add_argument("--check", action="store_true", help="write nothing; exit 1 if a student copy is out of date")
+    col = sub.add_parser("collect", help="place downloaded notebooks in submitted/<student>/<lab>/<lab>.ipynb")
+    col.add_argument("downloads", type=Path, help="a folder of downloads: one folder per student, or <student>_ files")
+    col.add_argument("--lab", help="collect only this lab (list the others)")
+    aut = sub.add_parser("autograde", help="nbgrader autograde, lab by lab, then the problems found")
+    aut.add_argument("labs", nargs="*", help="lab names (default: every lab with submissions)")
+    aut.add_argument("--student", help="only this student")
+    aut.add_argument("--force", action="store_true", help="grade again what was autograded before")
+    rep = sub.add_parser("report", help="every submission that failed to autograde or lacks a grade or feedback")
+    rep.add_argument("labs", nargs="*", help="lab names (default: every lab)")
+    for p in (rel, col, aut, rep):  # --course after the command too
+        p.add_argument("--course", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    args.course = args.course or default_course()
+    return {"release": _release, "collect": _collect, "autograde": _autograde, "report": _report}[args.command](args)

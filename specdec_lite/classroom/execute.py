@@ -1,0 +1,152 @@
+"""nbgrader's Execute step, made to survive a cell that never ends or a kernel that dies.
+
+nbgrader's autograde runs a submission in one kernel; when a cell runs past its timeout
+or the kernel exits (``os._exit(1)``, a crash), nbclient raises and nbgrader drops the
+whole submission: no autograded notebook, no feedback, a 0 in the export. ``GradingExecute``
+takes its place in ``notebooks/nbgrader_config.py``. It runs the cells one by one with the
+lab's per-cell timeout (``timeouts.CELL_TIMEOUT_S``, chosen per notebook from nbgrader's
+resources, so one ``nbgrader autograde`` run may mix labs) and, when a cell fails that way:
+
+1. records the failure as the cell's error output (``CellTimeoutError`` or
+   ``DeadKernelError``, with what happened), so nbgrader scores a graded cell 0 and
+   ``report`` finds it;
+2. starts a fresh kernel and runs again, silently, every earlier cell that did not fail
+   (their outputs stay as recorded), so the kernel holds what it held before the failure;
+   a cell is run once more that way (``retries``) before it counts as failed, since on a
+   loaded machine a kernel can stall, idle, while the client waits for its reply;
+3. goes on with the next cell. The student keeps the points of every cell before and
+   after the failure that passes.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbformat.notebooknode import NotebookNode
+from nbgrader.preprocessors import Execute
+from traitlets import Bool, Dict, Integer
+
+from .timeouts import CELL_TIMEOUT_S, cell_timeout
+
+#: The ``ename`` of the error output written into a cell that ran past its timeout.
+TIMEOUT = "CellTimeoutError"
+#: The ``ename`` of the error output written into a cell during which the kernel died.
+DIED = "DeadKernelError"
+
+#: The ``ename`` of the error output of a cell left unrun after ``max_failures`` failed cells.
+NOT_RUN = "CellNotRunError"
+
+#: What nbclient raises when a cell cannot finish (a timeout, a dead or unresponsive kernel).
+_FAILURES = (CellTimeoutError, DeadKernelError, TimeoutError, RuntimeError)
+
+
+def _since(start: float) -> float:
+    return time.perf_counter() - start
+
+
+def failure_output(ename: str, evalue: str) -> NotebookNode:
+    """An error output as a kernel writes it, so nbgrader and the feedback treat it as an error."""
+    return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+class GradingExecute(Execute):
+    """Execute each cell with the lab's timeout; a timeout or a dead kernel fails that cell only."""
+
+    lab_timeouts = Dict(
+        default_value=dict(CELL_TIMEOUT_S),
+        help="Per-cell timeout in seconds of each lab (assignment id); other labs get `timeout`.",
+    ).tag(config=True)
+
+    interrupt_on_timeout = Bool(False, help="A timed-out cell's kernel is replaced, never interrupted.").tag(
+        config=True
+    )
+
+    retries = Integer(
+        1,
+        help="A cell that times out or loses its kernel runs again this many times, in a fresh kernel, before it fails"
+        " (a kernel can stall without computing on a loaded machine; an endless loop fails again).",
+    ).tag(config=True)
+
+    max_failures = Integer(8, help="After this many failed cells, the remaining cells are not run.").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> tuple[NotebookNode, Any]:
+        """Run ``nb`` cell by cell; see the module's docstring for what happens on a failure."""
+        from nbclient import NotebookClient
+
+        NotebookClient.__init__(self, nb, km)
+        self.reset_execution_trackers()
+        self._check_assign_resources(resources)
+        lab = (resources or {}).get("nbgrader", {}).get("assignment")
+        if lab in self.lab_timeouts or self.timeout is None:
+            self.timeout = cell_timeout(lab, self.lab_timeouts)
+        failed: set[int] = set()
+        with self.setup_kernel():
+            self._kernel_info()
+            for index, cell in enumerate(self.nb.cells):
+                if cell.cell_type != "code":
+                    continue
+                if len(failed) >= self.max_failures:
+                    cell.outputs = [
+                        failure_output(NOT_RUN, "not run: too many cells of this notebook failed before it")
+                    ]
+                    continue
+                for attempt in range(1 + self.retries):
+                    start = time.perf_counter()
+                    try:
+                        self.preprocess_cell(cell, resources, index)
+                    except _FAILURES as err:
+                        self.log.warning(
+                            "cell %d failed after %.1f s (attempt %d): %s", index, _since(start), attempt + 1, err
+                        )
+                        self._fresh_kernel(index, failed)  # stops the old kernel and what still listens to it
+                        if attempt == self.retries:
+                            failed.add(index)
+                            self._record(cell, err)
+                    else:
+                        self.log.info("cell %d ran in %.1f s", index, _since(start))
+                        break
+        self.set_widgets_metadata()
+        return self.nb, self.resources
+
+    def _kernel_info(self) -> None:
+        assert self.kc is not None
+        info = self.wait_for_reply(self.kc.kernel_info())
+        assert info is not None
+        self.nb.metadata["language_info"] = info["content"]["language_info"]
+
+    def _record(self, cell: NotebookNode, err: BaseException) -> None:
+        if isinstance(err, TimeoutError):  # CellTimeoutError is one
+            ename, evalue = TIMEOUT, f"this cell ran longer than {self.timeout} s and was stopped"
+        else:
+            ename, evalue = DIED, f"the kernel died (exited or crashed) while this cell ran: {err}"
+        self.log.error("cell %s: %s", cell.get("id", "?"), evalue)
+        cell.outputs = [o for o in cell.get("outputs", []) if o.get("output_type") != "error"]
+        cell.outputs.append(failure_output(ename, evalue + "; the cells after it ran in a fresh kernel"))
+
+    def _fresh_kernel(self, upto: int, failed: set[int]) -> None:
+        """A new kernel that has run, again, every code cell before ``upto`` not in ``failed``."""
+        while True:
+            try:
+                self.shutdown_kernel = "immediate"  # a looping or dead kernel would not answer a polite request
+                self._cleanup_kernel()
+            except Exception as err:  # a dead kernel may refuse a clean shutdown
+                self.log.warning("while stopping the kernel: %s", err)
+                self.km = self.kc = None
+            self.km = self.create_kernel_manager()
+            self.start_new_kernel()
+            self.start_new_kernel_client()
+            self._kernel_info()
+            for j, cell in enumerate(self.nb.cells[:upto]):
+                if cell.cell_type != "code" or j in failed:
+                    continue
+                try:
+                    self.execute_cell(copy.deepcopy(cell), j, store_history=False)
+                except _FAILURES as err:  # it passed before, failed now: leave it out and start again
+                    self.log.error("cell %d failed when run again (%s); leaving it out", j, err)
+                    failed.add(j)
+                    break
+            else:
+                return

@@ -1,0 +1,145 @@
+"""Report: every submission that is not fully autograded, with its cause, so no one is silently 0.
+
+It reads what the grading left in the course directory: ``collect``'s record of the
+downloads it could not place, ``submitted/``, ``autograded/`` (a cell that ran past its
+timeout or killed the kernel carries an error output named by ``execute``), nbgrader's
+log of each ``autograde`` run, the gradebook (scores, and the students of the roster who
+sent nothing) and ``feedback/``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from .collect import logged
+from .execute import DIED, NOT_RUN, TIMEOUT
+from .grade import log_path
+from .release import COURSE, masters
+
+
+@dataclass
+class Problem:
+    """One submission (or download) that needs the instructor's eye."""
+
+    lab: str
+    student: str
+    cause: str
+    score: float | None = None
+    max_score: float | None = None
+
+    def line(self) -> str:
+        """One line for the instructor."""
+        score = "" if self.score is None else f"; scored {self.score:g} of {self.max_score:g}"
+        return f"{self.lab}  {self.student}: {self.cause}{score}"
+
+
+_WHAT = {TIMEOUT: "timeout", DIED: "kernel died", NOT_RUN: "not run (too many failed cells before)"}
+
+
+def _cell_name(cell: nbformat.NotebookNode) -> str:
+    meta = cell.metadata.get("nbgrader", {})
+    if meta.get("grade_id"):
+        return meta["grade_id"]
+    first = next((ln.strip() for ln in cell.source.splitlines() if ln.strip()), "")
+    return first[:40]
+
+
+def failed_cells(path: Path) -> list[str]:
+    """The cells of an autograded notebook that timed out or lost the kernel, described."""
+    nb = nbformat.read(path, as_version=4)
+    found = []
+    for i, cell in enumerate(nb.cells, start=1):
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "error" and out.get("ename") in _WHAT:
+                what = _WHAT[out["ename"]]
+                found.append(f"{what} in cell {i} ({_cell_name(cell)})")
+                break
+    return found
+
+
+def _log_error(course: Path, lab: str, student: str) -> str | None:
+    log = log_path(course, lab)
+    if not log.is_file():
+        return None
+    text = log.read_text(errors="replace")
+    where = text.find(f"{student}/{lab}")
+    errors = re.findall(r"\[AutogradeApp \| (?:ERROR|WARNING)\] (.+)", text[where:] if where >= 0 else "")
+    return errors[0] if errors else None
+
+
+def _gradebook(course: Path):
+    db = course / "gradebook.db"
+    if not db.is_file():
+        return None
+    from nbgrader.api import Gradebook
+
+    return Gradebook(f"sqlite:///{db}")
+
+
+def problems(course: Path = COURSE, labs: Sequence[str] | None = None, feedback: bool | None = None) -> list[Problem]:
+    """Every problem, lab by lab. ``feedback``: also flag missing feedback (default: where some exists)."""
+    course = Path(course)
+    names = list(labs or [m.stem for m in masters(course)])
+    found = [
+        Problem(o.lab or "?", o.student or "?", f"download {o.source} not placed: {o.reason}")
+        for o in logged(course)
+        if not o.target and (o.lab in names or o.lab is None or not labs)
+    ]
+    gb = _gradebook(course)
+    try:
+        roster = {s.id for s in gb.students} if gb else set()
+        for lab in names:
+            submitted = {p.parent.name for p in (course / "submitted").glob(f"*/{lab}") if p.is_dir()}
+            check_feedback = feedback if feedback is not None else any((course / "feedback").glob(f"*/{lab}"))
+            for student in sorted(submitted | roster):
+                found += _check(course, gb, lab, student, student in submitted, check_feedback)
+    finally:
+        if gb:
+            gb.close()
+    return found
+
+
+def _score(gb, lab: str, student: str) -> tuple[float | None, float | None]:
+    if gb is None:
+        return None, None
+    try:
+        sub = gb.find_submission(lab, student)
+    except Exception:  # not in the gradebook
+        return None, None
+    return sub.score, sub.max_score
+
+
+def _check(course: Path, gb, lab: str, student: str, submitted: bool, check_feedback: bool) -> list[Problem]:
+    score, top = _score(gb, lab, student)
+    if not submitted:
+        if gb is not None and _assignment_exists(gb, lab):
+            return [Problem(lab, student, "no submission (0 in the export)", 0.0, _max(gb, lab))]
+        return []
+    autograded = course / "autograded" / student / lab / f"{lab}.ipynb"
+    if not autograded.is_file():
+        cause = _log_error(course, lab, student)
+        cause = f"not autograded: {cause}" if cause else "not autograded yet"
+        return [Problem(lab, student, cause, score, top)]
+    out = [Problem(lab, student, what, score, top) for what in failed_cells(autograded)]
+    if score is None:
+        out.append(Problem(lab, student, "autograded but missing from the gradebook"))
+    if check_feedback and not (course / "feedback" / student / lab / f"{lab}.html").is_file():
+        out.append(Problem(lab, student, "no feedback (run: nbgrader generate_feedback " + lab + ")", score, top))
+    return out
+
+
+def _assignment_exists(gb, lab: str) -> bool:
+    try:
+        gb.find_assignment(lab)
+    except Exception:
+        return False
+    return True
+
+
+def _max(gb, lab: str) -> float:
+    return float(gb.find_assignment(lab).max_score)

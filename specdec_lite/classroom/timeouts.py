@@ -1,0 +1,46 @@
+"""How long one cell of each lab may run while it is graded.
+
+nbclient (which nbgrader's autograde uses) stops a cell that runs longer than its timeout;
+the grader here then records the cell as timed out and goes on (see ``execute``). The
+limits are per cell and per lab, measured with ``benchmarks/grading_runs.py``: every cell
+of Labs 1-7 finishes in a few seconds on a loaded 2-core machine, so a minute leaves a wide
+margin and a student's endless loop costs a minute, not a quarter of an hour. Lab 8's
+slowest cell is its measurement section (``BUDGET_S = 300`` seconds at most), hence its own
+limit. A new lab is one line here; a lab missing from the table gets ``DEFAULT_S``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+#: Seconds one cell of the lab may run while graded.
+CELL_TIMEOUT_S: dict[str, int] = {
+    "lab01_markov_chains": 60,
+    "lab02_unbiased": 60,
+    "lab03_rejections": 60,
+    "lab04_optimality": 60,
+    "lab05_tradeoff": 60,
+    "lab06_batch": 60,
+    "lab07_lookahead": 60,
+    "lab08_real_models": 420,
+}
+
+#: The limit of a lab that the table does not list.
+DEFAULT_S = 60
+
+
+def cell_timeout(lab: str, table: dict[str, int] | None = None) -> int:
+    """The per-cell timeout, in seconds, of ``lab`` (``table`` defaults to ``CELL_TIMEOUT_S``)."""
+    table = CELL_TIMEOUT_S if table is None else table
+    return int(table.get(lab, DEFAULT_S))
+
+
+#: The committed measurement of grading runs (``benchmarks/grading_runs.py`` writes it).
+GRADING_RUNS = Path(__file__).resolve().parents[2] / "benchmarks" / "grading_runs.json"
+
+
+def grading_runs(path: Path = GRADING_RUNS) -> dict[str, Any]:
+    """The measured grading runs: per lab autograde seconds and slowest cell, and the back-to-back loop."""
+    return json.loads(Path(path).read_text())
