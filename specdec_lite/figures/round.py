@@ -3,7 +3,8 @@
 ``worked_round`` plays one round on a small vocabulary with given uniforms, so every
 number of the round (acceptance probabilities ``min(1, q/p)``, the tests, the residual
 ``[q - p]_+`` and the token drawn from it, or the bonus token) comes from ``laws``;
-``round_svg`` draws one or more such rounds: the draft proposes, one oracle call
+``round_svg`` draws one or more such rounds (``describe_round`` says in words what
+each picture shows, its text alternative): the draft proposes, one oracle call
 scores every draft, the drafts are checked left to right, the first rejection is
 replaced by a residual draw, and a round that accepts all its drafts adds a bonus
 token from the target. To keep the arithmetic short the two models here ignore the
@@ -20,7 +21,6 @@ import numpy as np
 
 from ..laws import acceptance, check_law, residual
 from ..primitives import check_int, cumulative, sample_rows
-from .part1 import COLORS
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,15 @@ def worked_round(
 # --- the picture ------------------------------------------------------------------------
 
 _BOX_W, _BOX_H, _GAP, _LEFT, _ROW = 92, 34, 10, 86, 58
-_GREY, _TEXT = "#999999", "#222222"
+#: The picture's ink: darker shades of the book's colours (``part1.COLORS``), so that every
+#: label reads at 4.5:1 or more on the white picture and on each box's fill, and every box
+#: outline stands out at 3:1 or more (WCAG 2.1 AA). The picture keeps a white background in
+#: the page's dark mode too.
+INK = {"p": "#8A5A00", "q": "#005A8C", "accept": "#00704F", "residual": "#A0367A", "grey": "#666666"}
+#: The boxes' fills (light tints of the same colours) and the picture's background.
+FILLS = {"p": "#FDF1D8", "q": "#DCEBF5", "accept": "#D6F0E7", "residual": "#F6E1EE", "grey": "#F2F2F2"}
+BACKGROUND = "#FFFFFF"
+_GREY, _TEXT = INK["grey"], "#222222"
 
 
 def _box(x: float, y: float, fill: str, text: str, *, dashed: bool = False, stroke: str = _TEXT) -> str:
@@ -119,7 +127,8 @@ def _box(x: float, y: float, fill: str, text: str, *, dashed: bool = False, stro
     return (
         f'<rect x="{x}" y="{y}" width="{_BOX_W}" height="{_BOX_H}" rx="6" fill="{fill}" stroke="{stroke}"'
         f' stroke-width="1.5"{dash}/>'
-        f'<text x="{x + _BOX_W / 2}" y="{y + _BOX_H / 2 + 5}" text-anchor="middle" font-size="15">{escape(text)}</text>'
+        f'<text x="{x + _BOX_W / 2}" y="{y + _BOX_H / 2 + 5}" text-anchor="middle" font-size="15"'
+        f' fill="{_TEXT}">{escape(text)}</text>'
     )
 
 
@@ -150,27 +159,27 @@ def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) 
         out.append(_note(4, y + _BOX_H / 2 + 5, label, size=13, anchor="start"))
     # 1. the draft proposes k tokens (free)
     for i, tok in enumerate(r.drafts):
-        put(0, _box(xs[i], ys[0], "#FDF1D8", r.vocab[tok], stroke=COLORS["p"]))
-        put(0, _note(xs[i] + _BOX_W / 2, ys[0] + _BOX_H + 14, f"p = {r.p[tok]:.2f}", COLORS["p"]))
+        put(0, _box(xs[i], ys[0], FILLS["p"], r.vocab[tok], stroke=INK["p"]))
+        put(0, _note(xs[i] + _BOX_W / 2, ys[0] + _BOX_H + 14, f"p = {r.p[tok]:.2f}", INK["p"]))
     # 2. one oracle call scores every draft; a round that may end with a bonus token also
     #    needs q at the position after the last draft, which the same call computes
     cols = k if r.rejected else k + 1
     x_end = xs[cols - 1] + _BOX_W
     put(
         1,
-        f'<rect x="{xs[0]}" y="{ys[1]}" width="{x_end - xs[0]}" height="{_BOX_H}" rx="6" fill="#DCEBF5"'
-        f' stroke="{COLORS["q"]}" stroke-width="1.5"/>',
+        f'<rect x="{xs[0]}" y="{ys[1]}" width="{x_end - xs[0]}" height="{_BOX_H}" rx="6" fill="{FILLS["q"]}"'
+        f' stroke="{INK["q"]}" stroke-width="1.5"/>',
     )
     call = f"one target call scores all {k} drafts" + ("" if r.rejected else " and the next position")
     put(1, _note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call, size=13))
     for i, tok in enumerate(r.drafts):
-        put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 14, f"q = {r.q[tok]:.2f}", COLORS["q"]))
+        put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 14, f"q = {r.q[tok]:.2f}", INK["q"]))
     # 3. verify left to right: accept with probability min(1, q/p), stop at the first rejection
     for i in range(k):
         cx = xs[i] + _BOX_W / 2
         if i < len(r.u):
             ok = i < r.n_accepted
-            color = COLORS["accept"] if ok else COLORS["residual"]
+            color = INK["accept"] if ok else INK["residual"]
             mark = "✓ keep" if ok else "✗ reject"
             put(2 + i, _note(cx, ys[2] + 12, f"min(1, q/p) = {r.accept_prob[i]:.2f}", size=11))
             put(2 + i, _note(cx, ys[2] + 27, f"u = {r.u[i]:.2f} {'<' if ok else '≥'} {r.accept_prob[i]:.2f}", size=11))
@@ -179,18 +188,50 @@ def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) 
             put(last, _note(cx, ys[2] + 27, "not examined", _GREY, size=11))
     # output: accepted drafts, then the residual draw (or the bonus token), then discarded drafts
     for i in range(r.n_accepted):
-        put(2 + i, _box(xs[i], ys[3], "#D6F0E7", r.vocab[r.drafts[i]], stroke=COLORS["accept"]))
+        put(2 + i, _box(xs[i], ys[3], FILLS["accept"], r.vocab[r.drafts[i]], stroke=INK["accept"]))
     j = r.n_accepted
     if r.rejected:
-        put(last, _box(xs[j], ys[3], "#F6E1EE", r.vocab[r.last_token], stroke=COLORS["residual"]))
-        put(last, _note(xs[j] + _BOX_W / 2, ys[3] + _BOX_H + 14, "drawn from [q − p]₊", COLORS["residual"]))
+        put(last, _box(xs[j], ys[3], FILLS["residual"], r.vocab[r.last_token], stroke=INK["residual"]))
+        put(last, _note(xs[j] + _BOX_W / 2, ys[3] + _BOX_H + 14, "drawn from [q − p]₊", INK["residual"]))
         for i in range(j + 1, k):
-            put(last, _box(xs[i], ys[3], "#F2F2F2", r.vocab[r.drafts[i]], dashed=True, stroke=_GREY))
+            put(last, _box(xs[i], ys[3], FILLS["grey"], r.vocab[r.drafts[i]], dashed=True, stroke=_GREY))
             put(last, _note(xs[i] + _BOX_W / 2, ys[3] + _BOX_H + 14, "discarded", _GREY))
     else:
-        put(last, _box(xs[k], ys[3], "#DCEBF5", r.vocab[r.last_token], stroke=COLORS["q"]))
-        put(last, _note(xs[k] + _BOX_W / 2, ys[3] + _BOX_H + 14, "bonus, from q", COLORS["q"]))
+        put(last, _box(xs[k], ys[3], FILLS["q"], r.vocab[r.last_token], stroke=INK["q"]))
+        put(last, _note(xs[k] + _BOX_W / 2, ys[3] + _BOX_H + 14, "bonus, from q", INK["q"]))
     return out, ys[3] + _BOX_H + 24
+
+
+def _words(names: Sequence[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def describe_round(r: WorkedRound, title: str, upto: int | None = None) -> str:
+    """In words, what the picture of round ``r`` shows (up to step ``upto`` of ``stages(r)``): its text alternative."""
+    last = len(stages(r)) - 1
+    upto = last if upto is None else min(upto, last)
+    names = [r.vocab[t] for t in r.drafts]
+    out = [f"{title}.", f"The draft proposes {_words(names)}, with p = {_words([f'{r.p[t]:.2f}' for t in r.drafts])}."]
+    if upto >= 1:
+        out.append(f"One target call scores them: q = {_words([f'{r.q[t]:.2f}' for t in r.drafts])}.")
+    for i, u in enumerate(r.u):
+        if upto < 2 + i:
+            break
+        ok = i < r.n_accepted
+        verdict = "kept" if ok else "rejected"
+        sign = "<" if ok else "≥"
+        b = f"{r.accept_prob[i]:.2f}"
+        out.append(f"Draft {i + 1}, {names[i]}: min(1, q/p) = {b}, u = {u:.2f} {sign} {b}, {verdict}.")
+    if upto == last:
+        if r.rejected:
+            rest = names[r.n_accepted + 1 :]
+            out.append(f"The token {r.vocab[r.last_token]} is drawn from the residual [q − p]₊ in its place.")
+            if rest:
+                out.append(f"The later drafts ({_words(rest)}) are never examined: they are discarded.")
+        else:
+            out.append(f"A bonus token, {r.vocab[r.last_token]}, is drawn from q at the next position.")
+        out.append(f"Output: {_words([r.vocab[t] for t in r.output])}.")
+    return " ".join(out)
 
 
 def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int | None = None) -> str:
@@ -206,13 +247,14 @@ def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int
     k = max(len(r.drafts) for r in rounds)
     width = _LEFT + (k + 1) * (_BOX_W + _GAP)
     parts, y = [], 0.0
+    label = escape(" ".join(describe_round(r, t, upto) for r, t in zip(rounds, titles, strict=True)))
     for r, title in zip(rounds, titles, strict=True):
         rows, y = _round_rows(r, y, title, upto)
         parts += rows
         y += 12
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {y:.0f}" width="{width}" height="{y:.0f}"'
-        f' font-family="Helvetica, Arial, sans-serif" role="img" aria-label="one round of speculative decoding">'
-        + "".join(parts)
-        + "</svg>"
+        f' font-family="Helvetica, Arial, sans-serif" role="img" aria-label="{label}">'
+        f"<title>{label}</title>"
+        f'<rect width="100%" height="100%" fill="{BACKGROUND}"/>' + "".join(parts) + "</svg>"
     )
