@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tests import browser_support as bs
 from tests.test_book import toc_files
@@ -38,11 +39,13 @@ def figure_reports(built_book: Path, tmp_path_factory) -> dict[str, dict]:
 
 
 def snapshot_name(snapshot: str | None) -> str:
-    """The name in the first line of Playwright's ARIA snapshot (``- img "name"``, ``- figure "name":``)."""
+    """The name in the first entry of Playwright's ARIA snapshot (YAML: ``- img "name"``, ``- figure "name":``)."""
     if not snapshot:
         return ""
-    first = snapshot.splitlines()[0]
-    m = re.match(r'-\s+\w+\s+"(.*)"\s*:?$', first) or re.match(r"-\s+\w+:\s*(.*)$", first)
+    entries = yaml.safe_load(snapshot)
+    first = entries[0] if isinstance(entries, list) and entries else ""
+    head = next(iter(first)) if isinstance(first, dict) else str(first)
+    m = re.match(r'\w+\s+"(.*)"$', head.strip(), flags=re.S)
     return re.sub(r"\s+", " ", m[1].replace('\\"', '"')).strip() if m else ""
 
 
@@ -106,7 +109,7 @@ def figure_problems(report: dict) -> list[str]:
     for fig in report["figures"]:
         name = f"figure {fig['index'] + 1} ({fig['number'] or 'no caption'})"
         accessible = snapshot_name(fig["name"])
-        if fig["role"] != "img" or not fig["name"].startswith("- img"):
+        if fig["role"] != "img" or not re.match(r"""-\s+'?img\b""", fig["name"]):
             out.append(f"{name} is not an image to assistive technology: {fig['name'][:80]!r}")
         if fig["caption"] is not None:
             caption = snapshot_name(fig["caption"])

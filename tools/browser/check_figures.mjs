@@ -75,8 +75,9 @@ function figureFacts(index) {
       const T = { f8: Float64Array, f4: Float32Array, i1: Int8Array, i2: Int16Array, i4: Int32Array,
         u1: Uint8Array, u2: Uint16Array, u4: Uint32Array }[v.dtype];
       const flat = Array.from(new T(buf));
-      if (!v.shape) return flat;
-      const [rows, cols] = String(v.shape).split(",").map(Number);
+      const shape = String(v.shape || "").split(",").map(Number);
+      if (shape.length < 2) return flat;
+      const [rows, cols] = shape;
       return Array.from({ length: rows }, (_, r) => flat.slice(r * cols, (r + 1) * cols));
     }
     if (v && typeof v === "object" && ArrayBuffer.isView(v)) return Array.from(v);
@@ -116,9 +117,9 @@ function figureFacts(index) {
   (gd._fullData || []).forEach((t) => {
     if (t.visible !== true || heat[(t.xaxis || "x") + (t.yaxis || "y")] || t.type === "heatmap") return;
     const opaque = (t.opacity === undefined || t.opacity === 1);
-    // a bar's outline only separates bars (plotly draws it in the plot's background colour)
-    const outline = t.type !== "bar" && t.marker && t.marker.line && t.marker.line.width ? t.marker.line.color : null;
-    const cs = [t.line && t.line.color, t.marker && t.marker.color, outline];
+    // a marker is drawn in its colour (an open one too); an outline only edges it, and a bar's
+    // outline only separates bars (plotly draws it in the plot's background colour)
+    const cs = [t.line && t.line.color, t.marker && t.marker.color];
     cs.forEach((c) => {
       if (typeof c === "string" && opaque && !(t.line && t.line.width === 0 && c === t.line.color)) colours.push([t.name || "", c]);
     });
@@ -147,7 +148,7 @@ async function checkPage(context, path) {
   page.on("pageerror", (e) => result.jsErrors.push(String(e && e.stack ? e.stack : e).slice(0, 500)));
   await routeOffline(page, result);
   try {
-    await page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 60000 });
+    await page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 180000 });
     result.scripts = await page.evaluate(scriptsLoaded);
     const count = await page.evaluate(() => document.querySelectorAll(".plotly-graph-div").length);
     if (count === 0) { await page.close(); return result; }
@@ -190,7 +191,7 @@ async function checkAutoDark(path, result) {
   const page = await darkContext.newPage();
   await routeOffline(page, result);
   try {
-    await page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 60000 });
+    await page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 180000 });
     await page.waitForFunction(figuresReady, null, { timeout: config.drawTimeoutMs || 30000 });
     await page.evaluate(settle);
     return await page.evaluate(() => ({
