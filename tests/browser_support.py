@@ -173,6 +173,68 @@ def check_pages(
     return {r["page"]: r for r in json.loads(Path(config["result"]).read_text())}
 
 
+# --- accessibility: axe-core on every page, light and dark, a keyboard walk and a phone's width ---
+AXE_SCRIPT = TOOLS / "axe_pages.mjs"
+#: The WCAG 2.1 A and AA rules of axe-core (its own tag names).
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+#: Each page is audited in the theme's two colour modes, and in light mode at a phone's width.
+AXE_MODES = ["light", "dark", "phone"]
+
+
+def ensure_axe() -> Path:
+    """``axe.min.js`` of the ``axe-core`` pinned in tools/browser/package-lock.json (installed once)."""
+    ensure_driver()
+    lock = json.loads((TOOLS / "package-lock.json").read_text())
+    want = lock["packages"]["node_modules/axe-core"]["version"]
+    installed = TOOLS / "node_modules" / "axe-core" / "package.json"
+    if not installed.is_file() or json.loads(installed.read_text())["version"] != want:
+        _npm("ci", "--no-audit", "--no-fund", "--ignore-scripts", cwd=TOOLS)
+    return TOOLS / "node_modules" / "axe-core" / "axe.min.js"
+
+
+def axe_version() -> str:
+    """The version of axe-core the audit runs (from the lock file)."""
+    return json.loads((TOOLS / "package-lock.json").read_text())["packages"]["node_modules/axe-core"]["version"]
+
+
+def audit_pages(
+    html: Path, pages: list[str], workdir: Path, *, modes: list[str] = AXE_MODES, max_tab_stops: int = 600
+) -> list[dict]:
+    """Audit each page (path relative to ``html``) in each of ``modes``; one report per page and mode.
+
+    A report holds axe-core's WCAG 2.1 A/AA violations (``axe.nodes``, each with ``where``: the
+    book's ``content``, the ``theme``'s chrome or a ``plot``'s internals), the theme mode the page
+    showed, in light mode the page's tab stops from the top (``keyboard``), and at a phone's width
+    the overflow of each display formula (``displayMath``).
+    """
+    axe = ensure_axe()
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is needed to drive Chromium (Debian: apt-get install nodejs)")
+    with serve(html) as base:
+        config = {
+            "baseUrl": base,
+            "pages": pages,
+            "modes": modes,
+            "assets": local_assets(),
+            "chromium": str(CHROMIUM),
+            "axe": str(axe),
+            "tags": AXE_TAGS,
+            "result": str(workdir / "axe-result.json"),
+            "phoneWidth": PHONE_WIDTH,
+            "maxTabStops": max_tab_stops,
+            "concurrency": 2,
+            "drawTimeoutMs": 20000,
+        }
+        (workdir / "axe-config.json").write_text(json.dumps(config, indent=1))
+        proc = subprocess.run(
+            [node, str(AXE_SCRIPT), str(workdir / "axe-config.json")], capture_output=True, text=True, timeout=1800
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"the accessibility run failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return json.loads(Path(config["result"]).read_text())
+
+
 def check_figures(
     html: Path,
     pages: list[str],

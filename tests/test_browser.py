@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import json
 import os
 import re
 from pathlib import Path
@@ -236,3 +237,206 @@ def test_browser_check_catches_a_broken_page(built_book, tmp_path):
     assert "figure 1 is not drawn" in found
     assert "figure 2: moving its slider" in found, "a slider that changes nothing must fail"
     assert "figure 3" not in found, "a slider that changes the data passes"
+
+
+# --- accessibility: WCAG 2.1 A/AA with axe-core, light and dark, a keyboard walk, a phone ---
+
+#: axe-core's findings on the theme's own chrome (sphinx-book-theme / pydata-sphinx-theme), which
+#: the book's stylesheet and templates cannot change: rule id -> what it flags. The audit prints
+#: every such node and fails when one of another rule appears; the book's own content has none.
+THEME_KNOWN: dict[str, str] = {}
+
+
+@pytest.fixture(scope="module")
+def a11y_reports(built_book: Path, tmp_path_factory, request) -> dict[tuple[str, str], dict]:
+    if not bs.chromium_available():
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser test: /usr/bin/chromium is missing (.ci/run installs it)")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium); CI installs it")
+    reports = bs.audit_pages(built_book, PAGES, tmp_path_factory.mktemp("axe"))
+    theme = sorted(
+        {
+            (n["rule"], n["target"])
+            for r in reports
+            for n in (r.get("axe") or {}).get("nodes", [])
+            if n["where"] == "theme"
+        }
+    )
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+        print(f"\naxe-core {bs.axe_version()}: {len(theme)} nodes of the theme's chrome (THEME_KNOWN):")
+        for rule, target in theme:
+            print(f"  {rule}: {target}")
+    return {(r["page"], r["mode"]): r for r in reports}
+
+
+def axe_problems(report: dict) -> list[str]:
+    """axe-core's WCAG 2.1 A/AA violations on one page in one mode that the book answers for."""
+    if report.get("fatal"):
+        return [f"the page could not be audited: {report['fatal']}"]
+    mode = report["mode"]
+    out = [f"request outside the book: {u}" for u in report["external"]]
+    if report["theme"] != ("dark" if mode == "dark" else "light"):
+        out.append(f"the page showed the theme's {report['theme']!r} mode, not {mode}")
+    for n in report["axe"]["nodes"]:
+        if n["where"] == "theme" and n["rule"] in THEME_KNOWN:
+            continue
+        where = {"theme": "the theme's chrome (a new rule)", "content": "the book", "plot": "a figure"}[n["where"]]
+        out.append(
+            f"{mode}: {n['rule']} ({n['impact']}) in {where} at {n['target']}: {n['html'][:120]} ({n['summary']})"[:600]
+        )
+    return out
+
+
+def keyboard_problems(report: dict) -> list[str]:
+    """What a keyboard reader would meet: formulas as tab stops, and stops whose focus cannot be seen."""
+    stops = report.get("keyboard") or []
+    out = []
+    if not stops:
+        out.append("the keyboard walk found no tab stop")
+    math = [s for s in stops if s["math"]]
+    if math:
+        out.append(f"{len(math)} formulas are tab stops (MathJax's inTabOrder)")
+    out += [
+        f"focus is not visible on tab stop {i + 1}: {s['desc']}"
+        for i, s in enumerate(stops)
+        if s["inContent"] and not s["plot"] and not s["visible"]
+    ]
+    return out
+
+
+def math_problems(report: dict) -> list[str]:
+    """At a phone's width: a display formula wider than its column must scroll in its own box,
+    take keyboard focus and say so (its label)."""
+    out = []
+    for i, m in enumerate(report.get("displayMath") or []):
+        if m["spills"]:
+            out.append(f"display formula {i + 1} runs past the page's edge")
+        elif m["overflows"] and not (m["scrolls"] and m["focusable"] and m["labelled"]):
+            out.append(
+                f"display formula {i + 1} is cut: scrolls {m['scrolls']}, focusable {m['focusable']}, "
+                f"labelled {m['labelled']}"
+            )
+    return out
+
+
+#: On a phone the "Back to top" button keeps to a corner this small (CSS pixels), off the text and captions.
+CORNER_BUTTON = 48
+
+
+def back_to_top_problems(report: dict) -> list[str]:
+    box = report.get("backToTop")
+    if box is None:  # a page too short to scroll never shows it
+        return []
+    width, height = box["viewport"]
+    out = []
+    if box["width"] > CORNER_BUTTON or box["height"] > CORNER_BUTTON:
+        out.append(f"the 'Back to top' button is {box['width']:.0f} x {box['height']:.0f} px on a phone")
+    if width - box["right"] > 24 or height - box["bottom"] > 24:
+        out.append(f"the 'Back to top' button is not in the bottom corner: {box}")
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("mode", bs.AXE_MODES)
+def test_page_meets_wcag_21_aa(a11y_reports, page, mode):
+    """axe-core finds no WCAG 2.1 A/AA violation in the book's content, in light and dark mode and on a phone."""
+    report = a11y_reports[(page, mode)]
+    found = axe_problems(report)
+    if mode == "light":
+        found += keyboard_problems(report)
+    if mode == "phone":
+        found += math_problems(report) + back_to_top_problems(report)
+    assert not found, f"{page} ({mode}):\n" + "\n".join(found)
+
+
+def test_figure_2_2_slider_is_a_few_tab_presses_away(a11y_reports):
+    """Chapter 2's step-by-step round is reached by Tab without passing every formula of the page."""
+    stops = a11y_reports[("book/ch02_unbiased.html", "light")]["keyboard"]
+    ranges = [i for i, s in enumerate(stops) if s["range"]]
+    assert ranges, "the keyboard walk never reached Figure 2.2's range input"
+    before = stops[: ranges[0]]
+    assert not [s for s in before if s["math"]], "formulas are tab stops before the slider"
+    print(f"Figure 2.2's slider is tab stop {ranges[0] + 1} of Chapter 2")
+
+
+def test_accessibility_statement_names_what_the_audit_runs(built_book):
+    """book/accessibility.md states the axe-core version, tags and phone width the test uses, and the tracker."""
+    page = (built_book / "book" / "accessibility.html").read_text(encoding="utf-8")
+    text = " ".join(re.sub(r"<[^>]+>", " ", page).split())
+    assert f"axe-core version {bs.axe_version()}" in text
+    assert all(tag in text for tag in bs.AXE_TAGS) and f"{bs.PHONE_WIDTH} CSS pixels" in text
+    repository = yaml.safe_load((ROOT / "_config.yml").read_text())["repository"]["url"]
+    assert f'href="{repository}/issues"' in page
+
+
+def test_axe_core_is_a_pinned_npm_package():
+    package = json.loads((bs.TOOLS / "package.json").read_text())
+    assert re.fullmatch(r"\d+\.\d+\.\d+", package["dependencies"]["axe-core"]), "an exact version, not a range"
+    assert bs.axe_version() == package["dependencies"]["axe-core"]
+
+
+def test_page_fixes_rename_toggles_and_citations():
+    """The HTML fixes of book/_ext/a11y.py, on the markup MyST-NB, docutils and the theme write."""
+    from book._ext import a11y
+
+    body = (
+        '<details class="admonition hide above-input"><summary aria-label="Toggle hidden content">'
+        '<p class="collapsed admonition-title">Show code cell source</p></summary></details>'
+        '<div role="list" class="citation-list"><div class="citation" id="id6" role="doc-biblioentry">x</div></div>'
+    )
+    fixed = a11y.fix_body(body)
+    assert "aria-label" not in fixed and "<summary>" in fixed
+    assert 'role="doc-biblioentry"' not in fixed and '<div class="citation" id="id6" role="listitem">' in fixed
+    header = (
+        '<button class="btn search-button-field search-button__button pst-js-only" title="Search" aria-label="Search"'
+        ' data-bs-placement="bottom">'
+        '<button class="btn theme-switch-button" aria-label="Color mode">'
+        '<i class="theme-switch fa-solid fa-sun fa-lg" data-mode="light" title="Light"></i>'
+    )
+    chrome = a11y.fix_chrome(header)
+    assert 'aria-label="Search"' not in chrome and 'aria-label="Color mode"' in chrome
+    assert 'data-mode="light" aria-hidden="true"></i>' in chrome
+
+
+def test_audit_catches_a_broken_page(tmp_path):
+    """The real audit (axe-core in Chromium), on a page with each defect the book had: a link
+    without contrast, a toggle whose hidden label differs from its words, a text that fades
+    only in dark mode, a formula in the tab order, a focusable control with no visible focus,
+    a wide formula that cannot be reached by keyboard on a phone, and a defect in the chrome."""
+    if not bs.chromium_available():
+        pytest.skip("Debian's chromium is not installed")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "broken.html").write_text(
+        "<!DOCTYPE html><html lang='en'><head><title>broken</title><style>"
+        "html[data-theme=dark] .fades {color: #222; background: #111}"
+        ".nofocus:focus {outline: none}"
+        "mjx-container[display=true] {display: block; overflow-x: auto}"
+        "</style><script>"
+        "var dark = matchMedia('(prefers-color-scheme: dark)');"
+        "function mode() { document.documentElement.dataset.theme = dark.matches ? 'dark' : 'light'; }"
+        "mode(); dark.addEventListener('change', mode);"
+        "</script></head><body>"
+        "<header><a href='#a' style='color:#bbb'>chrome link</a></header><main>"
+        "<article class='bd-article'><h1>Broken</h1>"
+        "<p><a href='#b' style='color:#aaa'>pale link</a></p>"
+        "<details><summary aria-label='Toggle hidden content'>Show code cell source</summary><p>x</p></details>"
+        "<p class='fades'>fades in the dark</p>"
+        "<p>inline <mjx-container tabindex='0'>x</mjx-container></p>"
+        "<button class='nofocus'>no focus ring</button>"
+        "<div class='math'><mjx-container display='true'>"
+        "<span style='display:inline-block;width:900px'>a very wide formula</span></mjx-container></div>"
+        "</article></main></body></html>"
+    )
+    reports = {r["mode"]: r for r in bs.audit_pages(site, ["broken.html"], tmp_path)}
+    light = "\n".join(axe_problems(reports["light"]) + keyboard_problems(reports["light"]))
+    dark = "\n".join(axe_problems(reports["dark"]))
+    phone = "\n".join(axe_problems(reports["phone"]) + math_problems(reports["phone"]))
+    assert "color-contrast" in light and "in the book at" in light and "pale link" in light
+    assert "the theme's chrome (a new rule)" in light and "chrome link" in light
+    assert "label-content-name-mismatch" in light
+    assert "1 formulas are tab stops" in light
+    assert "focus is not visible on tab stop" in light and "button" in light
+    assert "fades in the dark" in dark and "fades in the dark" not in light
+    assert "display formula 1 is cut: scrolls True, focusable False, labelled False" in phone
