@@ -135,9 +135,11 @@ function displayMath() {
   });
 }
 
-// The theme's "Back to top" button, which shows once the reader has scrolled down: its box.
+// The theme's "Back to top" button, which shows when the reader scrolls back up a long page: its box.
 async function backToTop(page) {
   await page.evaluate(() => window.scrollTo(0, Math.min(3000, document.documentElement.scrollHeight)));
+  await sleep(300);
+  await page.evaluate(() => window.scrollBy(0, -400));
   await sleep(600);
   return page.evaluate(() => {
     const b = document.getElementById("pst-back-to-top");
