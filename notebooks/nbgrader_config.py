@@ -13,7 +13,7 @@ from specdec_lite.classroom.execute import GradingExecute
 
 c = get_config()  # noqa: F821 (nbgrader provides get_config)
 c.CourseDirectory.course_id = "specdec-theory"
-# Autograde runs each cell with its lab's timeout (specdec_lite/classroom/timeouts.py: a minute for
+# Autograde runs each cell with its lab's timeout (specdec_lite/classroom/timeouts.py: two minutes for
 # Labs 1-7, Lab 8 its measurement budget and a margin); a cell that runs past it or kills the kernel
 # scores 0 and the cells after it still run, in a fresh kernel (specdec_lite/classroom/execute.py).
 # The rest is nbgrader's own list of autograde steps, with GradingExecute in place of Execute.
