@@ -352,6 +352,8 @@ def speculative_k(draft: MarkovChain, target: MarkovChain, K: int, runs: int, rn
     ``decoding.speculative``; with ``K >= T`` it uses the same random numbers as
     ``decoding.speculative`` and so reproduces it draw for draw.
     """
+    if _lock.held:
+        _lock.refuse("lookahead.speculative_k")
     _check_pair(draft, target)
     K, runs, gen = check_lookahead(K), check_runs(runs), as_generator(rng)
     p_laws, q_laws = draft.laws(), target.laws()

@@ -262,13 +262,11 @@ def test_autograde_prints_the_report(graded):
     assert any(ln.startswith(f"{LAB3}  loops: timeout in cell") for ln in text.splitlines()), text
 
 
-@pytest.mark.xfail(strict=False, reason="the checks' defence against delegation to the package is in progress")
 def test_a_solution_that_calls_the_package_scores_nothing(graded):
     assert scores(graded, LAB1, 0)["delegates"] == 0
     assert scores(graded, LAB1, -1)["delegates"] == AUTO, "the corrected notebook, graded again, has full marks"
 
 
-@pytest.mark.xfail(strict=False, reason="the checks' defence against patching is in progress")
 def test_a_solution_that_patches_the_checks_scores_nothing(graded):
     assert scores(graded, LAB1, 0)["patches"] == 0
 

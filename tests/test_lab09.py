@@ -313,3 +313,20 @@ def test_the_master_runs_under_nbval():
 
 def test_the_student_copy_is_what_nbgrader_releases():
     assert classroom.release(check=True, labs=[LAB]) == []
+
+
+def test_a_fix_that_calls_the_package_answer_is_refused():
+    """Bugs 5 and 7: the package's speculative_k and probs_from_logits are switched off while their checks run."""
+    from specdec_lite import lookahead
+    from specdec_lite.llm.verify import probs_from_logits
+
+    def delegate_k(draft, target, K, rng):
+        res = lookahead.speculative_k(draft, target, K, 1, rng)
+        return res.tokens[0], res.oracle_calls[0]
+
+    for check, fn in (
+        (bugs.check_bonus, delegate_k),
+        (bugs.check_sampling_law, lambda z, T: probs_from_logits(z.float(), T)),
+    ):
+        fb = check(fn)
+        assert not fb.ok and "switched off" in fb.message, fb

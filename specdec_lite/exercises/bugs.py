@@ -433,7 +433,7 @@ def decode_runs(
     return (np.bincount(sequence_index(seqs, target.V), minlength=target.V**target.T), calls), None
 
 
-@_guard("primitives.verify_step", "reference.speculative_one")
+@_guard("primitives.verify_step", "reference.speculative_one", "lookahead.speculative_k")
 def check_bonus(fn: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check a decoder with lookahead K: sequence law of the target (chi-square) and Theorem 1's exact calls."""
     draft, target, K = bonus_pair()
@@ -635,7 +635,7 @@ def bf16_logits(seed: int = 0, V: int = 2048, scale: float = 2.0) -> Any:
     return (scale * torch.randn(V, generator=g)).bfloat16()
 
 
-@_guard()
+@_guard("llm.verify.probs_from_logits")
 def check_sampling_law(sampling_law: Callable[[Any, float], Any]) -> Feedback:
     """Check ``sampling_law(logits, T)``: the law the draft samples from equals the ratio's float32 law."""
     for seed, T in ((0, 0.3), (1, 1.0)):

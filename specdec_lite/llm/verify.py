@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import _lock
 from ..laws import REJECTION_LAWS, over_accept, rejection_law, tv
 
 __all__ = ["REJECTION_LAWS", "over_accept", "position_stats", "probs_from_logits", "rejection_law"]
@@ -24,6 +25,8 @@ def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "
     with no finite logit raise a ``FloatingPointError`` naming ``name``: such laws are
     reported, never sampled. ``-inf`` marks a token of probability 0.
     """
+    if _lock.held:
+        _lock.refuse("llm.verify.probs_from_logits")
     logits = logits.float()
     bad = torch.isnan(logits) | (logits == torch.inf)
     dead = ~torch.isfinite(logits).any(dim=-1)
