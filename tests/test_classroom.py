@@ -382,6 +382,7 @@ def test_instructors_page_covers_every_chapter_and_lab():
         "A three-week plan",
         "A one-lecture plan",
         "Handing out and grading the labs",
+        "What the checks stop, and what they do not",
     ]:
         assert f"## {section}" in page, section
     for command in [

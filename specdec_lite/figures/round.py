@@ -218,10 +218,10 @@ def describe_round(r: WorkedRound, title: str, upto: int | None = None) -> str:
         if upto < 2 + i:
             break
         ok = i < r.n_accepted
-        verdict = "kept" if ok else "rejected"
+        outcome = "kept" if ok else "rejected"
         sign = "<" if ok else "≥"
         b = f"{r.accept_prob[i]:.2f}"
-        out.append(f"Draft {i + 1}, {names[i]}: min(1, q/p) = {b}, u = {u:.2f} {sign} {b}, {verdict}.")
+        out.append(f"Draft {i + 1}, {names[i]}: min(1, q/p) = {b}, u = {u:.2f} {sign} {b}, {outcome}.")
     if upto == last:
         if r.rejected:
             rest = names[r.n_accepted + 1 :]
