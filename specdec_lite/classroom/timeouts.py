@@ -26,7 +26,7 @@ CELL_TIMEOUT_S: dict[str, int] = {
     "lab06_batch": 120,
     "lab07_lookahead": 120,
     "lab08_real_models": 420,
-    "lab09_bugs": 120,  # not measured yet (benchmarks/grading_runs.py)
+    "lab09_bugs": 120,
 }
 
 #: The limit of a lab that the table does not list.
