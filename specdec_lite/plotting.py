@@ -66,7 +66,7 @@ def show(fig: Any) -> None:
         return
     if _needs_assets():
         display(HTML(figure_assets()))
-    fig.show(post_script=_INIT_JS)
+    fig.show(post_script=_INIT_JS, config=PLOTLY_CONFIG)
     display(HTML(figure_text(fig, "")))
 
 
@@ -104,13 +104,19 @@ def figure_text(fig: Any, div_id: str) -> str:
     )
 
 
+#: plotly's options for every figure: it follows its container's width, and it has no tool bar,
+#: whose buttons would be tab stops hidden inside a plot named as one picture (dragging still
+#: zooms, a double click resets, and the numbers are in the data table under the figure).
+PLOTLY_CONFIG = {"responsive": True, "displayModeBar": False}
+
+
 def book_html(fig: Any) -> str:
     """The figure as the book's HTML: plotly.js and ``figures.js`` come from the page; the
     figure follows its container's width (the narrow-screen layout below ``NARROW_PX``), has
     keyboard controls for its sliders, a name, a description and its data tables."""
     div_id = str(uuid.uuid4())
     plot = fig.to_html(
-        full_html=False, include_plotlyjs=False, config={"responsive": True}, post_script=_INIT_JS, div_id=div_id
+        full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG, post_script=_INIT_JS, div_id=div_id
     )
     return f'<div class="sd-figure">{plot}{figure_text(fig, div_id)}</div>'
 

@@ -24,7 +24,7 @@ def test_book_html_carries_only_an_init_call_for_its_own_figure():
     assert f'window.sdFigures.init("{div}", {plotting.NARROW_PX})' in html, "the script must set up this figure"
     assert "{plot_id}" not in html and "function wrapLine" not in html, "the figure script is loaded once per page"
     assert "plotly.min.js" not in html and "cdn.plot.ly" not in html, "plotly.js comes from the book's _static"
-    assert '"responsive": true' in html
+    assert '"responsive": true' in html and '"displayModeBar": false' in html
     desc = re.search(r'<p class="sd-figure-desc sd-visually-hidden" id="([^"]+)">([^<]*)</p>', html)
     assert desc[1] == f"{div}-desc" and desc[2] == "a title. Shows a line."
     assert '<details class="sd-figure-data"><summary>Data of this figure</summary>' in html

@@ -379,6 +379,10 @@
   }
   function hideDrawing(gd) {
     gd.querySelectorAll("svg, .modebar-container").forEach(function (el) { el.setAttribute("aria-hidden", "true"); });
+    // the drawing is one picture: nothing inside it is a tab stop (the controls sit outside it)
+    gd.querySelectorAll("a[href], button, input, select, textarea, [tabindex]").forEach(function (el) {
+      el.setAttribute("tabindex", "-1");
+    });
   }
   function name(gd, box) {
     var fig = gd.closest("figure"), cap = fig && fig.querySelector("figcaption"), number = "";
