@@ -184,9 +184,16 @@ def test_student_copy_runs_up_to_its_first_exercise(lab, tmp_path):
     """Run as handed out: nothing fails before the first stub; then only stubs and checks saying Not yet."""
     from nbclient import NotebookClient
 
+    from specdec_lite.classroom.kernel import PatientKernelManager
+
     nb = nbformat.read(lab, as_version=4)
     NotebookClient(
-        nb, timeout=600, kernel_name="python3", allow_errors=True, resources={"metadata": {"path": str(tmp_path)}}
+        nb,
+        timeout=600,
+        kernel_name="python3",
+        allow_errors=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+        kernel_manager_class=PatientKernelManager,
     ).execute()
     first = next(i for i, c in enumerate(nb.cells) if is_solution(c) and c.cell_type == "code")
     code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]

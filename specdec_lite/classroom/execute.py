@@ -29,6 +29,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Integer
 
+from .kernel import PatientKernelManager
 from .timeouts import CELL_TIMEOUT_S, cell_timeout
 
 #: The ``ename`` of the error output written into a cell that ran past its timeout.
@@ -71,6 +72,11 @@ class GradingExecute(Execute):
     ).tag(config=True)
 
     max_failures = Integer(8, help="After this many failed cells, the remaining cells are not run.").tag(config=True)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # a missed reply costs seconds, not the cell limit (see ``kernel``); nbgrader's Execute sets its own manager
+        kwargs.setdefault("kernel_manager_class", PatientKernelManager)
+        super().__init__(*args, **kwargs)
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> tuple[NotebookNode, Any]:
         """Run ``nb`` cell by cell; see the module's docstring for what happens on a failure."""
