@@ -126,6 +126,28 @@ def serve(directory: Path) -> Iterator[str]:
         server.server_close()
 
 
+def _run_node(script: Path, html: Path, workdir: Path, name: str, config: dict, timeout: int) -> object:
+    """Serve ``html``, run ``node script`` on ``config`` (plus the shared keys), return its JSON result."""
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is needed to drive Chromium (Debian: apt-get install nodejs)")
+    with serve(html) as base:
+        config = {
+            "baseUrl": base,
+            "assets": local_assets(),
+            "chromium": str(CHROMIUM),
+            "result": str(workdir / f"{name}-result.json"),
+            **config,
+        }
+        (workdir / f"{name}-config.json").write_text(json.dumps(config, indent=1))
+        proc = subprocess.run(
+            [node, str(script), str(workdir / f"{name}-config.json")], capture_output=True, text=True, timeout=timeout
+        )
+    if proc.returncode != 0:
+        raise RuntimeError(f"the {name} run failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
+    return json.loads(Path(config["result"]).read_text())
+
+
 def check_pages(
     html: Path,
     pages: list[str],
@@ -144,33 +166,23 @@ def check_pages(
     many CSS pixels, and the report's ``phone`` entry measures its layout.
     """
     script = ensure_driver()
-    node = shutil.which("node")
-    if node is None:
-        raise RuntimeError("node is needed to drive Chromium (Debian: apt-get install nodejs)")
-    with serve(html) as base:
-        config = {
-            "baseUrl": base,
+    report = _run_node(
+        script,
+        html,
+        workdir,
+        "browser",
+        {
             "pages": pages,
-            "assets": local_assets(),
             "screenshots": str(screenshots),
-            "chromium": str(CHROMIUM),
-            "result": str(workdir / "browser-result.json"),
             "maxMovesPerSlider": 3,
             "phoneWidth": phone_width,
             "concurrency": 2,
             "sliderTimeoutMs": slider_timeout_ms,
             "drawTimeoutMs": draw_timeout_ms,
-        }
-        (workdir / "browser-config.json").write_text(json.dumps(config, indent=1))
-        proc = subprocess.run(
-            [node, str(script), str(workdir / "browser-config.json")],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-    if proc.returncode != 0:
-        raise RuntimeError(f"the browser run failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return {r["page"]: r for r in json.loads(Path(config["result"]).read_text())}
+        },
+        timeout=600,
+    )
+    return {r["page"]: r for r in report}
 
 
 # --- accessibility: axe-core on every page, light and dark, a keyboard walk and a phone's width ---
@@ -208,31 +220,23 @@ def audit_pages(
     the overflow of each display formula (``displayMath``).
     """
     axe = ensure_axe()
-    node = shutil.which("node")
-    if node is None:
-        raise RuntimeError("node is needed to drive Chromium (Debian: apt-get install nodejs)")
-    with serve(html) as base:
-        config = {
-            "baseUrl": base,
+    return _run_node(
+        AXE_SCRIPT,
+        html,
+        workdir,
+        "axe",
+        {
             "pages": pages,
             "modes": modes,
-            "assets": local_assets(),
-            "chromium": str(CHROMIUM),
             "axe": str(axe),
             "tags": AXE_TAGS,
-            "result": str(workdir / "axe-result.json"),
             "phoneWidth": PHONE_WIDTH,
             "maxTabStops": max_tab_stops,
             "concurrency": 2,
             "drawTimeoutMs": 20000,
-        }
-        (workdir / "axe-config.json").write_text(json.dumps(config, indent=1))
-        proc = subprocess.run(
-            [node, str(AXE_SCRIPT), str(workdir / "axe-config.json")], capture_output=True, text=True, timeout=1800
-        )
-    if proc.returncode != 0:
-        raise RuntimeError(f"the accessibility run failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return json.loads(Path(config["result"]).read_text())
+        },
+        timeout=1800,
+    )
 
 
 def check_figures(
@@ -249,25 +253,18 @@ def check_figures(
     the page's slider controls, dark and light themes); one report per page."""
     ensure_driver()
     script = TOOLS / "check_figures.mjs"
-    node = shutil.which("node")
-    if node is None:
-        raise RuntimeError("node is needed to drive Chromium (Debian: apt-get install nodejs)")
-    with serve(html) as base:
-        config = {
-            "baseUrl": base,
+    report = _run_node(
+        script,
+        html,
+        workdir,
+        "figures",
+        {
             "pages": pages,
-            "assets": local_assets(),
-            "chromium": str(CHROMIUM),
-            "result": str(workdir / "figures-result.json"),
             "concurrency": 2,
             "sliderTimeoutMs": slider_timeout_ms,
             "drawTimeoutMs": draw_timeout_ms,
             "maxTabs": max_tabs,
-        }
-        (workdir / "figures-config.json").write_text(json.dumps(config, indent=1))
-        proc = subprocess.run(
-            [node, str(script), str(workdir / "figures-config.json")], capture_output=True, text=True, timeout=900
-        )
-    if proc.returncode != 0:
-        raise RuntimeError(f"the browser run failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}")
-    return {r["page"]: r for r in json.loads(Path(config["result"]).read_text())}
+        },
+        timeout=900,
+    )
+    return {r["page"]: r for r in report}
