@@ -54,6 +54,15 @@ async function settle(timeoutMs) {
   const drawn = () => [...document.querySelectorAll(".plotly-graph-div")].every((gd) => gd._fullLayout);
   while (!drawn() && Date.now() - t0 < timeoutMs) await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, 300));
+  // The theme makes each scrolling code block and output a tab stop 300 ms after the page last
+  // changed (a resize, figures redrawn): wait for that too, so the audit sees the page a reader
+  // gets once it is still, not a moment the theme has not caught up with. A region that stays
+  // out of the tab order is still reported by axe.
+  const SCROLLERS = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, .pst-scrollable-table-container";
+  const behind = () => [...document.querySelectorAll(SCROLLERS)].some(
+    (el) => (el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight) && el.tabIndex < 0);
+  const t1 = Date.now();
+  while (behind() && Date.now() - t1 < 10000) await new Promise((r) => setTimeout(r, 100));
   return { theme: document.documentElement.dataset.theme || null, mathTabStops: document.querySelectorAll("mjx-container[tabindex]").length };
 }
 
