@@ -9,8 +9,9 @@ Not a test (the times depend on the machine). Two parts, in a scratch copy of ``
 * ``loop``: ``--runs`` autograde runs of Labs 1-7 back to back (lab 1, 2, ..., 7, 1, ...),
   while ``--busy`` other processes keep cores busy (one by default; more give the
   ``loop_busyN`` entry): the seconds of each run, their maximum, any run past ``--stall``
-  seconds (a stall, like ipykernel 7's), any cell that returned only at its cell limit (a
-  missed reply) and any cell that failed and was run again in a fresh kernel.
+  seconds (a stall, like ipykernel 7's), the runs in which a cell returned only at its cell
+  limit (a missed reply; ``cells_at_limit`` holds their numbers) and any cell that failed and
+  was run again in a fresh kernel.
 
     python benchmarks/grading_runs.py [--part labs|loop|both] [--runs 40] [--busy 1] [--budget-s S] [--json PATH]
 
