@@ -4,35 +4,105 @@ Statistical tests use fixed seeds and a stated false-alarm rate: a goodness-of-f
 test fails when its p-value is below ``ALPHA``, and a Monte Carlo mean fails when
 it is more than ``Z`` standard errors from the exact value (two-sided false-alarm
 rate about 6e-7 under the normal approximation).
+
+The suite runs in parallel (pytest-xdist, ``--dist loadfile``: each test file runs whole on
+one worker, so a module's fixture is set up once). Tests that drive Chromium, nbgrader, a
+Jupyter kernel, the book build or model training are marked ``slow``; ``pytest -m "not slow"``
+is the inner loop (every theorem's exact and Monte Carlo check, every unit test).
 """
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 
 ALPHA = 1e-3
 Z = 5.0
 
-
-# --- The built book, shared by every test that reads it (built once per pytest run). ---
-import os  # noqa: E402
-import shutil  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-import pytest  # noqa: E402
-
 BOOK_ROOT = Path(__file__).resolve().parents[1]
 #: Point this at an existing ``_build/html`` to test a book built beforehand instead.
 PREBUILT_BOOK_ENV = "SPECDEC_BUILT_BOOK"
+#: At most this many workers: each imports torch and may start a kernel or a browser.
+MAX_WORKERS = 4
+
+#: Test files whose work is heavy: scheduled first, so that no worker is left with a long file at the end.
+HEAVY_FIRST = [
+    "tests/test_browser.py",
+    "tests/test_classroom_adversarial.py",
+    "tests/test_classroom.py",
+    "tests/test_colab.py",
+    "notebooks/source/lab08_real_models",
+    "tests/test_lab09.py",
+    "tests/test_browser_figures.py",
+]
+#: Whole files that are slow (their other tests are few and cheap, or share a slow fixture).
+SLOW_FILES = {
+    "test_browser.py",
+    "test_browser_figures.py",
+    "test_classroom_adversarial.py",
+    "test_classroom_kernel.py",
+}
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    return max(1, min(os.cpu_count() or 1, MAX_WORKERS))
+
+
+def _heaviness(item: pytest.Item) -> int:
+    path = Path(str(item.path)).resolve().relative_to(BOOK_ROOT).as_posix()
+    for rank, prefix in enumerate(HEAVY_FIRST):
+        if path.startswith(prefix):
+            return rank
+    return len(HEAVY_FIRST)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = pytest.mark.slow
+    for item in items:
+        nbval = type(item).__module__.startswith("nbval")
+        if nbval or item.path.name in SLOW_FILES or "built_book" in getattr(item, "fixturenames", ()):
+            item.add_marker(slow)
+    items.sort(key=_heaviness)  # stable: the order within a file is kept
+
+
+# --- The built book, shared by every test that reads it (built once per pytest run). ---
+
+
+def _build_book(out: Path) -> Path:
+    jb = shutil.which("jupyter-book") or f"{sys.executable} -m jupyter_book"
+    cmd = f"{jb} build {BOOK_ROOT} --path-output {out} -W -n --keep-going"
+    proc = subprocess.run(cmd, shell=True, capture_output=True, text=True)
+    if proc.returncode != 0:
+        (out / "build-failed.txt").write_text(f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}")
+    return out / "_build" / "html"
 
 
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> Path:
-    """``_build/html`` of the whole book, built with warnings as errors."""
+    """``_build/html`` of the whole book, built with warnings as errors, once for all workers."""
     prebuilt = os.environ.get(PREBUILT_BOOK_ENV)
     if prebuilt:
         return Path(prebuilt)
-    out = tmp_path_factory.mktemp("book")
-    jb = shutil.which("jupyter-book") or f"{sys.executable} -m jupyter_book"
-    cmd = f"{jb} build {BOOK_ROOT} --path-output {out} -W -n --keep-going"
-    proc = subprocess.run(cmd, shell=True, capture_output=True, text=True)
-    assert proc.returncode == 0, f"book build failed:\n{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
-    return out / "_build" / "html"
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # not parallel
+        out = tmp_path_factory.mktemp("book")
+        html = _build_book(out)
+    else:  # the first worker to ask builds it; the others wait for it and read the same folder
+        from filelock import FileLock
+
+        shared = tmp_path_factory.getbasetemp().parent
+        out = shared / "book"
+        with FileLock(str(shared / "book.lock")):
+            if not (out / "done").is_file():
+                out.mkdir(exist_ok=True)
+                html = _build_book(out)
+                (out / "done").write_text("")
+            html = out / "_build" / "html"
+    failed = out / "build-failed.txt"
+    assert not failed.is_file(), failed.read_text()
+    return html

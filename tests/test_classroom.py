@@ -155,6 +155,7 @@ def test_points_per_lab():
         assert table[master.stem]["title"].startswith(f"Lab {int(master.stem[3:5])} · ")
 
 
+@pytest.mark.slow
 def test_student_copies_are_what_nbgrader_releases():
     stale = classroom.release(COURSE, check=True)
     assert not stale, f"out of date: {stale}; run python -m specdec_lite.classroom release"
@@ -179,6 +180,7 @@ def test_student_copy_has_no_solution_text(master):
         assert "YOUR CODE HERE" in copy.source or "YOUR ANSWER HERE" in copy.source
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
 def test_student_copy_runs_up_to_its_first_exercise(lab, tmp_path):
     """Run as handed out: nothing fails before the first stub; then only stubs and checks saying Not yet."""
@@ -230,6 +232,7 @@ def nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return proc
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lab", sorted(WRONG))
 def test_the_grading_cycle(lab, tmp_path):
     """Generate, collect three submissions, autograde, grade the written answers, export the CSV."""

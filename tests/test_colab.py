@@ -154,6 +154,7 @@ def _text(cell) -> str:
     return "".join(parts)
 
 
+@pytest.mark.slow
 def test_fresh_colab_start_runs_the_student_copy_of_lab01(colab, tmp_path):
     (lab,) = [lab for lab in LABS if lab.name.startswith("lab01_")]
     before = colab.own_packages()
@@ -200,12 +201,14 @@ def _assert_explorers_work(report: dict) -> None:
         assert any(m["changed"] for m in moved), f"{name}: no control changes the figure: {moved}"
 
 
+@pytest.mark.slow
 def test_explorers_work_with_ipywidgets_7(colab, tmp_path):
     report = _probe(lambda nb: colab.run(nb, tmp_path))
     assert report["ipywidgets"] == "7.7.1"
     _assert_explorers_work(report)
 
 
+@pytest.mark.slow
 def test_explorers_work_with_ipywidgets_8(tmp_path):
     from nbclient import NotebookClient
 
