@@ -40,6 +40,7 @@ from typing import Any
 
 import torch
 
+from .._files import writable_folder
 from ._hf import require_transformers
 from .integrity import CorruptFileError
 
@@ -452,12 +453,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no tqdm progress bars")
     args = ap.parse_args(argv)
     if args.check:
+        try:
+            meta = read_meta(args.out)
+            if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict) or "recipe_key" not in meta:
+                raise ValueError("it records no files")
+        except (OSError, ValueError) as err:
+            ap.error(f"--out: {args.out!r} holds no trained pair (its meta.json: {type(err).__name__}: {err})")
         bad = check_files(args.out)
-        meta = read_meta(args.out)
         print(f"{args.out}: recipe {meta['recipe_key']} (this code's: {FallbackRecipe().key()}), "
               f"{len(meta['files'])} files, {meta['size_bytes'] / 2**20:.1f} MiB; "
               + ("all match their SHA-256" if not bad else f"differ from meta.json: {', '.join(bad)}"))
         return int(bool(bad) or meta["recipe_key"] != FallbackRecipe().key())
+    try:
+        writable_folder(Path(args.out).expanduser().parent, "--out")
+    except OSError as err:
+        ap.error(str(err))
     meta = retrain(args.out, progress=not args.no_progress)
     changed = meta["changed"]
     print(f"trained {FallbackRecipe().key()} in {meta['total_seconds']:.0f} s on {meta['threads']} thread(s), "

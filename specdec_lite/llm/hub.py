@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .integrity import CorruptFileError, matches_etag
+from .integrity import PICKLE_SUFFIXES, SAFETENSORS_FILES, CorruptFileError, PickleCheckpointError, matches_etag
 
 #: The files fetched from a repository: configs, safetensors weights, tokenizer files (no pickles, no other formats).
 FETCH_PATTERNS = ["*.json", "*.safetensors", "*.txt", "*.model", "*.jinja"]
@@ -42,9 +42,25 @@ def fetch(repo_id: str) -> Path:
             _discard(folder / name)
             still_bad.append(name)
     if still_bad:
-        raise CorruptFileError(f"{repo_id}: {', '.join(still_bad)} downloaded twice and twice did not match the hub's "
-                               "hash (a damaged connection or mirror?); deleted, nothing of it is cached")
+        raise CorruptFileError(f"{repo_id}: {', '.join(still_bad)} did not match the hub's hash, nor did it when "
+                               "fetched again (a damaged connection or mirror?); deleted, nothing of it is cached")
+    if not any((folder / name).exists() for name in SAFETENSORS_FILES):
+        _refuse_pickles(repo_id, folder.name)
     return folder
+
+
+def _refuse_pickles(repo_id: str, revision: str) -> None:
+    """``PickleCheckpointError`` if the repository's weights are pickles only (they were not fetched)."""
+    from huggingface_hub import HfApi
+
+    try:
+        names = HfApi().list_repo_files(repo_id, revision=revision)
+    except Exception:  # offline: from_pretrained then says which weights file is missing
+        return
+    if pickles := sorted(n for n in names if n.endswith(PICKLE_SUFFIXES)):
+        raise PickleCheckpointError(
+            f"{repo_id} on the hub has its weights only as pickle checkpoints ({', '.join(pickles)}); specdec_lite "
+            "reads safetensors only and did not download them")
 
 
 def _files(folder: Path) -> list[str]:

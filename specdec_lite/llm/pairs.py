@@ -185,6 +185,21 @@ def _check_source(name: str | Path, arg: str, needs: str = "config.json") -> Non
         raise FileNotFoundError(f"{arg}: there is no folder {str(name)!r} (a hub name has the form 'owner/name')")
 
 
+def check_model_name(name: str | Path, arg: str, needs: str = "config.json") -> None:
+    """``name`` is a local folder (holding ``needs``) or a well-formed hub name (``owner/name``), else a named error.
+
+    Whether the hub holds such a repository is known only when it is asked (at loading).
+    """
+    _check_source(name, arg, needs)
+    if not Path(name).expanduser().exists():
+        from huggingface_hub.utils import validate_repo_id
+
+        try:
+            validate_repo_id(str(name))
+        except ValueError as err:
+            raise ValueError(f"{arg}: {str(name)!r} is neither a folder nor a hub name ({err})") from None
+
+
 def _check_tokenizer_files(name: str | Path) -> None:
     """A local tokenizer folder must hold tokenizer files (else transformers builds an empty tokenizer)."""
     _check_source(name, "tokenizer_name", needs="")
