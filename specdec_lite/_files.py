@@ -7,12 +7,16 @@ from pathlib import Path
 
 
 def writable_folder(folder: str | Path, arg: str) -> Path:
-    """``folder``, created if missing, after writing (and deleting) a probe file in it; else a ``PermissionError``
-    naming ``arg``."""
+    """``folder``, after writing (and deleting) a probe file in it, or in the nearest folder above it that exists
+    (where the missing ones would be created); else a ``PermissionError`` naming ``arg``. Nothing is left behind."""
     path = Path(folder).expanduser()
+    probe = path
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
     try:
-        path.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=path):
+        if not probe.is_dir():
+            raise NotADirectoryError(20, f"{str(probe)!r} is a file")
+        with tempfile.TemporaryFile(dir=probe):
             pass
     except OSError as err:
         raise PermissionError(f"{arg}: cannot write in {str(folder)!r} ({err.strerror or err})") from None

@@ -107,7 +107,8 @@ step("pickle only", lambda: load_named_pair(PICKLED, TARGET, device="cpu") and {
 step("pickle requests", lambda: {{"bin": gets(PICKLED, "pytorch_model.bin"),
                                   "unserved": [r.path for r in hub.requests if not r.route]}})
 flip(cached(TARGET, "config.json"), at=2)
-hub.close()
+from huggingface_hub import constants
+constants.HF_HUB_OFFLINE = True  # as HF_HUB_OFFLINE=1 does (hub.close() would leave kept-alive connections served)
 step("offline, bad config", lambda: load_named_pair(DRAFT, TARGET, device="cpu") and {{}})
 """
 
