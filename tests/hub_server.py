@@ -12,7 +12,8 @@ answers what those libraries ask for ``from_pretrained`` of a model and of a tok
   later download to;
 * ``GET /api/models/{repo}/tree/{revision}[/{path}]``: the file listing (``list_repo_files``, chat templates).
 
-Errors carry the hub's ``X-Error-Code`` (``RepoNotFound``, ``RevisionNotFound``, ``EntryNotFound``), which
+:meth:`FakeHub.corrupt` serves a file damaged (one byte flipped, same size and headers), as a broken connection or
+mirror would. Errors carry the hub's ``X-Error-Code`` (``RepoNotFound``, ``RevisionNotFound``, ``EntryNotFound``), which
 huggingface_hub turns into its typed exceptions. Anything else is a plain 404, and every request is logged in
 :attr:`FakeHub.requests`, so a request a newer library makes shows up there.
 """
