@@ -12,7 +12,8 @@ answers what those libraries ask for ``from_pretrained`` of a model and of a tok
   later download to;
 * ``GET /api/models/{repo}/tree/{revision}[/{path}]``: the file listing (``list_repo_files``, chat templates).
 
-Errors carry the hub's ``X-Error-Code`` (``RepoNotFound``, ``RevisionNotFound``, ``EntryNotFound``), which
+:meth:`FakeHub.corrupt` serves a file damaged (one byte flipped, same size and headers), as a broken connection or
+mirror would. Errors carry the hub's ``X-Error-Code`` (``RepoNotFound``, ``RevisionNotFound``, ``EntryNotFound``), which
 huggingface_hub turns into its typed exceptions. Anything else is a plain 404, and every request is logged in
 :attr:`FakeHub.requests`, so a request a newer library makes shows up there.
 """
@@ -100,6 +101,7 @@ class FakeHub:
     def __init__(self, repos: dict[str, str | Path]) -> None:
         self.repos = {repo_id: _load_repo(Path(folder)) for repo_id, folder in repos.items()}
         self.requests: list[Request] = []
+        self._corrupt: dict[tuple[str, str], int | None] = {}
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
@@ -129,6 +131,26 @@ class FakeHub:
     def log(self, request: Request) -> None:
         with self._lock:
             self.requests.append(request)
+
+    def corrupt(self, repo_id: str, filename: str, times: int | None = None) -> None:
+        """Serve ``filename`` of ``repo_id`` damaged: one byte flipped in the middle, same size, same ETag and headers.
+
+        The next ``times`` downloads of it (every one with None; 0 serves it intact again), as a broken connection or
+        mirror would.
+        """
+        with self._lock:
+            self._corrupt[repo_id, filename] = times
+
+    def _body(self, repo_id: str, filename: str, data: bytes) -> bytes:
+        """What a ``GET`` of the file sends: its bytes, or damaged ones while :meth:`corrupt` says so."""
+        with self._lock:
+            left = self._corrupt.get((repo_id, filename), 0)
+            if left == 0:
+                return data
+            if left is not None:
+                self._corrupt[repo_id, filename] = left - 1
+        middle = len(data) // 2
+        return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
 
     def downloaded(self, repo_id: str) -> set[str]:
         """The files of ``repo_id`` sent in full (a ``GET`` of ``/resolve/`` answered 200)."""
@@ -192,11 +214,12 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                        "Content-Type": "application/octet-stream"}
             if file.lfs:
                 headers.update({"X-Linked-Etag": f'"{file.sha256}"', "X-Linked-Size": str(len(file.data))})
-            start = _range_start(self.headers.get("Range"), len(file.data))
+            data = hub._body(repo_id, filename, file.data) if body else file.data
+            start = _range_start(self.headers.get("Range"), len(data))
             if start:  # huggingface_hub resumes an interrupted download with Range: bytes=N-
-                headers["Content-Range"] = f"bytes {start}-{len(file.data) - 1}/{len(file.data)}"
-                return self._send(206, headers, file.data[start:], body)
-            return self._send(200, headers, file.data, body)
+                headers["Content-Range"] = f"bytes {start}-{len(data) - 1}/{len(data)}"
+                return self._send(206, headers, data[start:], body)
+            return self._send(200, headers, data, body)
 
         def _info(self, repo_id: str, revision: str) -> int:
             repo = self._repo(repo_id, revision)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from .._files import writable_file
 from .sections import SECTIONS, SIZES, Section, Sizes, run_section
 from .timing import best_time, machine
 
@@ -145,12 +146,18 @@ def run(mode: str = "quick", only: Sequence[str] | None = None, log: Any = print
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m specdec_lite.bench", description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--mode", choices=tuple(SIZES), default="quick",
                         help="problem sizes: tiny (tests), quick (CI, default), full (the book's figures)")
-    parser.add_argument("--only", nargs="+", metavar="SECTION", help=f"run only these of {[s.name for s in SECTIONS]}")
+    parser.add_argument("--only", nargs="+", metavar="SECTION", choices=[s.name for s in SECTIONS],
+                        help=f"run only these of {[s.name for s in SECTIONS]}")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
+    if args.json:
+        try:
+            writable_file(args.json, "--json")
+        except OSError as err:
+            parser.error(str(err))
     results = run(args.mode, args.only)
     print("Targets:")
     for t in results["targets"]:

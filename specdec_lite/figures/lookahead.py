@@ -17,6 +17,7 @@ from .. import lookahead as la
 from .. import theory
 from ..chains import MarkovChain
 from ..plotting import slider_figure
+from ..primitives import check_int
 from ..stats import mean_and_se
 from ..theory import mean_acceptance
 from .part1 import pair
@@ -100,12 +101,22 @@ def leviathan_figure(
 # --- the best K ----------------------------------------------------------------------------------
 
 
+#: Largest lookahead a speed-up curve is drawn to (one point per K).
+MAX_PLOTTED_K = 1000
+
+
 def speedup_traces(
     draft: MarkovChain, target: MarkovChain, c: float, K_max: int, *, name: str, color: str, iid: bool = True
 ) -> list[go.Scatter]:
-    """Exact wall-clock speed-up against K, a star at the best K and (dashed) the i.i.d. prediction."""
+    """Exact wall-clock speed-up against K, a star at the best K and (dashed) the i.i.d. prediction.
+
+    ``K_max <= MAX_PLOTTED_K``; the curve is computed up to ``K = T`` (every ``K >= T`` behaves like ``K = T``).
+    """
+    K_max = check_int(la.check_lookahead(K_max, "K_max"), "K_max", low=0, high=MAX_PLOTTED_K, what="lookahead ")
     Ks = np.arange(K_max + 1)
-    curve = la.speedup_curve(draft, target, c, Ks)
+    top = min(K_max, target.T)
+    curve = la.speedup_curve(draft, target, c, range(top + 1))
+    curve = np.concatenate([curve, np.full(K_max - top, curve[-1])])
     best = int(np.argmax(curve))
     traces = [
         go.Scatter(x=Ks, y=curve, mode="lines+markers", name=name, line=dict(color=color), marker=dict(size=4)),

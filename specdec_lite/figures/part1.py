@@ -17,6 +17,7 @@ from ..chains import MarkovChain, draft_for
 from ..chains import seeded_pair as pair
 from ..laws import check_law, law_split, rejected_mass, tv
 from ..plotting import slider_figure
+from ..primitives import check_int
 from ..stats import running_mean
 
 #: One colour per object, shared by every Part I figure and widget.
@@ -30,8 +31,13 @@ COLORS = {
 }
 
 
+#: Most tokens a figure labels one by one (beyond, no axis could show them).
+MAX_TOKEN_LABELS = 100_000
+
+
 def token_labels(V: int) -> list[str]:
-    """Tick labels ``x=0, ..., x=V-1`` (strings, so plotly treats tokens as categories)."""
+    """Tick labels ``x=0, ..., x=V-1`` (strings, so plotly treats tokens as categories); ``V <= MAX_TOKEN_LABELS``."""
+    V = check_int(V, "V", high=MAX_TOKEN_LABELS, what="number of tokens labelled ")
     return [f"x={k}" for k in range(V)]
 
 

@@ -6,7 +6,9 @@
   per-position statistics;
 * ``verify``: the token-wise rule on tensors (laws from logits, acceptance, rejection law);
 * ``pairs``: ``load_pair`` (Pythia pairs from the hub, an offline pair otherwise),
-  device and dtype choice; ``fallback``: training that offline pair;
+  device and dtype choice; ``fallback``: training that offline pair; ``hub``: fetching
+  a repository with every file checked against the hub's hash; ``integrity``: those
+  checks and their named errors (safetensors only, weights that fill the model);
 * ``runs``, ``theorem1``, ``eps_sweep``, ``speed``: the chapter's measurements, one idea
   each (``measure`` imports them all); ``measure_pair``: all of them on one pair, as a
   command that writes a results file (``python -m specdec_lite.llm.measure_pair``).

@@ -17,7 +17,7 @@ still fit.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -30,6 +30,8 @@ from ..primitives import check_int, check_ints, check_real
 EPS_LAWS = ("opt", "uno")
 #: Tokens of the speed benchmark's warm-up run of each method.
 WARMUP_TOKENS = 4
+#: Largest seed (torch seeds its generators with 64 bits; each prompt's runs add its index).
+MAX_SEED = 2**63 - 1
 #: The stages of a measurement, in the order they run.
 STAGES = ("speed", "theorem1", "eps_sweep")
 
@@ -83,8 +85,9 @@ class MeasureSettings:
         put(self, "eps_values", eps)
         for name, low in (("speed_tokens", 1), ("speed_repeats", 1), ("theorem1_runs", 2), ("theorem1_tokens", 1),
                           ("theorem1_lookahead", 1), ("eps_runs", 2), ("eps_tokens", 1), ("eps_lookahead", 1),
-                          ("prompts", 1), ("seed", 0)):
+                          ("prompts", 1)):
             put(self, name, check_int(getattr(self, name), name, low=low))
+        put(self, "seed", check_int(self.seed, "seed", low=0, high=MAX_SEED))
         put(self, "temperature", check_real(self.temperature, "temperature", low=0.0))
 
     @property
@@ -98,26 +101,41 @@ QUICK = MeasureSettings(lookaheads=(1, 2, 4, 6), hf_lookaheads=(2, 4), speed_tok
                         eps_values=(0.0, 0.01, 0.1), eps_runs=3)
 
 
-@lru_cache(maxsize=4096)
+#: Tokens up to which :func:`expected_calls` runs its recursion; beyond, both counts grow at their stationary rates.
+EXACT_TOKENS = 1024
+
+
 def expected_calls(alpha: float, K: int, T: int) -> tuple[float, float]:
     """Expected (rounds, draft calls) of a speculative run of ``T`` tokens, acceptances i.i.d. Bernoulli(alpha).
 
     With ``t`` tokens to go a round drafts ``k = min(K, t)`` tokens; its first rejection
     at draft ``g`` (probability ``alpha^(g-1) (1 - alpha)``) emits ``g`` tokens, and if all
     ``k`` are accepted it emits ``k + 1`` (``k`` when ``k = t``). The rounds are
-    ``lookahead.iid_expected_oracle_calls``.
+    ``lookahead.iid_expected_oracle_calls``. Exact up to ``EXACT_TOKENS`` tokens; past
+    them each further token costs ``1 / mu`` rounds and ``K / mu`` drafts, with
+    ``mu = (1 - alpha^(K+1)) / (1 - alpha)`` the tokens of a full round (the renewal
+    theorem: the exact counts differ from this by a constant, to within a round).
     """
     a = check_real(alpha, "alpha", low=0.0, high=1.0)
     K, T = check_int(K, "K"), check_int(T, "T", low=0)
-    rounds, drafts = np.zeros(T + 1), np.zeros(T + 1)
-    for t in range(1, T + 1):
+    n = min(T, EXACT_TOKENS)
+    rounds, drafts = _call_tables(a, K, 1 << max(0, n - 1).bit_length())
+    extra = (T - n) / (K + 1 if a == 1.0 else (1 - a ** (K + 1)) / (1 - a))
+    return float(rounds[n] + extra), float(drafts[n] + K * extra)
+
+
+@lru_cache(maxsize=256)
+def _call_tables(a: float, K: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`expected_calls`' recursion for every ``t <= size`` (one table per power-of-two size, reused)."""
+    rounds, drafts = np.zeros(size + 1), np.zeros(size + 1)
+    for t in range(1, size + 1):
         k = min(K, t)
         g = np.arange(1, k + 1)
         w = a ** (g - 1) * (1 - a)
         rest = t - k - 1 if k < t else 0
         rounds[t] = 1.0 + w @ rounds[t - g] + a**k * rounds[rest]
         drafts[t] = k + w @ drafts[t - g] + a**k * drafts[rest]
-    return float(rounds[T]), float(drafts[T])
+    return rounds, drafts
 
 
 @dataclass(frozen=True)
@@ -253,39 +271,60 @@ def _drop_order(s: MeasureSettings, knob: str) -> list[Any]:
     return list(dict.fromkeys([ranked[i] for i in interior] + [hi, lo]))
 
 
-def _notches(s: MeasureSettings, knob: str, floor: int,
-             tokens: Sequence[str] = TOKEN_FIELDS) -> Iterator[MeasureSettings]:
-    """Settings with ``knob`` lowered one notch at a time, down to ``floor`` (``tokens``: the token fields it cuts)."""
+def _set(s: MeasureSettings, knob: str, v: int, tokens: Sequence[str], top: MeasureSettings) -> MeasureSettings:
+    """``s`` with the integer ``knob`` at ``v`` (``tokens``: each token field at ``v``, but no more than in ``top``)."""
     if knob == "tokens":
-        for v in range(max(getattr(s, f) for f in tokens) - 1, floor - 1, -1):
-            yield dataclasses.replace(s, **{f: min(getattr(s, f), v) for f in tokens})
-    elif knob in ("lookaheads", "hf_lookaheads", "eps_values"):
+        return dataclasses.replace(s, **{f: min(getattr(top, f), v) for f in tokens})
+    return dataclasses.replace(s, **{knob: v})
+
+
+def _level(s: MeasureSettings, knob: str, tokens: Sequence[str]) -> int:
+    return max(getattr(s, f) for f in tokens) if knob == "tokens" else getattr(s, knob)
+
+
+def _largest_fit(lo: int, hi: int, fits: Callable[[int], bool]) -> int | None:
+    """The largest ``v`` in ``lo..hi`` with ``fits(v)`` (which holds below some value and fails above), else None.
+
+    Bisection: the predicted seconds grow with every integer knob, so planning costs
+    ``log(hi - lo)`` predictions, however many tokens or runs are asked for.
+    """
+    if lo > hi or not fits(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+    return lo
+
+
+def _lowered(s: MeasureSettings, knob: str, floor: int, tokens: Sequence[str],
+             fits: Callable[[MeasureSettings], bool]) -> MeasureSettings:
+    """``knob`` lowered to the highest notch below its value that fits, else to ``floor``."""
+    if knob in ("lookaheads", "hf_lookaheads", "eps_values"):
         values = list(getattr(s, knob))
+        if len(values) <= floor:  # already at its floor (an empty list among them: nothing to drop)
+            return s
         for drop in _drop_order(s, knob):
-            if len(values) <= floor:
-                break
             values.remove(drop)
-            yield dataclasses.replace(s, **{knob: tuple(values)})
-    else:
-        for v in range(getattr(s, knob) - 1, floor - 1, -1):
-            yield dataclasses.replace(s, **{knob: v})
+            s = dataclasses.replace(s, **{knob: tuple(values)})
+            if len(values) <= floor or fits(s):
+                break
+        return s
+    start = _level(s, knob, tokens)
+    v = _largest_fit(floor, start - 1, lambda v: fits(_set(s, knob, v, tokens, s)))
+    return _set(s, knob, floor if v is None else v, tokens, s) if start > floor else s
+
+
+def _raised(s: MeasureSettings, requested: MeasureSettings, knob: str, tokens: Sequence[str],
+            fits: Callable[[MeasureSettings], bool]) -> MeasureSettings:
+    """The integer ``knob`` raised to the highest notch, up to its ``requested`` value, that still fits."""
+    v = _largest_fit(_level(s, knob, tokens) + 1, _level(requested, knob, tokens),
+                     lambda v: fits(_set(s, knob, v, tokens, requested)))
+    return s if v is None else _set(s, knob, v, tokens, requested)
 
 
 def seconds(x: float) -> str:
     """Seconds for a one-line summary: whole seconds from 10 s, two significant digits below."""
     return f"{x:,.0f} s" if x >= 10 else f"{x:.2g} s"
-
-
-def _raises(s: MeasureSettings, requested: MeasureSettings, knob: str,
-            tokens: Sequence[str] = TOKEN_FIELDS) -> Iterator[MeasureSettings]:
-    """Settings with the integer ``knob`` raised one notch at a time, back up to its ``requested`` value."""
-    if knob == "tokens":
-        top = max(getattr(requested, f) for f in tokens)
-        for v in range(max(getattr(s, f) for f in tokens) + 1, top + 1):
-            yield dataclasses.replace(s, **{f: min(getattr(requested, f), v) for f in tokens})
-    else:
-        for v in range(getattr(s, knob) + 1, getattr(requested, knob) + 1):
-            yield dataclasses.replace(s, **{knob: v})
 
 
 @dataclass(frozen=True)
@@ -394,22 +433,22 @@ def plan_measurement(settings: MeasureSettings, calibration: Calibration, budget
     def total(s: MeasureSettings) -> float:
         return calibration.seconds + sum(stage_seconds(s, calibration, left).values())
 
+    def fits(s: MeasureSettings) -> bool:
+        return total(s) <= budget_s
+
     s, cut = start, []
     if budget_s is not None:
         for knob, floor in CUTS:
-            if total(s) <= budget_s:
+            if fits(s):
                 break
             if knob in frozen or (knob == "tokens" and not tokens):
                 continue
-            for notch in _notches(s, knob, floor, tokens):
-                s = notch  # the last notch tried is the plan
+            lowered = _lowered(s, knob, floor, tokens, fits)
+            if lowered != s:
+                s = lowered
                 cut.append(knob)
-                if total(s) <= budget_s:
-                    break
         for knob in dict.fromkeys(reversed(cut)):  # each knob once, by its last cut, the last first
-            for notch in _raises(s, settings, knob, tokens) if knob in REFILLS and total(s) <= budget_s else ():
-                if total(notch) > budget_s:
-                    break
-                s = notch
+            if knob in REFILLS and fits(s):
+                s = _raised(s, settings, knob, tokens, fits)
     return Plan(settings, s, calibration, budget_s, stage_seconds(s, calibration, left),
                 knob_changes(settings, s))

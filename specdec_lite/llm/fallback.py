@@ -40,7 +40,9 @@ from typing import Any
 
 import torch
 
+from .._files import writable_folder
 from ._hf import require_transformers
+from .integrity import CorruptFileError
 
 #: Environment variable that overrides where trained pairs are cached.
 CACHE_ENV = "SPECDEC_LITE_CACHE"
@@ -339,8 +341,16 @@ def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> d
 
 
 def check_files(directory: str | Path) -> list[str]:
-    """The files of a trained pair that are missing, extra or changed against its ``meta.json`` (empty if none)."""
-    recorded = read_meta(directory).get("files", {})
+    """The files of a trained pair that are missing, extra or changed against its ``meta.json`` (empty if none).
+
+    A ``meta.json`` that is missing, not JSON, or records no files is itself the one file named.
+    """
+    try:
+        recorded = read_meta(directory)["files"]
+        if not isinstance(recorded, dict) or not recorded:
+            raise ValueError("no files recorded")
+    except (OSError, ValueError, KeyError, TypeError):
+        return ["meta.json"]
     found = file_hashes(directory)
     return sorted(name for name in set(recorded) | set(found) if recorded.get(name) != found.get(name))
 
@@ -349,37 +359,52 @@ def _is_shipped(recipe: FallbackRecipe) -> bool:
     return recipe == FallbackRecipe() and (SHIPPED_DIR / "meta.json").is_file()
 
 
+def _cache_folder(recipe: FallbackRecipe, cache_dir: str | Path | None) -> Path:
+    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+    return root / f"stdlib-pair-{recipe.key()}"
+
+
 def fallback_is_cached(recipe: FallbackRecipe | None = None, cache_dir: str | Path | None = None) -> bool:
-    """Whether the pair of ``recipe`` is ready without training: shipped (the default recipe) or cached."""
+    """Whether the pair of ``recipe`` is ready without training: shipped (the default recipe), or cached with every
+    file matching its ``meta.json``."""
     recipe = recipe or FallbackRecipe()
     if _is_shipped(recipe):
         return True
-    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    return (root / f"stdlib-pair-{recipe.key()}" / "meta.json").is_file()
+    final = _cache_folder(recipe, cache_dir)
+    return final.is_dir() and not check_files(final)
 
 
 def fallback_pair_dir(recipe: FallbackRecipe | None = None, cache_dir: str | Path | None = None, *,
                       progress: bool = True) -> Path:
-    """Folder holding the trained pair for ``recipe``: ``SHIPPED_DIR`` for the default recipe, else the cache.
+    """Folder holding the trained pair for ``recipe``, its files checked against their SHA-256 in ``meta.json``.
 
-    A recipe that is not cached is trained first, in a temporary folder that is
-    renamed when complete, so an interrupted run never leaves a half-written pair.
+    ``SHIPPED_DIR`` for the default recipe (a changed file there is a ``CorruptFileError``), else the cache. A
+    recipe that is not cached is trained first, in a temporary folder that is renamed when complete, so an
+    interrupted run never leaves a half-written pair; a cached pair whose files do not match is discarded, with a
+    line on stderr, and trained again.
     """
     recipe = recipe or FallbackRecipe()
     if _is_shipped(recipe):
+        if bad := check_files(SHIPPED_DIR):
+            raise CorruptFileError(
+                f"the offline pair shipped in {SHIPPED_DIR}: {', '.join(bad)} differ from the SHA-256 in meta.json; "
+                "reinstall specdec_lite, or train it again: python -m specdec_lite.llm.offline --retrain")
         return SHIPPED_DIR
-    root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
-    final = root / f"stdlib-pair-{recipe.key()}"
-    if (final / "meta.json").is_file():
-        return final
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".training-", dir=root))
+    final = _cache_folder(recipe, cache_dir)
+    if final.exists():
+        if not (bad := check_files(final)):
+            return final
+        print(f"specdec_lite: the cached offline pair {final}: {', '.join(bad)} do not match its meta.json; "
+              "discarded, training it again", file=sys.stderr, flush=True)
+        shutil.rmtree(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".training-", dir=final.parent))
     try:
         train_pair(tmp, recipe, progress=progress)
         try:
             tmp.rename(final)
         except OSError:  # another process finished first: keep theirs
-            if not (final / "meta.json").is_file():
+            if check_files(final):
                 raise
     finally:
         if tmp.exists():
@@ -428,12 +453,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--no-progress", action="store_true", help="no tqdm progress bars")
     args = ap.parse_args(argv)
     if args.check:
+        try:
+            meta = read_meta(args.out)
+            if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict) or "recipe_key" not in meta:
+                raise ValueError("it records no files")
+        except (OSError, ValueError) as err:
+            ap.error(f"--out: {args.out!r} holds no trained pair (its meta.json: {type(err).__name__}: {err})")
         bad = check_files(args.out)
-        meta = read_meta(args.out)
         print(f"{args.out}: recipe {meta['recipe_key']} (this code's: {FallbackRecipe().key()}), "
               f"{len(meta['files'])} files, {meta['size_bytes'] / 2**20:.1f} MiB; "
               + ("all match their SHA-256" if not bad else f"differ from meta.json: {', '.join(bad)}"))
         return int(bool(bad) or meta["recipe_key"] != FallbackRecipe().key())
+    try:
+        writable_folder(Path(args.out).expanduser().parent, "--out")
+    except OSError as err:
+        ap.error(str(err))
     meta = retrain(args.out, progress=not args.no_progress)
     changed = meta["changed"]
     print(f"trained {FallbackRecipe().key()} in {meta['total_seconds']:.0f} s on {meta['threads']} thread(s), "

@@ -43,10 +43,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._files import writable_file, writable_folder
 from ..primitives import check_int, check_real
 from ..stats import mean_and_se
-from ._hf import vocab_size
+from ._hf import context_length, vocab_size
 from .budget import (
+    MAX_SEED,
     QUICK,
     Calibration,
     MeasureSettings,
@@ -59,7 +61,7 @@ from .budget import (
 )
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
 from .eps_sweep import EpsRow, eps_sweep
-from .pairs import ModelPair, load_named_pair, load_pair
+from .pairs import ModelPair, check_model_name, load_named_pair, load_pair, pick_device, pick_dtype
 from .runs import OnRun, check_prompts, default_prompts, progress_bar, sample_runs
 from .speed import SpeedRow, hf_generate, speed_benchmark, speed_summary
 from .theorem1 import Theorem1Row, theorem1_rows
@@ -172,6 +174,21 @@ def calibrate(pair: ModelPair, prompt: str, settings: MeasureSettings, *, tokens
     )
 
 
+def check_context(pair: ModelPair, prompts: Sequence[str], settings: MeasureSettings) -> None:
+    """Every run's prompt, new tokens and lookahead fit both models' context, else a ``ValueError`` saying how many
+    tokens would."""
+    longest = max(len(pair.encode(p)) for p in prompts)
+    need = max(settings.speed_tokens, settings.theorem1_tokens, settings.eps_tokens, CALIBRATION_TOKENS)
+    spare = max(settings.all_lookaheads) + 1  # a verification call reads up to K + 1 positions past the text
+    for role, model in (("draft", pair.draft), ("target", pair.target)):
+        n = context_length(model)
+        if n is not None and longest + need + spare > n:
+            raise ValueError(
+                f"tokens: {need} new tokens after a prompt of {longest} tokens (and K + 1 = {spare} positions of "
+                f"lookahead) exceed the {role}'s context of {n} positions; ask for at most "
+                f"{max(0, n - longest - spare)} (--tokens)")
+
+
 def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s: float | None = None,
                  prompts: Sequence[str] | None = None, progress: bool = True) -> dict[str, Any]:
     """Measure ``pair`` (speed, Theorem 1, the eps sweep) in ``budget_s`` seconds; return the results file's content.
@@ -191,6 +208,7 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s:
     if budget_s is not None:
         budget_s = check_real(budget_s, "budget_s", low=0.0, open_low=True)
     prompts = check_prompts(prompts if prompts is not None else default_prompts(pair))[: settings.prompts]
+    check_context(pair, prompts, settings)
     if settings.hf_lookaheads and vocab_size(pair.draft) != vocab_size(pair.target):
         if progress:
             print(f"Hugging Face's assisted generation refuses a pair whose numbers of logits differ (draft "
@@ -516,12 +534,39 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--tokens", type=_count(1), help="new tokens per run, in every part")
     ap.add_argument("--prompts", type=_count(1), help="how many of the default prompts to use")
     ap.add_argument("--threads", type=_count(1), help="torch intra-op threads (default: torch's)")
-    ap.add_argument("--seed", type=_count(0), default=0)
+    ap.add_argument("--seed", type=_arg(lambda t: check_int(int(t), "value", low=0, high=MAX_SEED),
+                                        "an integer in [0, 2**63 - 1]"), default=0)
     ap.add_argument("--no-progress", action="store_true", help="no tqdm progress bars")
     args = ap.parse_args(argv)
     if (args.draft is None) != (args.target is None):
         ap.error("--draft and --target: give both or neither")
+    try:  # everything that can be checked before a model is loaded
+        dev = pick_device(args.device) if args.device is not None else torch.device("cpu")
+    except (ValueError, RuntimeError) as err:
+        ap.error(f"--{err}")
+    try:
+        if args.dtype is not None:
+            pick_dtype(dev, args.dtype)
+    except ValueError as err:
+        ap.error(f"--{err}")
+    try:
+        for flag, name in (("draft", args.draft), ("target", args.target), ("tokenizer", args.tokenizer)):
+            if name is not None:
+                check_model_name(name, f"--{flag}", needs="" if flag == "tokenizer" else "config.json")
+        args.settings = settings_from(args)
+        check_writable(args.out, "--out")
+    except (ValueError, RuntimeError, OSError) as err:
+        ap.error(str(err))
+    args.parser = ap
     return args
+
+
+def check_writable(out: str | Path, arg: str) -> None:
+    """``out`` (a folder, or a ``.json`` file) can take a results file: checked before the measuring."""
+    if Path(out).suffix == ".json":
+        writable_file(out, arg)
+    else:
+        writable_folder(out, arg)
 
 
 def settings_from(args: argparse.Namespace) -> MeasureSettings:
@@ -544,17 +589,25 @@ def settings_from(args: argparse.Namespace) -> MeasureSettings:
 
 
 def main(argv: Sequence[str] | None = None) -> Path:
-    """Run the command: load the pair, measure it, write the results file and print where."""
-    args = parse_args(argv)
-    settings = settings_from(args)  # before anything is loaded: bad settings fail at once
+    """Run the command: load the pair, measure it, write the results file and print where.
+
+    A bad argument, a model that cannot be loaded or a request the pair's context cannot hold is one line
+    naming it, and exit status 2, before anything is measured.
+    """
+    args = parse_args(argv)  # before anything is loaded: bad settings fail at once
+    settings = args.settings
     if args.threads is not None:
         torch.set_num_threads(args.threads)
-    if args.draft is not None:
-        pair = load_named_pair(args.draft, args.target, tokenizer_name=args.tokenizer, device=args.device,
-                               dtype=args.dtype)
-        print(f"Model pair: {pair.describe()}")
-    else:
-        pair = load_pair(device=args.device, dtype=args.dtype, progress=not args.no_progress)
+    try:
+        if args.draft is not None:
+            pair = load_named_pair(args.draft, args.target, tokenizer_name=args.tokenizer, device=args.device,
+                                   dtype=args.dtype)
+            print(f"Model pair: {pair.describe()}")
+        else:
+            pair = load_pair(device=args.device, dtype=args.dtype, progress=not args.no_progress)
+        check_context(pair, default_prompts(pair)[: settings.prompts], settings)
+    except (OSError, ValueError) as err:
+        args.parser.error(f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
     results = measure_pair(pair, settings, budget_s=args.budget, progress=not args.no_progress)
     results["command"] = "python -m specdec_lite.llm.measure_pair " + " ".join(
         sys.argv[1:] if argv is None else list(argv))

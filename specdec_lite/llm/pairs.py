@@ -6,8 +6,11 @@ on GPUs under 20 GB, such as a free Colab T4); on a CPU (or Apple GPU) with
 internet a pair a laptop can run (``pythia-70m`` drafting for ``pythia-410m``);
 otherwise the offline pair that ships with the package (trained by
 :mod:`specdec_lite.llm.fallback` on the standard library's source). Any other
-pair can be named (hub names or local folders); both go through
-``from_pretrained`` with ``trust_remote_code`` off.
+pair can be named (hub names or local folders). Hub files are checked against the
+hub's hashes before use (:mod:`~specdec_lite.llm.hub`), the offline pair's against its
+``meta.json``; weights are read from safetensors files only, with ``from_pretrained``
+and ``trust_remote_code`` off, and must fill the model exactly
+(:mod:`~specdec_lite.llm.integrity`).
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ import torch
 
 from ._hf import input_vocab_size, require_transformers, vocab_size
 from .fallback import FallbackRecipe, fallback_is_cached, fallback_pair_dir, read_meta
+from .hub import fetch
+from .integrity import check_loading_info, check_same_vocab, check_weight_files
 
 #: The paper's pair (Table 1 of Yin et al.).
 PAPER_PAIR = ("EleutherAI/pythia-70m", "EleutherAI/pythia-2.8b")
@@ -139,11 +144,24 @@ class ModelPair:
         return [self.tokenizer.decode([t]) for t in torch.as_tensor(tokens).tolist()]
 
 
-def _from_pretrained(name: str | Path, device: torch.device, dtype: torch.dtype) -> Any:
+def _from_pretrained(name: str | Path, folder: Path, device: torch.device, dtype: torch.dtype, arg: str) -> Any:
+    """The model in ``folder`` (``name``'s local folder or verified hub snapshot): safetensors, every tensor read."""
     tf = require_transformers()
+    check_weight_files(folder, arg)
     key = "dtype" if int(tf.__version__.split(".")[0]) >= 5 else "torch_dtype"
-    model = tf.AutoModelForCausalLM.from_pretrained(str(name), trust_remote_code=False, **{key: dtype})
+    model, info = tf.AutoModelForCausalLM.from_pretrained(str(folder), trust_remote_code=False, use_safetensors=True,
+                                                          output_loading_info=True, **{key: dtype})
+    check_loading_info(info, str(name), arg)
     return model.to(device).eval()
+
+
+def _local_folder(name: str | Path, folders: dict[str, Path]) -> Path:
+    """The folder ``name`` is read from: itself if a local folder, else its hub snapshot (fetched once, verified)."""
+    key = str(name)
+    if key not in folders:
+        local = Path(name).expanduser()
+        folders[key] = local if local.is_dir() else fetch(key)
+    return folders[key]
 
 
 def _looks_local(name: str | Path) -> bool:
@@ -167,6 +185,21 @@ def _check_source(name: str | Path, arg: str, needs: str = "config.json") -> Non
         raise FileNotFoundError(f"{arg}: there is no folder {str(name)!r} (a hub name has the form 'owner/name')")
 
 
+def check_model_name(name: str | Path, arg: str, needs: str = "config.json") -> None:
+    """``name`` is a local folder (holding ``needs``) or a well-formed hub name (``owner/name``), else a named error.
+
+    Whether the hub holds such a repository is known only when it is asked (at loading).
+    """
+    _check_source(name, arg, needs)
+    if not Path(name).expanduser().exists():
+        from huggingface_hub.utils import validate_repo_id
+
+        try:
+            validate_repo_id(str(name))
+        except ValueError as err:
+            raise ValueError(f"{arg}: {str(name)!r} is neither a folder nor a hub name ({err})") from None
+
+
 def _check_tokenizer_files(name: str | Path) -> None:
     """A local tokenizer folder must hold tokenizer files (else transformers builds an empty tokenizer)."""
     _check_source(name, "tokenizer_name", needs="")
@@ -179,11 +212,13 @@ def _check_tokenizer_files(name: str | Path) -> None:
         )
 
 
-def _tokenizer(name: str | Path, models: dict[str, Any]) -> Any:
-    """The tokenizer at ``name``; its ids must fit every model's logits and input embedding (the smallest of them)."""
-    _check_tokenizer_files(name)
-    tok = require_transformers().AutoTokenizer.from_pretrained(str(name), trust_remote_code=False)
-    sizes = {role: (vocab_size(m), input_vocab_size(m)) for role, m in models.items()}
+def _tokenizer(name: str | Path, folder: Path, models: dict[str, tuple[Any, Path]]) -> Any:
+    """The tokenizer in ``folder`` (``name``'s); its ids must fit every model's logits and input embedding (the
+    smallest of them), and a model saved with a tokenizer of its own must have been saved with this one."""
+    _check_tokenizer_files(folder)
+    auto = require_transformers().AutoTokenizer
+    tok = auto.from_pretrained(str(folder), trust_remote_code=False)
+    sizes = {role: (vocab_size(m), input_vocab_size(m)) for role, (m, _) in models.items()}
     vocab = min(min(s) for s in sizes.values())
     if len(tok) > vocab:
         shown = "; ".join(f"{role}: {v} logits, {rows} input ids" for role, (v, rows) in sizes.items())
@@ -191,6 +226,12 @@ def _tokenizer(name: str | Path, models: dict[str, Any]) -> Any:
             f"tokenizer_name: the tokenizer of {str(name)!r} has {len(tok)} tokens but the models read only {vocab} "
             f"({shown}); it is not these models' tokenizer"
         )
+    own = {f"the {role} ({str(where)!r})": where for role, (_, where) in models.items()
+           if where != folder and any((where / f).is_file() for f in TOKENIZER_FILES)}
+    if own:
+        check_same_vocab({repr(str(name)): tok,
+                          **{role: auto.from_pretrained(str(where), trust_remote_code=False)
+                             for role, where in own.items()}})
     return tok
 
 
@@ -207,7 +248,10 @@ def load_named_pair(
 
     Their numbers of logits may differ (one tokenizer, embedding tables padded to different sizes: the
     engine works on the target's). The tokenizer's ids must fit the smallest of both models' logits and
-    input embeddings, else ``ValueError``.
+    input embeddings, else ``ValueError``; a model folder saved with a tokenizer of its own must hold this
+    same tokenizer, else ``ForeignTokenizerError``. A hub name is fetched by :func:`specdec_lite.llm.hub.fetch`
+    (every file checked against the hub's hash); weights are read from safetensors only
+    (``PickleCheckpointError`` otherwise) and must fill the model exactly (``WeightsMismatchError``).
     """
     dev = pick_device(device)
     dt = pick_dtype(dev, dtype)
@@ -215,9 +259,13 @@ def load_named_pair(
     _check_source(target_name, "target_name")
     tokenizer_name = tokenizer_name if tokenizer_name is not None else target_name
     _check_tokenizer_files(tokenizer_name)  # before the models are loaded
-    draft = _from_pretrained(draft_name, dev, dt)
-    target = _from_pretrained(target_name, dev, dt)
-    tokenizer = _tokenizer(tokenizer_name, {"draft": draft, "target": target})
+    folders: dict[str, Path] = {}
+    where = {role: _local_folder(name, folders) for role, name in
+             (("draft", draft_name), ("target", target_name), ("tokenizer", tokenizer_name))}
+    draft = _from_pretrained(draft_name, where["draft"], dev, dt, "draft_name")
+    target = _from_pretrained(target_name, where["target"], dev, dt, "target_name")
+    tokenizer = _tokenizer(tokenizer_name, where["tokenizer"],
+                           {"draft": (draft, where["draft"]), "target": (target, where["target"])})
     return ModelPair(draft, target, tokenizer, str(draft_name), str(target_name), source, dev, dt)
 
 
@@ -335,8 +383,9 @@ def load_pair(
             names = hub_pair_for(dev)
             try:
                 pair = load_named_pair(*names, device=dev, dtype=dtype)
-            except OSError as err:  # the hub refused, or the connection broke
-                reason = f"could not load {names[1]} from the hub ({type(err).__name__})"
+            except OSError as err:  # the hub refused, the connection broke, or a file failed its checks
+                why = str(err).splitlines()[0][:300] if str(err) else ""
+                reason = f"could not load {names[1]} from the hub ({type(err).__name__}{': ' * bool(why)}{why})"
         if pair is None:
             if verbose and not fallback_is_cached(fallback, cache_dir):
                 print(f"Model pair: {reason}, so specdec_lite trains the offline pair of this recipe on this "

@@ -14,19 +14,31 @@ import plotly.graph_objects as go
 
 from .. import decoding, theory
 from ..figures.part1 import COLORS, grid, pair, running_mean_traces
+from ..primitives import check_int
 from ..stats import mean_and_se
 from .core import explorer
 
+#: Largest sizes the explorer draws (a few times its sliders' maxima; the chains take T V^2 numbers, the runs T each).
+MAX_V, MAX_T, MAX_RUNS = 50, 500, 20_000
+
 
 def rejections_update(V: int = 7, T: int = 50, quality: float = 0.0, runs: int = 2000, seed: int = 10) -> go.Figure:
-    """Left: running mean of rejections vs exact ``E[N_rej]``. Right: ``E[R_n]`` vs observed rate."""
+    """Left: running mean of rejections vs exact ``E[N_rej]``. Right: ``E[R_n]`` vs observed rate.
+
+    ``V <= MAX_V``, ``T <= MAX_T``, ``runs <= MAX_RUNS``. With no rejection possible (``E[N_rej] = 0``,
+    to rounding) the paper's speed-up ``T / E[N_rej]`` is infinite and says so.
+    """
+    V = check_int(V, "V", high=MAX_V)
+    T = check_int(T, "T", high=MAX_T)
+    runs = check_int(runs, "runs", high=MAX_RUNS)
     draft, target, s_mc = pair(V, T, quality, seed)
     res = decoding.speculative(draft, target, runs, rng=np.random.default_rng(s_mc))
     profile = theory.rejection_profile(draft, target)
     exact = float(profile.sum())
     m, se = mean_and_se(res.rejections) if runs > 1 else (float(res.rejections[0]), 0.0)
     calls = theory.expected_oracle_calls(draft, target)
-    paper = f"{T / exact:.2f}" if exact > 0 else "∞"
+    # Equal laws give TVs of a few ulps, not 0: below 64 ulps a position, no rejection can happen.
+    paper = f"{T / exact:.2f}" if exact > 64 * T * np.finfo(float).eps else "∞"
 
     layout, ((x1, y1), (x2, y2)) = grid(
         1, 2, ("running mean of N_rej (±2 SE)", "rejection rate per position"), hspace=0.09, col_widths=(0.6, 0.4)
