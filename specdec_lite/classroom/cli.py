@@ -7,7 +7,44 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .release import COURSE, release
+from .release import COURSE, masters, release
+
+
+class UsageError(ValueError):
+    """A wrong argument on the command line: printed as one line, exit status 2."""
+
+
+def _check_course(course: Path) -> list[str]:
+    """The labs of ``course``, or a ``UsageError`` when it is not a course directory."""
+    if not course.is_dir():
+        raise UsageError(f"--course: {course} is not a folder")
+    if not (course / "source").is_dir():
+        raise UsageError(f"--course: {course} is not an nbgrader course directory (no source/ folder)")
+    return [m.stem for m in masters(course)]
+
+
+def _check_labs(labs: Sequence[str], known: list[str]) -> None:
+    unknown = [lab for lab in labs if lab not in known]
+    if unknown:
+        raise UsageError(f"no lab named {', '.join(map(repr, unknown))} (the labs: {', '.join(known) or 'none'})")
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Every argument checked before any work: the course, the labs, the student id, the downloads."""
+    from .collect import CollectError, check_root, check_student
+
+    known = _check_course(args.course)
+    _check_labs(list(getattr(args, "labs", None) or []) + ([args.lab] if getattr(args, "lab", None) else []), known)
+    if getattr(args, "student", None) is not None:
+        try:
+            check_student(args.student)
+        except ValueError as err:
+            raise UsageError(f"--student: {err}") from None
+    if args.command == "collect":
+        try:
+            check_root(args.downloads)
+        except CollectError as err:
+            raise UsageError(str(err)) from None
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -86,4 +123,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--course", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.course = args.course or default_course()
+    try:
+        _check_args(args)
+    except UsageError as err:
+        print(f"{parser.prog} {args.command}: error: {err}", file=sys.stderr)
+        return 2
     return {"release": _release, "collect": _collect, "autograde": _autograde, "report": _report}[args.command](args)

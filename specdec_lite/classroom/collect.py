@@ -4,60 +4,138 @@ Students submit whatever their browser or LMS saved: ``Copy of lab03_rejections.
 (Colab's *Save a copy in Drive*), ``lab03_rejections (1).ipynb``,
 ``lab03_rejections.ipynb.ipynb``, ``LAB03_Rejections.IPYNB``, a ``.zip``, a PDF. nbgrader
 grades only ``submitted/<student>/<lab>/<lab>.ipynb`` and skips anything else without a
-word, so ``collect`` places each download there and lists every file it could not place.
+word, so ``collect`` places each download there and lists every file it could not place,
+with its cause.
 
 *The student.* A downloads folder holds one folder per student (as LMS exports and shared
 Drive folders give): ``DOWNLOADS/<student>/<anything>``; the folder's name is the student
 id. A file directly in ``DOWNLOADS`` is named ``<student>_<anything>``: the id is what
 comes before the lab's name (``jane_lab03_rejections.ipynb``, ``jane_Copy of
-lab03_rejections.ipynb``) or, when the name holds no lab, before the first ``_``. A zip
-file counts as the folder it would extract to, in place: a class export ``all.zip``
-holding ``<student>/...`` folders, or a student's own ``jane_lab03.zip``.
+lab03_rejections.ipynb``) or, when the name holds no lab, before the first ``_``. A file
+belongs to the student its own folder or name gives, whatever it holds: everything in
+``jane_lab03.zip`` is Jane's, folders named after classmates included. A zip whose name
+gives no student (``class.zip``, or the zip given as ``DOWNLOADS`` itself) is a class
+export: it counts as the folder it would extract to. A student id is a plain name
+(``STUDENT_ID``: ASCII letters, digits, ``._@+-``, at most 64 characters), since
+nbgrader uses it as a folder name.
 
 *The lab.* From the notebook's content first: the nbgrader ``grade_id`` of its cells that
 belong to one lab only, then the title of its first cell (``# Lab 3 · ...``); from its
-name (``lab03``) when the content says nothing. A student id must be a plain name
-(letters, digits, ``._@+-``), since nbgrader uses it as a folder name.
+name (``lab03``) when the content says nothing.
+
+*The date.* A download's date is its file's modification time on disk; a member of a
+class export carries the date the export gives it; a member of a student's own zip
+carries the date of that zip, never the date written inside it. Of several notebooks of
+one student and lab the newest is placed; a later ``collect`` replaces a placed file only
+with a download at least as new, and lists an older one as not placed.
+
+*Bounds.* Zips are read member by member and never unpacked to disk; no member is read
+past ``Limits.member_bytes``, no download inflates past ``Limits.total_bytes`` or holds
+more than ``Limits.members`` files, and zips nest at most ``Limits.depth`` deep. Links
+(symbolic links on disk or stored in a zip) are never followed. Each placed file's
+sha256 is kept in ``submitted/.collect.json``; ``changed_after_collect`` finds the
+submitted files that differ from what was collected.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import os
 import re
+import stat
+import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from dataclasses import asdict, dataclass, field, fields
+from datetime import datetime, timezone
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from .release import COURSE, masters
+
+if TYPE_CHECKING:
+    import nbformat
 
 #: Where ``collect`` keeps its record of every file it saw (``report`` reads it).
 LOG = Path("submitted") / ".collect.json"
 
-_STUDENT = re.compile(r"^[A-Za-z0-9][\w.@+-]*$")
+#: A student id: a plain name nbgrader can use as a folder name (matched whole, ``re.fullmatch``).
+STUDENT_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,63}")
 _LAB_IN_NAME = re.compile(r"lab[ _-]?0?(\d{1,2})(?!\d)", re.I)
 _COPY = re.compile(r"copy[ _]of[ _]", re.I)
 _DUPLICATE = re.compile(r"\s*[(\[]\d+[)\]]\s*$")
+_MiB = 1 << 20
+#: What reading a damaged zip member can raise (bad CRC, encryption, Deflate64, a bad header, a short file).
+_ZIP_ERRORS = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    RuntimeError,
+    NotImplementedError,
+    EOFError,
+    OSError,
+    zlib.error,
+    ValueError,
+)
+
+
+_METHODS = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
+
+
+class CollectError(ValueError):
+    """A wrong argument to ``collect`` (a missing downloads folder, an unknown lab)."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Bounds on what ``collect`` reads from one download (a file in DOWNLOADS, zips inflated)."""
+
+    member_bytes: int = 64 * _MiB
+    total_bytes: int = 1024 * _MiB
+    members: int = 10_000
+    depth: int = 3
+
+
+class _Refused(Exception):
+    """A download ``collect`` will not read further, with the cause to list."""
+
+
+def check_student(student: str) -> str:
+    """``student`` if it is a plain id (``STUDENT_ID``), else a ``ValueError`` naming the problem."""
+    if not isinstance(student, str) or not STUDENT_ID.fullmatch(student):
+        raise ValueError(
+            f"student id {student!r} is not a plain name (ASCII letters, digits and ._@+-, starting with a letter "
+            "or digit, at most 64 characters)"
+        )
+    return student
 
 
 @dataclass
 class Download:
-    """One file found in the downloads: where it came from, its folders and names, its bytes."""
+    """One file found in the downloads: its label, its student, folders and names, bytes, date.
+
+    ``reason`` is set (and ``data`` empty) when the file could not be read.
+    """
 
     source: str
     folders: tuple[str, ...]
     names: tuple[str, ...]
     data: bytes
     modified: float
+    student: str | None = None
+    reason: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
 class Outcome:
-    """What ``collect`` did with one download: ``target`` set when placed, else ``reason``."""
+    """What ``collect`` did with one download: ``target`` set when placed, else ``reason``.
+
+    ``sha256`` and ``modified`` describe the download; ``replaced_by`` is set when a later
+    ``collect`` placed a newer download in its place; ``downloads`` is the folder it came from.
+    """
 
     source: str
     student: str | None = None
@@ -65,6 +143,10 @@ class Outcome:
     target: str | None = None
     reason: str = ""
     notes: list[str] = field(default_factory=list)
+    sha256: str | None = None
+    modified: float | None = None
+    replaced_by: str | None = None
+    downloads: str | None = None
 
 
 def clean_name(name: str) -> str:
@@ -115,6 +197,8 @@ class LabSignature:
 
 def signatures(course: Path = COURSE) -> list[LabSignature]:
     """Each lab's signature, read from the masters in ``course/source``."""
+    import nbformat
+
     ids: dict[str, set[str]] = {}
     titles: dict[str, str] = {}
     for master in masters(course):
@@ -145,49 +229,228 @@ def lab_from_content(nb: nbformat.NotebookNode, sigs: list[LabSignature]) -> str
     return by_title[0] if len(by_title) == 1 else None
 
 
-def downloads(root: Path) -> Iterator[Download]:
-    """Every file under ``root``, zip members included (a zip counts as the folder it extracts to)."""
+# --- reading the downloads, bounded ---------------------------------------------------------
+
+
+def downloads(root: Path, limits: Limits = Limits()) -> Iterator[Download]:
+    """Every file under ``root`` (a folder, or a class export zip), zip members included, links refused.
+
+    Each file of the folder is read within ``limits``; a file that cannot be read is yielded
+    with its ``reason``. Links, FIFOs and devices are listed, never opened.
+    """
     root = Path(root)
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        rel = path.relative_to(root)
-        yield from _expand(str(rel), tuple(rel.parts[:-1]), (rel.name,), path.read_bytes(), path.stat().st_mtime)
-
-
-def _expand(source: str, folders: tuple[str, ...], names: tuple[str, ...], data: bytes, modified: float):
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        yield Download(source, folders, names, data, modified)
+    if root.is_file():
+        yield from _top(root, root.name, (), limits, export=True)
         return
-    with zipfile.ZipFile(io.BytesIO(data)) as zf:
-        for info in zf.infolist():
-            if info.is_dir():
-                continue
-            parts = tuple(p for p in info.filename.split("/") if p)
-            stamp = datetime(*info.date_time).timestamp()
-            yield from _expand(
-                f"{source}:{info.filename}", folders + parts[:-1], (parts[-1], *names), zf.read(info), stamp
+    for here, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        base = Path(here)
+        rel_here = base.relative_to(root).parts
+        for name in sorted(dirs):
+            if (base / name).is_symlink():
+                yield _refused(rel_here, name, _link_reason(base / name))
+        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
+        for name in sorted(files):
+            path = base / name
+            info = path.lstat()
+            if stat.S_ISLNK(info.st_mode):
+                yield _refused(rel_here, name, _link_reason(path))
+            elif not stat.S_ISREG(info.st_mode):
+                yield _refused(rel_here, name, "not a regular file (a FIFO, socket or device): not read")
+            else:
+                yield from _top(path, name, rel_here, limits, export=False)
+
+
+def _refused(folders: tuple[str, ...], name: str, reason: str) -> Download:
+    student = folders[0] if folders else student_from_name(name)
+    return Download("/".join((*folders, name)), folders, (name,), b"", 0.0, student, reason)
+
+
+def _link_reason(path: Path) -> str:
+    try:
+        to = os.readlink(path)
+    except OSError:
+        to = "?"
+    return f"a symbolic link (to {to}): links are never followed; ask for the file itself"
+
+
+def _top(path: Path, name: str, folders: tuple[str, ...], limits: Limits, export: bool) -> Iterator[Download]:
+    """One file of the downloads folder (``export``: the class export zip given as DOWNLOADS)."""
+    source = "/".join((*folders, name))
+    student = None if export else folders[0] if folders else student_from_name(name)
+    try:
+        modified = path.stat().st_mtime
+        if _opens_as_zip(path):
+            budget = [limits.total_bytes, limits.members]
+            with zipfile.ZipFile(path) as zf:
+                as_export = export or (not folders and student is None)
+                yield from _members(zf, source, folders, (name,), modified, student, as_export, 1, limits, budget)
+            return
+        size = path.stat().st_size
+        if size > limits.member_bytes:
+            raise _Refused(
+                f"too large ({size / _MiB:.0f} MiB; a notebook here is at most "
+                f"{limits.member_bytes / _MiB:.0f} MiB): not read"
             )
+        data = path.read_bytes()
+    except Exception as err:  # one strange file never stops the class  # noqa: BLE001
+        yield Download(source, folders, (name,), b"", 0.0, student, _cause(err))
+        return
+    yield Download(source, folders, (name,), data, modified, student)
+
+
+def _opens_as_zip(path_or_data) -> bool:
+    """Whether a zip can be opened there (a PDF whose tail only looks like a zip is read as a file)."""
+    try:
+        with zipfile.ZipFile(path_or_data if isinstance(path_or_data, Path) else io.BytesIO(path_or_data)):
+            return True
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
+        return False
+
+
+def _cause(err: BaseException) -> str:
+    if isinstance(err, _Refused):
+        return str(err)
+    if isinstance(err, NotImplementedError):
+        return f"a zip member it cannot read ({err}; recompress it with the usual Deflate)"
+    if isinstance(err, RuntimeError) and "encrypted" in str(err):
+        return "an encrypted zip member (password-protected): ask for the file itself"
+    return f"a damaged file ({type(err).__name__}: {err})"
+
+
+def _members(
+    zf: zipfile.ZipFile,
+    source: str,
+    folders: tuple[str, ...],
+    names: tuple[str, ...],
+    modified: float,
+    student: str | None,
+    export: bool,
+    depth: int,
+    limits: Limits,
+    budget: list[int],
+) -> Iterator[Download]:
+    """The members of an open zip: a class export (``export``) gives each its student and date."""
+    entries = zf.infolist()
+    budget[1] -= len(entries)
+    if budget[1] < 0:
+        yield Download(
+            source,
+            folders,
+            names,
+            b"",
+            0.0,
+            student,
+            f"a zip of {len(entries)} entries (a download holds at most {limits.members} files): not read",
+        )
+        return
+    files = [e for e in entries if not e.is_dir()]
+    if not files:
+        what = "a zip holding only folders" if entries else "an empty zip"
+        yield Download(source, folders, names, b"", 0.0, student, f"{what}: nothing to place")
+        return
+    for info in files:
+        parts = tuple(p for p in info.filename.replace("\\", "/").split("/") if p not in ("", "."))
+        label = f"{source}:{info.filename}"
+        inner_folders = folders + parts[:-1]
+        inner_names = (parts[-1] if parts else info.filename, *names)
+        owner = student
+        if owner is None and export:
+            owner = parts[0] if len(parts) > 1 else student_from_name(inner_names[0])
+        notes: list[str] = []
+        when = modified
+        if export:
+            try:
+                when = datetime(*info.date_time).timestamp()
+            except (ValueError, OverflowError, OSError):
+                notes.append(f"its date in the export is invalid ({info.date_time}): dated as the export")
+        try:
+            data = _read_member(zf, info, limits, budget)
+            if _opens_as_zip(data):
+                if depth >= limits.depth:
+                    raise _Refused(f"zips nested more than {limits.depth} deep: not opened")
+                with zipfile.ZipFile(io.BytesIO(data)) as inner:
+                    yield from _members(
+                        inner, label, inner_folders, inner_names, when, owner, owner is None, depth + 1, limits, budget
+                    )
+                continue
+        except (_Refused, *_ZIP_ERRORS) as err:
+            yield Download(label, inner_folders, inner_names, b"", when, owner, _cause(err), notes)
+            continue
+        yield Download(label, inner_folders, inner_names, data, when, owner, "", notes)
+
+
+def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limits: Limits, budget: list[int]) -> bytes:
+    """A zip member's bytes, read in 1 MiB pieces and never past the bounds."""
+    if stat.S_ISLNK(info.external_attr >> 16):
+        raise _Refused("a symbolic link stored in the zip: links are never followed")
+    if info.flag_bits & 0x1:
+        raise _Refused("an encrypted zip member (password-protected): ask for the file itself")
+    if info.compress_type not in _METHODS:
+        name = zipfile.compressor_names.get(info.compress_type, "an unknown method")
+        raise _Refused(
+            f"compressed with {name} (method {info.compress_type}), which Python cannot read: "
+            "ask for it zipped with the usual Deflate, or the notebook itself"
+        )
+    cap = min(limits.member_bytes, budget[0])
+    if info.file_size > cap:
+        raise _Refused(_too_big(info.file_size, limits, budget))
+    out = bytearray()
+    with zf.open(info) as member:
+        while piece := member.read(_MiB):
+            out += piece
+            if len(out) > cap:
+                raise _Refused(_too_big(len(out), limits, budget, at_least=True))
+    budget[0] -= len(out)
+    return bytes(out)
+
+
+def _too_big(size: int, limits: Limits, budget: list[int], at_least: bool = False) -> str:
+    what = f"{'more than ' if at_least else ''}{size / _MiB:.0f} MiB"
+    if size > limits.member_bytes:
+        return f"inflates to {what} (a file here is at most {limits.member_bytes / _MiB:.0f} MiB): not read"
+    return f"the download inflates to more than {limits.total_bytes / _MiB:.0f} MiB in all: not read"
 
 
 def _read_notebook(data: bytes) -> nbformat.NotebookNode | str:
+    """The notebook, or why it is not one nbgrader can grade."""
+    import nbformat
+
     try:
         nb = nbformat.reads(data.decode("utf-8-sig"), as_version=4)
-    except Exception as err:  # not JSON, not a notebook, not text
+    except Exception as err:  # not JSON, not a notebook, not text  # noqa: BLE001
         return f"not a notebook ({type(err).__name__})"
-    if not nb.get("cells"):
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not cells:
         return "not a notebook (no cells)"
+    if not isinstance(cells, list):
+        return "a damaged notebook (its cells are not a list)"
+    for i, cell in enumerate(cells, start=1):
+        if not isinstance(cell, dict) or not isinstance(cell.get("cell_type"), str):
+            return f"a damaged notebook (cell {i} is not a cell)"
+        if not isinstance(cell.get("source"), str):
+            return f"a damaged notebook (the source of cell {i} is not text)"
+        meta = cell.get("metadata", {})
+        if not isinstance(meta, dict):
+            return f"a damaged notebook (the metadata of cell {i} is not a mapping)"
+        grading = meta.get("nbgrader", {})
+        if not isinstance(grading, dict) or not isinstance(grading.get("grade_id", ""), str):
+            return f"a damaged notebook (cell {i}'s nbgrader metadata is not what nbgrader wrote)"
     return nb
 
 
 def place(item: Download, sigs: list[LabSignature], only: str | None = None) -> Outcome:
     """Decide the student and the lab of one download (writes nothing)."""
-    out = Outcome(item.source)
-    if item.folders:
-        out.student = item.folders[0]
-    else:
-        out.student = next((s for s in map(student_from_name, item.names) if s), None)
-    nb = _read_notebook(item.data)
+    out = Outcome(item.source, student=item.student, notes=list(item.notes))
+    if item.data or not item.reason:
+        out.sha256 = hashlib.sha256(item.data).hexdigest()
+        out.modified = item.modified
     labs = [s.lab for s in sigs]
     by_name = next((lab for lab in (lab_from_name(n, labs) for n in item.names) if lab), None)
+    if item.reason:
+        out.lab, out.reason = by_name, item.reason
+        return out
+    nb = _read_notebook(item.data)
     if isinstance(nb, str):
         out.lab, out.reason = by_name, nb
         return out
@@ -203,61 +466,213 @@ def place(item: Download, sigs: list[LabSignature], only: str | None = None) -> 
         out.reason = f"another lab ({out.lab}), not collected with --lab {only}"
     elif out.student is None:
         out.reason = "no student id: put it in a folder named after the student, or name it <student>_<lab>.ipynb"
-    elif not _STUDENT.match(out.student):
-        out.reason = f"student id {out.student!r} has characters nbgrader cannot use in a folder name; rename it"
+    elif not STUDENT_ID.fullmatch(out.student):
+        shown = out.student if len(out.student) <= 70 else out.student[:60] + "..."
+        out.reason = (
+            f"student id {shown!r} is not a plain name (ASCII letters, digits, ._@+-, at most 64 "
+            "characters): rename the folder or file"
+        )
     return out
 
 
-def collect(root: Path, course: Path = COURSE, lab: str | None = None, write: bool = True) -> list[Outcome]:
+# --- placing --------------------------------------------------------------------------------
+
+
+def _when(stamp: float | None) -> str:
+    return (
+        "an unknown date"
+        if stamp is None
+        else datetime.fromtimestamp(stamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    )
+
+
+def check_root(root: Path) -> Path:
+    """``root`` if it is a downloads folder holding something, or a zip; else a ``CollectError``."""
+    root = Path(root)
+    if not root.exists():
+        raise CollectError(f"downloads: {root} does not exist")
+    if root.is_file():
+        if not _opens_as_zip(root):
+            raise CollectError(
+                f"downloads: {root} is a file but not a zip; give the folder of downloads (or the class export .zip)"
+            )
+        return root
+    if not root.is_dir():
+        raise CollectError(f"downloads: {root} is neither a folder nor a zip")
+    with os.scandir(root) as entries:
+        empty = not any(entries)
+    if empty:
+        raise CollectError(f"downloads: {root} is empty")
+    return root
+
+
+def collect(
+    root: Path, course: Path = COURSE, lab: str | None = None, write: bool = True, limits: Limits = Limits()
+) -> list[Outcome]:
     """Place every notebook under ``root`` in ``course/submitted``; an outcome per download.
 
     When a student has several notebooks of one lab, the newest is placed and the others are
-    listed. Every outcome is also kept in ``course/submitted/.collect.json`` for ``report``.
+    listed; a file placed by an earlier run is replaced only by a download at least as new.
+    Every outcome, with the sha256 and date of what was placed, is kept in
+    ``course/submitted/.collect.json`` for ``report`` (written even when a file fails).
     """
     course = Path(course)
+    root = check_root(root)
     sigs = signatures(course)
     if lab and lab not in {s.lab for s in sigs}:
-        raise ValueError(f"lab: no master for {lab!r} in {course / 'source'}")
-    items = list(downloads(root))
-    outcomes = [place(item, sigs, lab) for item in items]
-    chosen: dict[tuple[str, str], int] = {}
-    for i, (item, out) in enumerate(zip(items, outcomes, strict=True)):
-        if out.reason:
-            continue
-        key = (out.student, out.lab)
-        if key in chosen and items[chosen[key]].modified >= item.modified:
-            out.reason = f"older than {items[chosen[key]].source} (same student and lab)"
-            continue
-        if key in chosen:
-            outcomes[chosen[key]].reason = f"older than {item.source} (same student and lab)"
-        chosen[key] = i
-    for (student, name), i in chosen.items():
-        target = course / "submitted" / student / name / f"{name}.ipynb"
-        outcomes[i].target = str(target.relative_to(course))
-        if write:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            if target.is_file() and target.read_bytes() != items[i].data:
-                outcomes[i].notes.append("replaced the file collected before")
-            target.write_bytes(items[i].data)
-    if write:
-        _log(course, outcomes)
+        raise CollectError(f"lab: no master for {lab!r} in {course / 'source'}")
+    here = str(root.resolve())
+    outcomes: list[Outcome] = []
+    earlier, unreadable = _read_log(course)
+    with tempfile.TemporaryDirectory(prefix="specdec-collect-") as staging:
+        chosen: dict[tuple[str, str], int] = {}
+        try:
+            for item in downloads(root, limits):
+                try:
+                    out = place(item, sigs, lab)
+                except Exception as err:  # one strange file never stops the class  # noqa: BLE001
+                    out = Outcome(item.source, item.student, reason=f"could not be read ({type(err).__name__}: {err})")
+                out.downloads = here
+                outcomes.append(out)
+                if not out.reason:
+                    _choose(chosen, outcomes, len(outcomes) - 1, item.data, Path(staging))
+                item.data = b""
+            for i in chosen.values():
+                _settle(course, outcomes[i], earlier, Path(staging), write)
+        finally:
+            if write:
+                _log(course, earlier, outcomes, unreadable)
+    if unreadable:
+        outcomes.append(Outcome(str(LOG), reason=unreadable))
     return outcomes
 
 
-def _log(course: Path, outcomes: list[Outcome]) -> None:
+def _choose(chosen: dict, outcomes: list[Outcome], i: int, data: bytes, staging: Path) -> None:
+    """Keep download ``i`` if it is the newest of its student and lab so far (its bytes in ``staging``)."""
+    out = outcomes[i]
+    key = (out.student, out.lab)
+    if key in chosen:
+        best = outcomes[chosen[key]]
+        if best.modified >= out.modified:
+            same = "as new as" if best.modified == out.modified else "older than"
+            out.reason = f"{same} {best.source} (same student and lab; that one is placed)"
+            return
+        best.reason = f"older than {out.source} (same student and lab; that one is placed)"
+    (staging / out.sha256).write_bytes(data)
+    chosen[key] = i
+
+
+def _settle(course: Path, out: Outcome, earlier: dict[str, dict], staging: Path, write: bool) -> None:
+    """Place ``out`` at ``submitted/<student>/<lab>/<lab>.ipynb`` unless a newer file is there."""
+    target = Path("submitted") / out.student / out.lab / f"{out.lab}.ipynb"
+    path = course / target
+    before = next(
+        (row for row in earlier.values() if row.get("target") == str(target) and not row.get("replaced_by")), None
+    )
+    try:
+        if path.is_symlink() or any(p.is_symlink() for p in (path.parent, path.parent.parent)):
+            raise _Refused(f"{target} or its folder is a symbolic link: not written (links are never followed)")
+        current = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+        if current is not None and current != out.sha256:
+            then = (before or {}).get("modified") if (before or {}).get("sha256") == current else None
+            if then is None:
+                then = path.stat().st_mtime
+            origin = f"collected before from {before['source']}" if before else "there before"
+            if out.modified < then:
+                raise _Refused(
+                    f"older ({_when(out.modified)}) than {target}, {origin} ({_when(then)}); "
+                    "delete that file to take this one"
+                )
+            out.notes.append(f"replaced {target}, {origin} ({_when(then)})")
+        if write and current != out.sha256:
+            _write(course, target, (staging / out.sha256).read_bytes())
+    except (_Refused, OSError) as err:
+        out.reason = str(err) if isinstance(err, _Refused) else f"could not write {target} ({type(err).__name__})"
+        return
+    out.target = str(target)
+    for row in earlier.values():
+        if row.get("target") == str(target) and (row.get("source"), row.get("downloads")) != (
+            out.source,
+            out.downloads,
+        ):
+            row["replaced_by"] = out.source
+
+
+def _write(course: Path, target: Path, data: bytes) -> None:
+    """Write ``data`` at ``course/target`` through a temporary file (never through a link)."""
+    path = course / target
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".collect-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+# --- the record -----------------------------------------------------------------------------
+
+
+def _key(row: dict) -> str:
+    return json.dumps([row.get("downloads"), row["source"]])
+
+
+def _read_log(course: Path) -> tuple[dict[str, dict], str]:
+    """The record of earlier runs ``{key: row}``, and why it could not be read ("" when it could)."""
+    path = course / LOG
+    if not path.is_file():
+        return {}, ""
+    try:
+        rows = json.loads(path.read_text())
+        if not isinstance(rows, dict) or not all(isinstance(r, dict) and "source" in r for r in rows.values()):
+            raise ValueError("not a record of downloads")
+    except (ValueError, UnicodeDecodeError) as err:
+        return {}, (
+            f"the record of earlier runs was unreadable ({type(err).__name__}); kept as "
+            f"{LOG.name}.unreadable, a new one started"
+        )
+    return {_key(r): r for r in rows.values()}, ""
+
+
+def _log(course: Path, earlier: dict[str, dict], outcomes: list[Outcome], unreadable: str) -> None:
     path = course / LOG
     path.parent.mkdir(parents=True, exist_ok=True)
-    kept = json.loads(path.read_text()) if path.is_file() else {}
-    kept.update({o.source: asdict(o) for o in outcomes})
-    path.write_text(json.dumps(kept, indent=1, sort_keys=True))
+    if unreadable and path.is_file():
+        os.replace(path, path.with_name(f"{LOG.name}.unreadable"))
+    kept = dict(earlier)
+    kept.update({_key(asdict(o)): asdict(o) for o in outcomes})
+    fd, tmp = tempfile.mkstemp(prefix=".collect-", dir=path.parent)
+    with os.fdopen(fd, "w") as f:
+        json.dump(kept, f, indent=1, sort_keys=True)
+    os.replace(tmp, path)
 
 
 def logged(course: Path = COURSE) -> list[Outcome]:
-    """Every outcome ``collect`` recorded in ``course`` (latest run first for a given file)."""
-    path = Path(course) / LOG
-    if not path.is_file():
-        return []
-    return [Outcome(**row) for row in json.loads(path.read_text()).values()]
+    """Every outcome ``collect`` recorded in ``course`` (the latest run's for a file seen twice)."""
+    rows, _ = _read_log(Path(course))
+    known = {f.name for f in fields(Outcome)}
+    return [Outcome(**{k: v for k, v in row.items() if k in known}) for row in rows.values()]
+
+
+def changed_after_collect(course: Path = COURSE, labs: list[str] | None = None) -> list[Outcome]:
+    """Placed downloads whose file in ``submitted/`` is no longer what was collected (``reason`` says how)."""
+    course = Path(course)
+    found = []
+    for out in logged(course):
+        if not out.target or out.replaced_by or not out.sha256 or (labs and out.lab not in labs):
+            continue
+        path = course / out.target
+        if not path.is_file() or path.is_symlink():
+            out.reason = f"{out.target} is gone since it was collected from {out.source}"
+        elif hashlib.sha256(path.read_bytes()).hexdigest() != out.sha256:
+            out.reason = f"{out.target} changed after it was collected from {out.source} (its sha256 differs)"
+        else:
+            continue
+        found.append(out)
+    return found
 
 
 def describe(out: Outcome) -> str:
