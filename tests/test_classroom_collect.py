@@ -36,17 +36,34 @@ MASTER = ROOT / "notebooks" / "source" / LAB / f"{LAB}.ipynb"
 NB = MASTER.read_bytes()
 
 
-def run(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def run(*args: str) -> subprocess.CompletedProcess:
     """``python -m specdec_lite.classroom ARGS`` as an instructor runs it."""
-    base = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "specdec_lite.classroom", *args],
-        cwd=cwd or ROOT,
-        env={**base, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    (proc,) = run_all([args])
+    return proc
+
+
+def run_all(commands: list[tuple[str, ...]]) -> list[subprocess.CompletedProcess]:
+    """Several ``python -m specdec_lite.classroom`` command lines, run side by side."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "OPENBLAS_NUM_THREADS": "1"}
+    started = [
+        (
+            args,
+            subprocess.Popen(
+                [sys.executable, "-m", "specdec_lite.classroom", *args],
+                cwd=ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            ),
+        )
+        for args in commands
+    ]
+    done = []
+    for args, proc in started:
+        out, err = proc.communicate(timeout=300)
+        done.append(subprocess.CompletedProcess(args, proc.returncode, out, err))
+    return done
 
 
 def make_course(tmp: Path) -> Path:
@@ -158,6 +175,7 @@ def listing(stdout: str) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_one_malformed_upload_never_stops_the_class(tmp_path):
     """Every upload of a hostile class ends in the listing, placed or with its cause; the log is written."""
     course, dl = make_course(tmp_path), tmp_path / "dl"
@@ -188,6 +206,7 @@ def test_one_malformed_upload_never_stops_the_class(tmp_path):
     ], "nothing else written"
 
 
+@pytest.mark.slow
 def test_bounds_refuse_a_zip_bomb_under_a_memory_cap(tmp_path):
     """250 KiB of zip, 256 MiB of zeros: refused by the member bound, in a process capped at 512 MiB."""
     course, dl = make_course(tmp_path), tmp_path / "dl"
@@ -271,11 +290,16 @@ def test_student_ids_are_plain_names(tmp_path):
     assert sorted(p.name for p in (course / "submitted").iterdir()) == [".collect.json", "ok"]
 
 
+@pytest.mark.slow
 def test_wrong_paths_and_arguments_are_one_line_errors(tmp_path):
-    """Real command lines: exit 2 and one line naming the problem, never a traceback or "0 placed"."""
-    course = make_course(tmp_path)
+    """Real command lines: exit 2 and one line naming the problem, never a traceback or "0 placed".
+
+    The class export zip itself is accepted as DOWNLOADS: its folders name the students, its own name none.
+    """
+    course, export_course = make_course(tmp_path), make_course(tmp_path / "export")
     (tmp_path / "empty").mkdir()
     write(tmp_path / "notes.txt", b"hello")
+    write(tmp_path / "class_export.zip", zip_bytes({f"ann/{LAB}.ipynb": NB, f"bob_{LAB}.ipynb": NB}))
     cases = [
         (("collect", str(tmp_path / "nope")), "does not exist"),
         (("collect", str(tmp_path / "empty")), "is empty"),
@@ -286,26 +310,20 @@ def test_wrong_paths_and_arguments_are_one_line_errors(tmp_path):
         (("autograde", "--student", "jane\n"), "is not a plain name"),
         (("release", "nope"), "no lab named 'nope'"),
     ]
-    for args, message in cases:
-        proc = run(*args, "--course", str(course))
+    commands = [(*args, "--course", str(course)) for args, _ in cases]
+    commands += [("--course", str(tmp_path / "nowhere"), "report"), ("--course", str(tmp_path), "report")]
+    commands += [("collect", str(tmp_path / "class_export.zip"), "--course", str(export_course))]
+    *errors, nowhere, not_course, export = run_all(commands)
+    for (args, message), proc in zip(cases, errors, strict=True):
         assert proc.returncode == 2, (args, proc.stdout, proc.stderr)
         assert proc.stderr.count("\n") == 1 and message in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
         assert not proc.stdout, proc.stdout
-    proc = run("--course", str(tmp_path / "nowhere"), "report")
-    assert proc.returncode == 2 and proc.stderr.strip().endswith("is not a folder"), proc.stderr
-    proc = run("--course", str(tmp_path), "report")
-    assert proc.returncode == 2 and "is not an nbgrader course directory" in proc.stderr, proc.stderr
+    assert nowhere.returncode == 2 and nowhere.stderr.strip().endswith("is not a folder"), nowhere.stderr
+    assert not_course.returncode == 2 and "is not an nbgrader course directory" in not_course.stderr, not_course.stderr
     assert not (course / "submitted").exists() and not (course / "gradebook.db").exists(), "no work was done"
-
-
-def test_the_class_zip_itself_is_a_class_export(tmp_path):
-    """``collect class_export.zip``: its folders name the students (its own name is no student's)."""
-    course = make_course(tmp_path)
-    write(tmp_path / "class_export.zip", zip_bytes({f"ann/{LAB}.ipynb": NB, f"bob_{LAB}.ipynb": NB}))
-    proc = run("collect", str(tmp_path / "class_export.zip"), "--course", str(course))
-    assert proc.returncode == 0, proc.stderr
-    assert "2 placed, 0 not placed" in proc.stdout, proc.stdout
-    assert {p.parent.parent.name for p in (course / "submitted").glob(f"*/{LAB}/{LAB}.ipynb")} == {"ann", "bob"}
+    assert export.returncode == 0 and "2 placed, 0 not placed" in export.stdout, export.stdout + export.stderr
+    placed = {p.parent.parent.name for p in (export_course / "submitted").glob(f"*/{LAB}/{LAB}.ipynb")}
+    assert placed == {"ann", "bob"}
 
 
 def test_a_file_belongs_to_the_student_its_name_gives(tmp_path):
@@ -327,6 +345,7 @@ def test_a_file_belongs_to_the_student_its_name_gives(tmp_path):
         assert out.sha256 == hashlib.sha256((course / out.target).read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_reruns_keep_the_newest_and_report_changes(tmp_path):
     """An older download never replaces a newer one; a newer one does, with a note; report sees tampering."""
     course = make_course(tmp_path)

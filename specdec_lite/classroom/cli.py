@@ -111,7 +111,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rel.add_argument("labs", nargs="*", help="lab names (default: every master in source/)")
     rel.add_argument("--check", action="store_true", help="write nothing; exit 1 if a student copy is out of date")
     col = sub.add_parser("collect", help="place downloaded notebooks in submitted/<student>/<lab>/<lab>.ipynb")
-    col.add_argument("downloads", type=Path, help="a folder of downloads: one folder per student, or <student>_ files")
+    col.add_argument(
+        "downloads",
+        type=Path,
+        help="a folder of downloads (one folder per student, or <student>_ files), or a class export .zip",
+    )
     col.add_argument("--lab", help="collect only this lab (list the others)")
     aut = sub.add_parser("autograde", help="nbgrader autograde, lab by lab, then the problems found")
     aut.add_argument("labs", nargs="*", help="lab names (default: every lab with submissions)")

@@ -45,6 +45,7 @@ import json
 import os
 import re
 import stat
+import struct
 import tempfile
 import zipfile
 import zlib
@@ -93,7 +94,7 @@ class Limits:
     """Bounds on what ``collect`` reads from one download (a file in DOWNLOADS, zips inflated)."""
 
     member_bytes: int = 64 * _MiB
-    total_bytes: int = 1024 * _MiB
+    total_bytes: int = 2048 * _MiB
     members: int = 10_000
     depth: int = 3
 
@@ -280,9 +281,10 @@ def _top(path: Path, name: str, folders: tuple[str, ...], limits: Limits, export
     student = None if export else folders[0] if folders else student_from_name(name)
     try:
         modified = path.stat().st_mtime
-        if _opens_as_zip(path):
-            budget = [limits.total_bytes, limits.members]
-            with zipfile.ZipFile(path) as zf:
+        budget = [limits.total_bytes, limits.members]
+        zf = _open_zip(path, limits, budget)
+        if zf is not None:
+            with zf:
                 as_export = export or (not folders and student is None)
                 yield from _members(zf, source, folders, (name,), modified, student, as_export, 1, limits, budget)
             return
@@ -299,13 +301,31 @@ def _top(path: Path, name: str, folders: tuple[str, ...], limits: Limits, export
     yield Download(source, folders, (name,), data, modified, student)
 
 
-def _opens_as_zip(path_or_data) -> bool:
-    """Whether a zip can be opened there (a PDF whose tail only looks like a zip is read as a file)."""
+def _zip_shape(src: Path | bytes) -> tuple[int, int] | None:
+    """(entries, bytes of the central directory) from a zip's end record, or None when it has none."""
+    with open(src, "rb") if isinstance(src, Path) else io.BytesIO(src) as f:
+        try:
+            end = zipfile._EndRecData(f)  # the end record alone: read before zipfile lists every entry
+        except (OSError, struct.error, ValueError):
+            return None
+    return (end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]) if end else None
+
+
+def _open_zip(src: Path | bytes, limits: Limits, budget: list[int]) -> zipfile.ZipFile | None:
+    """The zip at ``src`` (None when it is none: a PDF whose tail only looks like a zip is a file).
+
+    Its entries are counted from its end record before zipfile reads its directory.
+    """
+    shape = _zip_shape(src)
+    if shape is None:
+        return None
+    entries, size = shape
+    if entries > budget[1] or size > limits.members * 1024:
+        raise _Refused(f"a zip of {entries} entries (a download holds at most {limits.members} files): not read")
     try:
-        with zipfile.ZipFile(path_or_data if isinstance(path_or_data, Path) else io.BytesIO(path_or_data)):
-            return True
+        return zipfile.ZipFile(src if isinstance(src, Path) else io.BytesIO(src))
     except (zipfile.BadZipFile, OSError, ValueError, EOFError, NotImplementedError):
-        return False
+        return None
 
 
 def _cause(err: BaseException) -> str:
@@ -333,16 +353,9 @@ def _members(
     """The members of an open zip: a class export (``export``) gives each its student and date."""
     entries = zf.infolist()
     budget[1] -= len(entries)
-    if budget[1] < 0:
-        yield Download(
-            source,
-            folders,
-            names,
-            b"",
-            0.0,
-            student,
-            f"a zip of {len(entries)} entries (a download holds at most {limits.members} files): not read",
-        )
+    if budget[1] < 0:  # its end record gave a smaller count
+        reason = f"a zip of {len(entries)} entries (a download holds at most {limits.members} files): not read"
+        yield Download(source, folders, names, b"", 0.0, student, reason)
         return
     files = [e for e in entries if not e.is_dir()]
     if not files:
@@ -366,10 +379,11 @@ def _members(
                 notes.append(f"its date in the export is invalid ({info.date_time}): dated as the export")
         try:
             data = _read_member(zf, info, limits, budget)
-            if _opens_as_zip(data):
-                if depth >= limits.depth:
-                    raise _Refused(f"zips nested more than {limits.depth} deep: not opened")
-                with zipfile.ZipFile(io.BytesIO(data)) as inner:
+            if _zip_shape(data) is not None and depth >= limits.depth:
+                raise _Refused(f"zips nested more than {limits.depth} deep: not opened")
+            inner = _open_zip(data, limits, budget)
+            if inner is not None:
+                with inner:
                     yield from _members(
                         inner, label, inner_folders, inner_names, when, owner, owner is None, depth + 1, limits, budget
                     )
@@ -492,7 +506,7 @@ def check_root(root: Path) -> Path:
     if not root.exists():
         raise CollectError(f"downloads: {root} does not exist")
     if root.is_file():
-        if not _opens_as_zip(root):
+        if _zip_shape(root) is None:
             raise CollectError(
                 f"downloads: {root} is a file but not a zip; give the folder of downloads (or the class export .zip)"
             )
