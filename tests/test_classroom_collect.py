@@ -285,6 +285,7 @@ def test_student_ids_are_plain_names(tmp_path):
     write(dl / "class.zip", zip_bytes({f"../../etc/{LAB}.ipynb": NB, f"ok/{LAB}.ipynb": NB}))
     found = {o.source: o for o in col.collect(dl, course)}
     assert "is not a plain name" in found[f"jane\n/{LAB}.ipynb"].reason
+    assert col.describe(found[f"jane\n/{LAB}.ipynb"]).startswith(f"NOT PLACED jane\\n/{LAB}.ipynb: "), "one line"
     assert "is not a plain name" in found[f"class.zip:../../etc/{LAB}.ipynb"].reason
     assert found[f"class.zip:ok/{LAB}.ipynb"].target == f"submitted/ok/{LAB}/{LAB}.ipynb"
     assert sorted(p.name for p in (course / "submitted").iterdir()) == [".collect.json", "ok"]

@@ -689,9 +689,14 @@ def changed_after_collect(course: Path = COURSE, labs: list[str] | None = None) 
     return found
 
 
+def shown(text: str) -> str:
+    """``text`` on one line: control characters (a newline in a file name) written as escapes."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 def describe(out: Outcome) -> str:
     """One line for the instructor."""
     notes = f" ({'; '.join(out.notes)})" if out.notes else ""
     if out.target:
-        return f"placed   {out.source} -> {out.target}{notes}"
-    return f"NOT PLACED {out.source}: {out.reason}{notes}"
+        return shown(f"placed   {out.source} -> {out.target}{notes}")
+    return shown(f"NOT PLACED {out.source}: {out.reason}{notes}")
