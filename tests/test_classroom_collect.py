@@ -248,7 +248,7 @@ def test_bounds_on_total_size_member_count_and_plain_files(tmp_path):
 
 
 def test_links_are_never_followed(tmp_path):
-    """A link to the master, to a classmate's file, a linked folder, a link stored in a zip: refused, listed."""
+    """Links to the master, to a classmate's file, a linked folder, a link in a zip, a FIFO: refused, listed."""
     course, dl = make_course(tmp_path), tmp_path / "dl"
     write(dl / "honest" / f"{LAB}.ipynb", NB)
     (dl / "cheat").mkdir()
@@ -256,6 +256,8 @@ def test_links_are_never_followed(tmp_path):
     (dl / "copier").mkdir()
     (dl / "copier" / f"{LAB}.ipynb").symlink_to(dl / "honest" / f"{LAB}.ipynb")
     (dl / "linkdir").symlink_to(dl / "honest", target_is_directory=True)
+    (dl / "fifo").mkdir()
+    os.mkfifo(dl / "fifo" / f"{LAB}.ipynb")  # reading it would wait for ever
     info = zipfile.ZipInfo(f"{LAB}.ipynb")
     info.external_attr = 0o120777 << 16
     with zipfile.ZipFile(dl / "zlink_lab03.zip", "w") as zf:
@@ -264,6 +266,7 @@ def test_links_are_never_followed(tmp_path):
     assert found[f"honest/{LAB}.ipynb"].target
     for source in (f"cheat/{LAB}.ipynb", f"copier/{LAB}.ipynb", "linkdir"):
         assert found[source].target is None and "a symbolic link" in found[source].reason, found[source]
+    assert "not a regular file (a FIFO" in found[f"fifo/{LAB}.ipynb"].reason
     assert "a symbolic link stored in the zip" in found[f"zlink_lab03.zip:{LAB}.ipynb"].reason
     assert sorted(p.name for p in (course / "submitted").iterdir()) == [".collect.json", "honest"]
     # a link planted in submitted/ is never written through
