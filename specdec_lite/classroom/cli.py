@@ -7,7 +7,44 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .release import COURSE, release
+from .release import COURSE, masters, release
+
+
+class UsageError(ValueError):
+    """A wrong argument on the command line: printed as one line, exit status 2."""
+
+
+def _check_course(course: Path) -> list[str]:
+    """The labs of ``course``, or a ``UsageError`` when it is not a course directory."""
+    if not course.is_dir():
+        raise UsageError(f"--course: {course} is not a folder")
+    if not (course / "source").is_dir():
+        raise UsageError(f"--course: {course} is not an nbgrader course directory (no source/ folder)")
+    return [m.stem for m in masters(course)]
+
+
+def _check_labs(labs: Sequence[str], known: list[str]) -> None:
+    unknown = [lab for lab in labs if lab not in known]
+    if unknown:
+        raise UsageError(f"no lab named {', '.join(map(repr, unknown))} (the labs: {', '.join(known) or 'none'})")
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Every argument checked before any work: the course, the labs, the student id, the downloads."""
+    from .collect import CollectError, check_root, check_student
+
+    known = _check_course(args.course)
+    _check_labs(list(getattr(args, "labs", None) or []) + ([args.lab] if getattr(args, "lab", None) else []), known)
+    if getattr(args, "student", None) is not None:
+        try:
+            check_student(args.student)
+        except ValueError as err:
+            raise UsageError(f"--student: {err}") from None
+    if args.command == "collect":
+        try:
+            check_root(args.downloads)
+        except CollectError as err:
+            raise UsageError(str(err)) from None
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -74,7 +111,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rel.add_argument("labs", nargs="*", help="lab names (default: every master in source/)")
     rel.add_argument("--check", action="store_true", help="write nothing; exit 1 if a student copy is out of date")
     col = sub.add_parser("collect", help="place downloaded notebooks in submitted/<student>/<lab>/<lab>.ipynb")
-    col.add_argument("downloads", type=Path, help="a folder of downloads: one folder per student, or <student>_ files")
+    col.add_argument(
+        "downloads",
+        type=Path,
+        help="a folder of downloads (one folder per student, or <student>_ files), or a class export .zip",
+    )
     col.add_argument("--lab", help="collect only this lab (list the others)")
     aut = sub.add_parser("autograde", help="nbgrader autograde, lab by lab, then the problems found")
     aut.add_argument("labs", nargs="*", help="lab names (default: every lab with submissions)")
@@ -86,4 +127,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         p.add_argument("--course", type=Path, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     args.course = args.course or default_course()
+    try:
+        _check_args(args)
+    except UsageError as err:
+        print(f"{parser.prog} {args.command}: error: {err}", file=sys.stderr)
+        return 2
     return {"release": _release, "collect": _collect, "autograde": _autograde, "report": _report}[args.command](args)

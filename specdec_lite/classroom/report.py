@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from .collect import logged
+from .collect import changed_after_collect, logged
 from .execute import DIED, NOT_RUN, TIMEOUT
 from .grade import log_path
 from .release import COURSE, masters
@@ -88,8 +88,9 @@ def problems(course: Path = COURSE, labs: Sequence[str] | None = None, feedback:
     found = [
         Problem(o.lab or "?", o.student or "?", f"download {o.source} not placed: {o.reason}")
         for o in logged(course)
-        if not o.target and (o.lab in names or o.lab is None or not labs)
+        if not o.target and not o.replaced_by and (o.lab in names or o.lab is None or not labs)
     ]
+    found += [Problem(o.lab or "?", o.student or "?", o.reason) for o in changed_after_collect(course, names)]
     gb = _gradebook(course)
     try:
         roster = {s.id for s in gb.students} if gb else set()
