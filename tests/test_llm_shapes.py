@@ -45,7 +45,7 @@ def measured():
     """The tiny shapes timed on the CPU, planned with just enough memory for the two smaller ones."""
     free = sh.memory_needed(TINY["tiny-2"], torch.float32, CONTEXTS)
     return sh.measure_shapes(TINY, device=CPU, dtype=torch.float32, contexts=CONTEXTS, repeats=3, budget_s=120,
-                             free_bytes=free, progress=False)
+                             free_bytes=free, clock="cpu", progress=False)
 
 
 def test_the_shapes_are_pythias():
@@ -116,6 +116,18 @@ def test_timing_records_every_call_and_the_ratios(measured):
             for K in sh.LOOKAHEADS:
                 assert m["c_K"][L][str(K)] == per[str(K + 1)] / per["1"]
     assert r["settings"]["lookaheads"] == list(range(1, 9)) and r["settings"]["contexts"] == [4, 16]
+    assert r["settings"]["clock"] == "cpu" and "timed in CPU seconds" in r["label"]
+
+
+def test_the_cpu_clock_is_for_one_thread_on_a_cpu():
+    with pytest.raises(ValueError, match="clock: expected one of wall, cpu"):
+        sh.measure_shapes(TINY, device=CPU, dtype=torch.float32, clock="gpu", progress=False)
+    torch.set_num_threads(2)
+    try:
+        with pytest.raises(ValueError, match="here the device is cpu with 2 torch thread"):
+            sh.measure_shapes(TINY, device=CPU, dtype=torch.float32, clock="cpu", progress=False)
+    finally:
+        torch.set_num_threads(1)
 
 
 def test_the_file_is_labelled_with_device_dtype_torch_and_random_weights(measured, tmp_path):
@@ -192,6 +204,7 @@ def test_the_reader_refuses_other_files(measured, tmp_path):
         sc.call_costs(measured, "tiny-1", "tiny-2", 5)
 
 
+
 BAD_ARGS = [
     (["--models", "7b"], "unknown model '7b'"),
     (["--models", "70m,pythia-70m"], "named twice"),
@@ -203,6 +216,8 @@ BAD_ARGS = [
     (["--dtype", "int8"], "invalid choice"),
     (["--pair", "--budget", "100", "--pair-budget", "150"], "leaves nothing of --budget 100"),
     (["--device", "meta"], "cannot run a model pair"),
+    (["--clock", "cpu"], "--clock cpu needs --device cpu and --threads 1"),
+    (["--clock", "cpu", "--threads", "2", "--device", "cpu"], "--clock cpu needs --device cpu and --threads 1"),
 ]
 
 

@@ -10,7 +10,9 @@ random weights, in the dtype the device computes natively (``pairs.pick_dtype``)
 fills one KV cache per context length ``L`` with ``L`` random tokens, and times
 calls on ``n`` new tokens after it: ``n = 1`` (one autoregressive step) and
 ``n = K + 1`` for ``K = 1..8`` (the verification call of a round). Each kind of
-call is repeated, the kinds taking turns, and its fastest repetition is kept. The
+call is repeated, the kinds taking turns, and its fastest repetition is kept
+(``--clock cpu``, on a CPU with one torch thread, times the process's CPU seconds
+instead of the wall clock, which other programs on a shared machine inflate). The
 results file records those seconds and, per context length, the ratios
 ``c_K = ((K+1)-token call) / (one-token call)`` of each model and
 ``c = (draft's one-token call) / (target's one-token call)`` with the smallest
@@ -67,6 +69,9 @@ LOOKAHEADS = tuple(range(1, 9))
 #: Repetitions of every kind of call: at most the default (``--repeats``), at least ``MIN_REPEATS``.
 DEFAULT_REPEATS = 10
 MIN_REPEATS = 2
+#: How calls are timed: wall-clock seconds, or (on a CPU, with one torch thread) the process's CPU seconds,
+#: which other programs on a shared machine do not inflate.
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 #: Memory kept free beyond a model's weights and caches (activations, logits, the allocator's slack).
 MEMORY_SLACK_BYTES = 512 * 2**20
 
@@ -196,7 +201,8 @@ class ModelTiming:
 
 
 def time_calls(model: Any, contexts: Sequence[int], *, repeats: int, deadline: float | None = None,
-               seed: int = 0, on_repetition: Callable[[], None] | None = None) -> tuple[dict[int, float], Seconds]:
+               seed: int = 0, on_repetition: Callable[[], None] | None = None,
+               clock: str = "wall") -> tuple[dict[int, float], Seconds]:
     """Seconds of calls on ``n`` new tokens after ``L`` cached ones, for every ``L`` in ``contexts``.
 
     ``n`` is 1 and ``K + 1`` for each ``K`` of :data:`LOOKAHEADS`. One KV cache per
@@ -204,8 +210,9 @@ def time_calls(model: Any, contexts: Sequence[int], *, repeats: int, deadline: f
     cropped back out of it, so each repetition sees the same ``L``. One untimed
     repetition warms up, then up to ``repeats`` timed ones, every kind once per
     repetition; after ``MIN_REPEATS`` of them, passing ``deadline`` (a
-    ``time.perf_counter()`` value) stops it.
+    ``time.perf_counter()`` value) stops it. ``clock``: a key of :data:`CLOCKS`.
     """
+    now = CLOCKS[clock]
     device = _hf.model_device(model)
     sync = _sync(device)
     gen = torch.Generator().manual_seed(seed)
@@ -218,17 +225,17 @@ def time_calls(model: Any, contexts: Sequence[int], *, repeats: int, deadline: f
             ids = torch.randint(vocab, (L,), generator=gen).to(device)
             caches[L] = _hf.new_cache(model)
             sync()
-            t0 = time.perf_counter()
+            t0 = now()
             _hf.forward(model, ids, caches[L])
             sync()
-            prefill[L] = time.perf_counter() - t0
+            prefill[L] = now() - t0
 
         def call(L: int, n: int) -> float:
             sync()
-            t0 = time.perf_counter()
+            t0 = now()
             _hf.forward(model, new[:n], caches[L])
             sync()
-            t = time.perf_counter() - t0
+            t = now() - t0
             _hf.crop(caches[L], n)
             return t
 
@@ -278,11 +285,19 @@ def cost_ratios(fastest: Mapping[int, Mapping[int, float]]) -> dict[int, dict[in
 def measure_shapes(shapes: Mapping[str, Shape], *, device: torch.device, dtype: torch.dtype,
                    contexts: Sequence[int] = DEFAULT_CONTEXTS, repeats: int = DEFAULT_REPEATS,
                    budget_s: float = DEFAULT_BUDGET_S, seed: int = 0, free_bytes: int | None = None,
-                   progress: bool = True) -> dict[str, Any]:
+                   clock: str = "wall", progress: bool = True) -> dict[str, Any]:
     """Time every shape in ``shapes`` (smallest first) on ``device`` within ``budget_s``; the results file's content.
 
     ``free_bytes``: the memory to plan with (default: what ``free_memory`` finds before each model).
+    ``clock="cpu"`` times the calls in the process's CPU seconds (a CPU and one torch thread only); the
+    budget is always in wall-clock seconds.
     """
+    if clock not in CLOCKS:
+        raise ValueError(f"clock: expected one of {', '.join(CLOCKS)}, got {clock!r}")
+    if clock == "cpu" and (device.type != "cpu" or torch.get_num_threads() != 1):
+        raise ValueError(f"clock: 'cpu' times one thread's work on a CPU; here the device is {device.type} with "
+                         f"{torch.get_num_threads()} torch thread(s) (use --threads 1)")
+    _hf.require_transformers().GPTNeoXForCausalLM  # noqa: B018 - import the model's code before the clock starts
     start = time.perf_counter()
     order = sorted(shapes, key=lambda k: shapes[k].parameters())
     bar = progress_bar(None, budget_s, "model shapes", progress,
@@ -319,7 +334,7 @@ def measure_shapes(shapes: Mapping[str, Shape], *, device: torch.device, dtype: 
         built = time.perf_counter() - t0
         tick()
         prefill, seconds = time_calls(model, contexts, repeats=repeats, deadline=t0 + share, seed=seed,
-                                      on_repetition=tick)
+                                      on_repetition=tick, clock=clock)
         timing = ModelTiming(built, prefill, seconds, time.perf_counter() - t0)
         del model
         if device.type == "cuda":
@@ -334,7 +349,7 @@ def measure_shapes(shapes: Mapping[str, Shape], *, device: torch.device, dtype: 
            "weights": weights_label(list(models)), "device": _device_info(device),
            "dtype": str(dtype).removeprefix("torch."), "versions": _versions(),
            "settings": {"contexts": list(contexts), "lookaheads": list(LOOKAHEADS), "repeats": repeats,
-                        "seed": seed, "budget_s": budget_s},
+                        "seed": seed, "budget_s": budget_s, "clock": clock},
            "draft": next(iter(models)), "models": models, "skipped": skipped,
            "seconds": time.perf_counter() - start}
     out["label"] = results_label(out)
@@ -373,7 +388,8 @@ def results_label(results: Mapping[str, Any]) -> str:
     else:
         load = f", load average {d['load_average']:g}" if "load_average" in d else ""
         where = f"{d['type'].upper()} ({d['name']}, {d['torch_threads']} thread(s){load})"
-    return (f"{where}; {results['dtype']}; torch {results['versions']['torch']}; {results['weights']}; "
+    timed = "; timed in CPU seconds" if results["settings"].get("clock") == "cpu" else ""
+    return (f"{where}; {results['dtype']}; torch {results['versions']['torch']}; {results['weights']}{timed}; "
             f"measured {results['created'][:10]}")
 
 
@@ -500,6 +516,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", default=str(RESULTS_DIR), help="folder (or .json file) for the shapes results file")
     ap.add_argument("--pair-out", default=str(RESULTS_DIR.parent), help="folder for the pair's results file")
     ap.add_argument("--threads", type=_count(1), help="torch intra-op threads (default: torch's)")
+    ap.add_argument("--clock", choices=list(CLOCKS), default="wall",
+                    help="time calls in wall-clock seconds (default) or, on a CPU with --threads 1, in the "
+                         "process's CPU seconds (steady on a shared machine)")
     ap.add_argument("--seed", type=_count(0), default=0)
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
@@ -508,6 +527,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.dtype = pick_dtype(args.device, args.dtype)
     except (ValueError, RuntimeError) as err:
         ap.error(str(err).splitlines()[0])
+    if args.clock == "cpu" and (args.device.type != "cpu" or args.threads != 1):
+        ap.error("--clock cpu needs --device cpu and --threads 1 (it counts one thread's CPU seconds)")
     if args.pair is None:
         args.pair = args.device.type == "cuda"
     if args.pair and args.pair_budget >= args.budget:
@@ -524,7 +545,8 @@ def main(argv: Sequence[str] | None = None) -> Path:
     budget = args.budget - (args.pair_budget if args.pair else 0.0)
     start = time.perf_counter()
     results = measure_shapes(shapes, device=args.device, dtype=args.dtype, contexts=args.contexts,
-                             repeats=args.repeats, budget_s=budget, seed=args.seed, progress=not args.no_progress)
+                             repeats=args.repeats, budget_s=budget, seed=args.seed, clock=args.clock,
+                             progress=not args.no_progress)
     results["command"] = "python -m specdec_lite.llm.shapes " + " ".join(sys.argv[1:] if argv is None else argv)
     for skip in results["skipped"]:
         print(f"skipped: {skip['reason']}")
