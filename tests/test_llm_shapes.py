@@ -98,9 +98,10 @@ def test_admit_names_the_cause():
 
 def test_prediction_scales_every_part_by_the_parameters():
     t = sh.ModelTiming(build_s=1.0, prefill_s={4: 0.5, 16: 1.5},
-                       seconds={4: {1: [0.2, 0.1], 2: [0.3, 0.4]}, 16: {1: [0.5, 0.6], 2: [0.7, 0.9]}})
+                       seconds={4: {1: [0.2, 0.1], 2: [0.3, 0.4]}, 16: {1: [0.5, 0.6], 2: [0.7, 0.9]}}, total_s=7.0)
     assert t.repeats == 2 and t.repetition_s() == pytest.approx(0.1 + 0.3 + 0.5 + 0.7)
-    assert sh.predict_seconds(t, 100, 300, 4) == pytest.approx(3 * (1.0 + 2.0 + 5 * 1.6))
+    assert sh.predict_seconds(t, 100, 300, 4) == pytest.approx(3 * (1.0 + 6.0 * 5 / 3))
+    assert sh.predict_seconds(t, 100, 100, 2) == pytest.approx(7.0)  # the same model again: its own wall time
 
 
 def test_timing_records_every_call_and_the_ratios(measured):
@@ -204,6 +205,15 @@ def test_the_reader_refuses_other_files(measured, tmp_path):
         sc.call_costs(measured, "tiny-1", "tiny-2", 5)
 
 
+
+def test_committed_shapes_files_read_and_predict():
+    """Chapter 8 renders every committed shapes file: each reads, names its shapes and predicts for a pair."""
+    found = sc.load_shape_results()
+    assert found, "no shapes results file under benchmarks/real_models/shapes"
+    for r in found:
+        assert r["file"] == sh.results_name(r) and r["label"] == sh.results_label(r)
+        assert r["weights"] == sh.weights_label(list(r["models"])) and set(r["models"]) <= set(sh.PYTHIA_SHAPES)
+        assert sc.predicted_pair(r) is not None and r["file"] in sc.costs_table(r)
 
 BAD_ARGS = [
     (["--models", "7b"], "unknown model '7b'"),

@@ -255,14 +255,16 @@ def time_calls(model: Any, contexts: Sequence[int], *, repeats: int, deadline: f
 
 
 def predict_seconds(last: ModelTiming, last_params: int, params: int, repeats: int) -> float:
-    """Seconds a model of ``params`` parameters is predicted to take, from the last model measured.
+    """Wall-clock seconds a model of ``params`` parameters is predicted to take, from the last model measured.
 
-    Building, filling the caches, the warm-up and ``repeats`` repetitions, each
-    scaled by the ratio of parameter counts (calls of larger models cost more per
-    parameter only where fixed costs dominate, so this errs on the long side).
+    Its building, then the rest of its wall time (caches, warm-up, repetitions) per
+    warm-up-plus-repetitions, times ``1 + repeats``; all scaled by the ratio of
+    parameter counts (calls of larger models cost more per parameter only where
+    fixed costs dominate, so this errs on the long side). Wall time, whatever the
+    clock of the calls: the budget is in wall-clock seconds.
     """
     scale = params / last_params
-    return scale * (last.build_s + sum(last.prefill_s.values()) + (1 + repeats) * last.repetition_s())
+    return scale * (last.build_s + (last.total_s - last.build_s) * (1 + repeats) / (1 + last.repeats))
 
 
 def admit(name: str, *, need_bytes: int, free_bytes: int | None, predicted_s: float | None,
