@@ -206,6 +206,21 @@ def test_the_reader_refuses_other_files(measured, tmp_path):
 
 
 
+def test_the_predicted_speedup_figure_marks_the_best_k(measured):
+    from specdec_lite.figures import real_models as figs
+
+    costs = sc.call_costs(measured, "tiny-1", "tiny-2", 16)
+    alphas = [i / 10 for i in range(11)]
+    curves = sc.speedup_curves(costs, alphas)
+    best = sc.best_lookaheads(curves)
+    fig = figs.predicted_speedup_figure(alphas, curves, best, "LABEL")
+    assert [t.name for t in fig.data] == [f"K = {K}" for K in range(1, 9)] + ["best K at this α"]
+    assert list(fig.data[-1].y) == [curves[int(K)][i] for i, K in enumerate(best)]
+    assert "LABEL" in fig.layout.title.text and "not a measured speed-up" in fig.layout.title.text
+    changes = 1 + sum(int(best[i] != best[i - 1]) for i in range(1, len(best)))
+    assert len([a for a in fig.layout.annotations if a.text.startswith("K = ")]) == changes
+
+
 def test_committed_shapes_files_read_and_predict():
     """Chapter 8 renders every committed shapes file: each reads, names its shapes and predicts for a pair."""
     found = sc.load_shape_results()
