@@ -230,6 +230,25 @@ def test_committed_shapes_files_read_and_predict():
         assert r["weights"] == sh.weights_label(list(r["models"])) and set(r["models"]) <= set(sh.PYTHIA_SHAPES)
         assert sc.predicted_pair(r) is not None and r["file"] in sc.costs_table(r)
 
+
+def test_bfloat16_calls_are_timed_through_the_same_code():
+    model = sh.build(TINY["tiny-2"], CPU, torch.bfloat16)
+    prefill, seconds = sh.time_calls(model, (4,), repeats=2)
+    assert set(prefill) == {4} and all(len(v) == 2 and min(v) > 0 for v in seconds[4].values())
+
+
+@pytest.mark.slow
+def test_the_offline_pair_is_measured_on_the_same_device(tmp_path):
+    """What the command runs after the shapes on a GPU, here on the CPU: greedy equality, then measure_pair."""
+    from specdec_lite.llm import measure_pair as mp
+
+    got = sh.measure_offline_pair(CPU, 5.0, tmp_path, progress=False)
+    (written,) = mp.load_results(tmp_path)
+    assert got["file"] == written["file"] == mp.results_name(written)
+    assert written["greedy_equality"] == got["greedy_equality"] and len(got["greedy_equality"]) == 4
+    assert all(row["equal"] and row["first_difference"] is None for row in got["greedy_equality"])  # float32
+    assert "stdlib" in got["label"] and written["device"]["type"] == "cpu"
+
 BAD_ARGS = [
     (["--models", "7b"], "unknown model '7b'"),
     (["--models", "70m,pythia-70m"], "named twice"),
