@@ -175,3 +175,34 @@ def annotated_html(pieces: Sequence[str], result: Any) -> str:
     return (f"<style>{token_css()}</style>"
             f'<pre class="sdl-tokens">{"".join(spans)}</pre>'
             f'<ul class="sdl-legend" aria-label="token styles">{legend}</ul>')
+
+
+#: One colour and one dash per lookahead K = 1..8 of the predicted speed-up curves (Okabe-Ito, then grey).
+K_STYLES = [(BLUE, "solid"), (ORANGE, "dash"), (GREEN, "dot"), (PINK, "dashdot"), (RED, "longdash"),
+            (SKY, "longdashdot"), ("#000000", "solid"), ("#999999", "dash")]
+
+
+def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Sequence[float]], best: Sequence[int],
+                             label: str) -> go.Figure:
+    """Speed-up predicted from measured call costs against the acceptance rate, a curve per K, the best K marked.
+
+    ``curves[K][i]`` is the prediction at ``alphas[i]``, ``best[i]`` the K with the largest one there; the
+    best curve at each alpha carries a marker, and a label where the best K changes.
+    """
+    fig = go.Figure()
+    for (K, ys), (color, dash) in zip(sorted(curves.items()), K_STYLES, strict=False):
+        fig.add_trace(go.Scatter(x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}",
+                                 line=dict(color=color, dash=dash, width=1.5)))
+    top = [float(curves[int(K)][i]) for i, K in enumerate(best)]
+    fig.add_trace(go.Scatter(x=list(alphas), y=top, mode="markers", name="best K at this α",
+                             marker=dict(color="#000000", size=5), text=[f"best K = {int(K)}" for K in best],
+                             hovertemplate="α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}<extra></extra>"))
+    for i, K in enumerate(best):
+        if i == 0 or K != best[i - 1]:
+            fig.add_annotation(x=alphas[i], y=top[i], text=f"K = {int(K)}", showarrow=True, arrowhead=0, ax=0, ay=-24,
+                               font=dict(size=11))
+    fig.add_hline(y=1.0, line=dict(color="grey", dash="dash"), annotation_text="autoregressive sampling")
+    fig.update_layout(title=_title("Predicted speed-up from measured call costs (not a measured speed-up)", label),
+                      xaxis_title="acceptance rate α", yaxis_title="predicted speed-up (wall-clock model)",
+                      height=440)
+    return fig

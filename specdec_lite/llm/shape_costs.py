@@ -1,0 +1,151 @@
+"""Reading the model-shapes results files: the call costs ``c`` and ``c_K``, and the speed-up they predict.
+
+A file written by ``python -m specdec_lite.llm.shapes`` holds, per model shape and
+context length ``L``, the seconds of a call on ``n`` new tokens (``n = 1`` and
+``n = K + 1``). For a draft ``p`` and a target ``q`` of the same file those give
+:class:`~specdec_lite.llm.speed.CallCosts`, and Chapter 7's wall-clock model with
+measured costs (:func:`~specdec_lite.llm.speed.predicted_speedup`,
+``E[tokens per round] t_q / (K t_p + t_verify(K))``) the speed-up predicted at
+each acceptance rate ``alpha``. The weights were random: it is a prediction from
+measured costs, not a measured speed-up.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .shapes import KIND, LOOKAHEADS, RESULTS_DIR, SCHEMA, results_label
+from .speed import CallCosts, predicted_speedup
+
+#: The paper's pair (Table 1 of Yin et al.): the draft and target shapes the chapter predicts for first.
+PAPER_SHAPES = ("pythia-70m", "pythia-2.8b")
+#: Keys every shapes results file holds.
+REQUIRED = ("schema", "kind", "created", "weights", "device", "dtype", "versions", "settings", "draft", "models",
+            "skipped")
+
+
+def repository_shapes_dir() -> Path:
+    """``benchmarks/real_models/shapes`` of the repository this package was imported from."""
+    return Path(__file__).resolve().parents[2] / RESULTS_DIR
+
+
+def check_results(data: Any, where: str) -> dict[str, Any]:
+    """``data`` if it is a shapes results file this code reads, else a ``ValueError`` naming ``where`` and the cause."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: not a shapes results file (a JSON {type(data).__name__}, not an object)")
+    missing = [k for k in REQUIRED if k not in data]
+    if missing:
+        raise ValueError(f"{where}: not a shapes results file (no {', '.join(missing)})")
+    if data["kind"] != KIND or data["schema"] != SCHEMA:
+        raise ValueError(f"{where}: a file of kind {data['kind']!r}, schema {data['schema']!r}; this code reads "
+                         f"kind {KIND!r}, schema {SCHEMA}")
+    contexts = [str(L) for L in data["settings"]["contexts"]]
+    sizes = ["1", *(str(K + 1) for K in LOOKAHEADS)]
+    for name, m in data["models"].items():
+        for L in contexts:
+            got = m.get("call_s", {}).get(L, {})
+            if any(not isinstance(got.get(n), (int, float)) or got[n] <= 0 for n in sizes):
+                raise ValueError(f"{where}: {name} lacks a positive call time for context {L} and every n in "
+                                 f"{', '.join(sizes)}")
+    if data["draft"] not in data["models"]:
+        raise ValueError(f"{where}: the draft {data['draft']!r} is not among the models measured")
+    return data
+
+
+def load_shape_results(folder: str | Path | None = None) -> list[dict[str, Any]]:
+    """Every shapes results file in ``folder`` (default: the repository's), sorted by name, each with its ``file``."""
+    root = Path(folder) if folder is not None else repository_shapes_dir()
+    found = []
+    for path in sorted(root.glob("*.json")) if root.is_dir() else []:
+        try:
+            data = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as err:
+            raise ValueError(f"{path}: not a shapes results file (not valid JSON: {err})") from None
+        found.append({**check_results(data, str(path)), "file": path.name})
+    return found
+
+
+def call_costs(results: Mapping[str, Any], draft: str, target: str, context: int) -> CallCosts:
+    """The measured seconds of ``draft``'s and ``target``'s one-token calls and ``target``'s verification calls."""
+    for name in (draft, target):
+        if name not in results["models"]:
+            raise ValueError(f"{name}: not measured in this file (measured: {', '.join(results['models'])})")
+    if context not in results["settings"]["contexts"]:
+        raise ValueError(f"context: {context} was not measured (measured: {results['settings']['contexts']})")
+    p = results["models"][draft]["call_s"][str(context)]
+    q = results["models"][target]["call_s"][str(context)]
+    return CallCosts(draft=p["1"], target=q["1"], verify={K: q[str(K + 1)] for K in LOOKAHEADS})
+
+
+def predicted_pair(results: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The pair to predict for: the paper's if both were measured, else the smallest and the largest measured."""
+    models = results["models"]
+    if len(models) < 2:
+        return None
+    if all(name in models for name in PAPER_SHAPES):
+        return PAPER_SHAPES
+    ranked = sorted(models, key=lambda k: models[k]["parameters"])
+    return ranked[0], ranked[-1]
+
+
+def reference_context(results: Mapping[str, Any]) -> int:
+    """The middle one of the context lengths measured (the figure's)."""
+    contexts = sorted(results["settings"]["contexts"])
+    return contexts[len(contexts) // 2]
+
+
+def speedup_curves(costs: CallCosts, alphas: Sequence[float]) -> dict[int, np.ndarray]:
+    """The predicted speed-up at each ``alpha``, one curve per ``K`` of :data:`LOOKAHEADS`."""
+    return {K: np.array([predicted_speedup(float(a), K, costs) for a in alphas]) for K in LOOKAHEADS}
+
+
+def best_lookaheads(curves: Mapping[int, np.ndarray]) -> np.ndarray:
+    """At each ``alpha``, the ``K`` with the largest predicted speed-up (ties to the smaller ``K``)."""
+    Ks = sorted(curves)
+    return np.array(Ks)[np.argmax(np.vstack([curves[K] for K in Ks]), axis=0)]
+
+
+def cost_rows(results: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Per model and context: the one-token call's seconds, ``c`` against the file's draft, and ``c_K`` for each K."""
+    draft = results["models"][results["draft"]]
+    rows = []
+    for name, m in results["models"].items():
+        for L in results["settings"]["contexts"]:
+            one = m["call_s"][str(L)]
+            rows.append({"model": name, "context": L, "one_token_s": one["1"],
+                         "c": draft["call_s"][str(L)]["1"] / one["1"],
+                         "c_K": {K: one[str(K + 1)] / one["1"] for K in LOOKAHEADS}})
+    return rows
+
+
+def costs_table(results: Mapping[str, Any]) -> str:
+    """The file's call costs as an HTML table: a row per model shape and context length."""
+    head = ["model shape", "context L", "one-token call", f"c (draft {results['draft']})",
+            *(f"c_{K}" for K in LOOKAHEADS)]
+    body = []
+    for r in cost_rows(results):
+        cells = [r["model"], str(r["context"]), f"{1e3 * r['one_token_s']:.2f} ms", f"{r['c']:.3f}",
+                 *(f"{v:.2f}" for v in r["c_K"].values())]
+        body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+    skipped = "".join(f"<li>{html.escape(s['reason'])}</li>" for s in results["skipped"])
+    return (f"<p><b>{html.escape(results.get('file', ''))}</b>: {html.escape(results_label(results))}</p>"
+            "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
+            + "".join(body) + "</tbody></table>" + (f"<p>Skipped:</p><ul>{skipped}</ul>" if skipped else ""))
+
+
+def summary(results: Mapping[str, Any]) -> str:
+    """A shapes file in one line per model: ``c`` and ``c_K`` at the reference context."""
+    L = reference_context(results)
+    lines = [f"{results_label(results)}; at context {L}:"]
+    for r in cost_rows(results):
+        if r["context"] == L:
+            lines.append(f"  {r['model']}: one-token call {1e3 * r['one_token_s']:.2f} ms, c = {r['c']:.3f}, c_K = "
+                         + ", ".join(f"{v:.2f}" for v in r["c_K"].values()) + " (K = 1..8)")
+    lines += [f"  skipped: {s['reason']}" for s in results["skipped"]]
+    return "\n".join(lines)
