@@ -1,0 +1,46 @@
+"""Typed numbers in the model answers of Labs 1 and 4, recomputed from the widgets' own instances.
+
+nbgrader's markdown answer cells cannot glue, so each number quoted there is checked here
+against the package: the instance the widget shows, the exact formula, and the number as the
+answer prints it.
+"""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from specdec_lite.laws import tv
+from specdec_lite.widgets.beat_speculative import INSTANCES
+from specdec_lite.widgets.token_explorer import token_laws
+
+ROOT = Path(__file__).resolve().parents[1]
+LAB01 = (ROOT / "notebooks/source/lab01_markov_chains/lab01_markov_chains.md").read_text(encoding="utf-8")
+LAB04 = (ROOT / "notebooks/source/lab04_optimality/lab04_optimality.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("V", [4, 5, 10])
+def test_lab01_disjoint_supports_at_quality_055_shows_tv_0450(V):
+    p, q = token_laws(V, "disjoint supports", 0.55)
+    assert f"{float(tv(p, q)):.3f}" == "0.450" and "at 0.55, where the title shows 0.450" in LAB01
+    below = [w for w in np.round(np.arange(0, 1.0001, 0.05), 2) if tv(*token_laws(V, "disjoint supports", w)) < 0.5 - 1e-12]
+    assert below[0] == 0.55  # the first slider step where the TV drops below 0.5
+
+
+def output_bias(p, q, b, law):
+    """TV between q and the output of rule b with rejection law `law`."""
+    r = float(((1 - b) * p).sum())
+    return float(tv(b * p + r * law, q))
+
+
+def test_lab04_crossing_point_and_biases():
+    p, q = (np.array(x) for x in INSTANCES["draft too confident"])
+    assert f"{q[0] / p[0]:.3f}" == "0.455" and "0.25/0.55 \\approx 0.455" in LAB04
+    assert f"{float(tv(p, q)):.2f}" == "0.30"
+    spec = lambda p, q: np.minimum(1, q / np.where(p > 0, p, 1))  # noqa: E731 - the speculative rule
+    assert f"{output_bias(p, q, spec(p, q), q):.3f}" == "0.150" and "bias 0.150 on *draft too confident*" in LAB04
+    p, q = (np.array(x) for x in INSTANCES["mirror images"])
+    assert f"{output_bias(p, q, spec(p, q), q):.3f}" == "0.140" and "0.140 on *mirror images*" in LAB04
+    p, q = (np.array(x) for x in INSTANCES["draft misses a token"])
+    assert f"{output_bias(p, q, spec(p, q), p):.3f}" == "0.300" and "exactly 0.300 for the speculative rule" in LAB04
+    assert f"{float(((1 - spec(p, q)) * p).sum()):.1f}" == "0.3"  # "rejects with probability 0.3"
