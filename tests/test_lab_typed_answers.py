@@ -23,7 +23,8 @@ LAB04 = (ROOT / "notebooks/source/lab04_optimality/lab04_optimality.md").read_te
 def test_lab01_disjoint_supports_at_quality_055_shows_tv_0450(V):
     p, q = token_laws(V, "disjoint supports", 0.55)
     assert f"{float(tv(p, q)):.3f}" == "0.450" and "at 0.55, where the title shows 0.450" in LAB01
-    below = [w for w in np.round(np.arange(0, 1.0001, 0.05), 2) if tv(*token_laws(V, "disjoint supports", w)) < 0.5 - 1e-12]
+    steps = np.round(np.arange(0, 1.0001, 0.05), 2)
+    below = [w for w in steps if tv(*token_laws(V, "disjoint supports", w)) < 0.5 - 1e-12]
     assert below[0] == 0.55  # the first slider step where the TV drops below 0.5
 
 
