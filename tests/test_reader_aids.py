@@ -107,11 +107,13 @@ def test_glossary_has_the_core_terms_and_the_notation_page_links_every_one():
 
 
 def test_every_chapter_ends_with_three_to_five_folded_self_checks():
+    """The last subsection of the chapter's last section, Exercises (other tests want Exercises last)."""
     for page in CHAPTERS:
         text = page.read_text(encoding="utf-8")
-        assert "## Self-check" in text, f"{page.name}: no self-check section"
-        tail = text.split("## Self-check", 1)[1]
-        assert "\n## " not in tail, f"{page.name}: the self-check is not the last section"
+        assert "\n### Self-check\n" in text, f"{page.name}: no self-check section"
+        tail = text.split("\n### Self-check\n", 1)[1]
+        last = re.findall(r"^## +(.+)$", text, re.M)[-1]
+        assert last == "Exercises" and not re.search(r"^#{2,3} ", tail, re.M), f"{page.name}: not the end of Exercises"
         questions = re.findall(r"^\*\*(\d)\.\*\* ", tail, re.M)
         answers = re.findall(r"^:::\{admonition\} Answer\n:class: dropdown\n", tail, re.M)
         assert 3 <= len(questions) <= 5 and len(answers) == len(questions), (page.name, questions, len(answers))
