@@ -155,6 +155,27 @@ def test_bonus_from_the_draft_is_biased_and_a_dropped_bonus_costs_calls():
     assert chi_square(counts, law).pvalue >= ALPHA and abs(mean - exact) <= Z * se
 
 
+def test_the_unnamed_slip_accepts_every_draft_and_both_tools_see_it():
+    draft, target, K = bugs.bonus_pair()
+    law = theory.sequence_law(target)
+    exact = theory.expected_oracle_calls_k(draft, target, K)
+    (counts, calls), _ = bugs.decode_runs(bugs.mystery_speculative_k, draft, target, K, 4000)
+    assert (calls == 2).all(), "every draft accepted: rounds of K + 1 tokens, 2 calls for T = 4"
+    mean, se = mean_and_se(calls)
+    assert exact > 2.05 and chi_square(counts, law).pvalue < ALPHA
+    (counts, calls), _ = bugs.decode_runs(FIX["fixed_mystery_k"], draft, target, K, 4000)
+    mean, se = mean_and_se(calls)
+    assert chi_square(counts, law).pvalue >= ALPHA and abs(mean - exact) <= Z * se
+
+
+def test_the_lab_shows_the_unnamed_slip_verbatim_and_never_names_it():
+    text = MASTER_MD.read_text()
+    section = text.split("## 9.", 1)[1].split("### BEGIN SOLUTION", 1)[0]
+    assert inspect.getsource(bugs.mystery_speculative_k) in section
+    for word in ["accept every", "accepts every", "#28508", "maximum", "n_matches bug"]:
+        assert word not in section.replace("np.maximum", ""), word
+
+
 def test_a_reset_or_kept_cache_breaks_greedy_equality(pair, greedy):
     prompt, want = greedy
     for rollback in (bugs.buggy_rollback, lambda cache, keep: None):
@@ -209,6 +230,16 @@ CASES = {
             (_dropped_bonus, "#509"),
         ],
     ),
+    "mystery": (
+        bugs.check_mystery,
+        "fixed_mystery_k",
+        bugs.mystery_speculative_k,
+        "drafts pass that should fail",
+        [
+            (_dropped_bonus, "differ from the exact"),
+            (bugs.buggy_speculative_k, "do not follow the target"),
+        ],
+    ),
     "sampling_law": (
         bugs.check_sampling_law,
         "fixed_sampling_law",
@@ -259,7 +290,7 @@ def test_check_rollback(pair):
     assert fb.ok, fb
     for fn, words in [
         (bugs.buggy_rollback, "#2014"),
-        (lambda cache, keep: None, "romsto/Speculative-Decoding #1"),
+        (lambda cache, keep: None, "mlx-lm #1109"),
         (lambda cache, keep: cache.crop(-keep), "crop(-m)"),
         (stub, "not attempted yet"),
     ]:
@@ -289,11 +320,12 @@ def test_every_report_is_linked():
         "jaymody/speculative-sampling/issues/3",
         "huggingface/transformers/issues/32867",
         "huggingface/transformers/issues/47932",
-        "jaymody/speculative-sampling/issues/9",
+        "vllm-project/vllm/pull/10198",
+        "vllm-project/vllm/issues/9834",
         "sgl-project/sglang/issues/35771",
         "ohdearquant/lattice/pull/509",
         "paiml/aprender/pull/2014",
-        "romsto/Speculative-Decoding/issues/1",
+        "ml-explore/mlx-lm/pull/1109",
         "deepseek-ai/DeepSpec/issues/31",
     ]:
         assert f"https://github.com/{ref}" in text, ref

@@ -454,15 +454,78 @@ def check_bonus(fn: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feed
         if mean > want:
             return wrong(
                 f"the output law is right, but you make {mean:.3f} target calls per run on average, against "
-                f"the exact {want:.3f} of Theorem 1 with lookahead K = {K}: a fully accepted round must also "
+                f"the exact {want:.3f} of Chapter 7's count with lookahead K = {K}: a fully accepted round must also "
                 "emit its bonus token (dropping it wastes a call, as in ohdearquant/lattice #509)."
             )
         return wrong(
             f"you count {mean:.3f} target calls per run, fewer than the exact {want:.3f}: count one call per round."
         )
     return correct(
-        f"the sequences follow the target, and {mean:.3f} ± {se:.3f} calls per run match Theorem 1's "
+        f"the sequences follow the target, and {mean:.3f} ± {se:.3f} calls per run match Chapter 7's "
         f"exact {want:.3f} at K = {K}."
+    )
+
+
+# --- The last section: one slip, not named --------------------------------------------------------
+
+
+def mystery_speculative_k(draft, target, K, rng):
+    T, V = target.T, target.V
+    tokens, calls = [], 0
+    while len(tokens) < T:
+        n0 = len(tokens)
+        prevs, drafts = [tokens[-1] if tokens else None], []
+        for n in range(n0, min(n0 + K, T)):  # draft up to K tokens from p
+            drafts.append(int(rng.choice(V, p=draft.conditional(n, prevs[-1]))))
+            prevs.append(drafts[-1])
+        calls += 1  # one target call scores them all (and the position after them)
+        at = list(zip(range(n0, n0 + len(drafts)), prevs[:-1], drafts, strict=True))
+        p_x = np.array([draft.conditional(n, u)[x] for n, u, x in at])
+        q_x = np.array([target.conditional(n, u)[x] for n, u, x in at])
+        u = rng.random(len(drafts))
+        failed = u >= np.maximum(1.0, q_x / p_x)  # a draft fails its test where u is not below its ratio
+        n_matches = int((failed.cumsum() < 1).sum())  # the drafts before the first failure
+        tokens.extend(drafts[:n_matches])
+        n = len(tokens)
+        if n_matches < len(drafts):  # the first failure: draw from the residual instead
+            tokens.append(int(rng.choice(V, p=residual(draft.conditional(n, prevs[n_matches]),
+                                                       target.conditional(n, prevs[n_matches])))))
+        elif n < T:  # every draft passed: the bonus token, from the target
+            tokens.append(int(rng.choice(V, p=target.conditional(n, tokens[-1]))))
+    return np.array(tokens), calls
+
+
+@_guard("primitives.verify_step", "reference.speculative_one", "lookahead.speculative_k")
+def check_mystery(fn: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
+    """Check the last section's decoder: the target's sequence law (chi-square) and Chapter 7's exact calls."""
+    draft, target, K = bonus_pair()
+    got, err = decode_runs(fn, draft, target, K, runs, seed)
+    if err:
+        return _failure(err)
+    counts, calls = got
+    want = expected_oracle_calls_k(draft, target, K)
+    mean, se = calls.mean(), calls.std(ddof=1) / np.sqrt(runs)
+    law_ok, calls_ok = _fits(counts, sequence_law(target)), abs(mean - want) <= Z * max(se, 1e-12)
+    if law_ok and calls_ok:
+        return correct(
+            f"the sequences follow the target, and {mean:.3f} ± {se:.3f} calls per run match Chapter 7's "
+            f"exact {want:.3f} at K = {K}."
+        )
+    if mean < want:
+        return wrong(
+            f"{mean:.3f} target calls per run, fewer than the exact {want:.3f} of Chapter 7's count at K = {K}"
+            + ("" if law_ok else ", and the sequences do not follow the target")
+            + ": drafts pass that should fail."
+        )
+    if not law_ok:
+        return wrong(
+            "the sequences do not follow the target's law (chi-square test over all 81 sequences): a draft "
+            "must pass with probability min(1, q/p), a failure be replaced from the residual, and a round "
+            "that keeps every draft end with a bonus token from q."
+        )
+    return wrong(
+        f"the output law is right, but {mean:.3f} target calls per run differ from the exact {want:.3f} of "
+        f"Chapter 7's count at K = {K}: count one call per round, and end each round as the algorithm does."
     )
 
 
@@ -564,7 +627,7 @@ def check_rollback(
         if length == n:
             return wrong(
                 f"the cache still holds all {n} tokens: the rejected drafts stay in it and the next round "
-                "attends to them (romsto/Speculative-Decoding #1)."
+                "attends to them (the no-op trim of ml-explore/mlx-lm #1109)."
             )
         if length == n - keep:
             return wrong(
