@@ -128,6 +128,7 @@ def test_a_step_with_an_independent_rejection_flag_fails():
     not_ok(part1.check_speculative_step(independent), "drawn apart")
 
 
+@pytest.mark.slow
 def test_the_step_test_level_comes_from_its_own_distribution():
     """At the model answer, the chi-square p-values over seeds are roughly uniform: few fall below 0.05."""
     from specdec_lite.stats import chi_square

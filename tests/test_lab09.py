@@ -97,6 +97,7 @@ def _step_counts(step, args, V, runs=4000, seed=1):
     return np.bincount([x for x, _ in out], minlength=V), np.array([r for _, r in out])
 
 
+@pytest.mark.slow
 def test_argmax_draft_is_biased_and_the_fix_is_not():
     counts, _ = _step_counts(bugs.buggy_step_argmax, (bugs.P, bugs.Q), 5)
     assert chi_square(counts, bugs.Q).pvalue < ALPHA
@@ -106,6 +107,7 @@ def test_argmax_draft_is_biased_and_the_fix_is_not():
     assert abs(rejected.mean() - t) <= Z * np.sqrt(t * (1 - t) / len(rejected))
 
 
+@pytest.mark.slow
 def test_one_sided_temperature_follows_the_untempered_target():
     d, t = bugs.LOGITS
     T = 0.5
@@ -141,6 +143,7 @@ exec(_dropped_bonus_source(), _NS)  # noqa: S102 - the master's own fix, minus i
 _dropped_bonus = _NS["dropped"]
 
 
+@pytest.mark.slow
 def test_bonus_from_the_draft_is_biased_and_a_dropped_bonus_costs_calls():
     draft, target, K = bugs.bonus_pair()
     law = theory.sequence_law(target)
@@ -155,6 +158,7 @@ def test_bonus_from_the_draft_is_biased_and_a_dropped_bonus_costs_calls():
     assert chi_square(counts, law).pvalue >= ALPHA and abs(mean - exact) <= Z * se
 
 
+@pytest.mark.slow
 def test_the_unnamed_slip_accepts_every_draft_and_both_tools_see_it():
     draft, target, K = bugs.bonus_pair()
     law = theory.sequence_law(target)
@@ -176,6 +180,7 @@ def test_the_lab_shows_the_unnamed_slip_verbatim_and_never_names_it():
         assert word not in section.replace("np.maximum", ""), word
 
 
+@pytest.mark.slow
 def test_a_reset_or_kept_cache_breaks_greedy_equality(pair, greedy):
     prompt, want = greedy
     for rollback in (bugs.buggy_rollback, lambda cache, keep: None):
@@ -185,6 +190,7 @@ def test_a_reset_or_kept_cache_breaks_greedy_equality(pair, greedy):
     assert got == want and 0 < accepted <= drafted
 
 
+@pytest.mark.slow
 def test_bfloat16_sampling_is_biased_at_a_low_temperature(pair):
     ids = torch.as_tensor(pair.encode("def __init__(self, "))[None]
     with torch.inference_mode():
@@ -253,6 +259,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_check_on_fix_bug_wrong_fixes_stub_and_garbage(name):
     check, fix, bug, words, wrong_fixes = CASES[name]
@@ -270,6 +277,7 @@ def test_check_on_fix_bug_wrong_fixes_stub_and_garbage(name):
         assert isinstance(fb, Feedback) and not fb.ok, (junk, fb)
 
 
+@pytest.mark.slow
 def test_argmax_with_its_own_one_hot_law_is_accepted_as_unbiased():
     def one_hot(p, q, rng):
         x = int(np.argmax(p))
@@ -285,6 +293,7 @@ def test_check_temperature_names_the_untempered_target():
     assert "temperature 1" in bugs.check_temperature(bugs.buggy_step_temperature).message
 
 
+@pytest.mark.slow
 def test_check_rollback(pair):
     fb = bugs.check_rollback(FIX["fixed_rollback"], pair)
     assert fb.ok, fb

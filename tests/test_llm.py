@@ -88,6 +88,7 @@ def test_tiny_laws_are_far_apart(tiny):
     assert tv(p1, q1).mean() > 0.2
 
 
+@pytest.mark.slow
 def test_speculative_generate_is_unbiased(tiny):
     draft, target = tiny
     exact = joint(*three_token_laws(target))
@@ -96,12 +97,14 @@ def test_speculative_generate_is_unbiased(tiny):
     assert chi_square(counts, exact).pvalue > ALPHA
 
 
+@pytest.mark.slow
 def test_autoregressive_generate_is_exact(tiny):
     exact = joint(*three_token_laws(tiny[1]))
     counts = sample(lambda g: autoregressive_generate(tiny[1], PROMPT, 3, temperature=TEMPERATURE, generator=g), 500)
     assert chi_square(counts, exact).pvalue > ALPHA
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("law", ["opt", "uno"])
 def test_over_acceptance_has_the_exact_biased_law(tiny, law):
     """With K >= m every position is drafted (no bonus): the law is P^A_1 P^A_2 P^A_3 (P^A from tradeoff)."""
@@ -149,6 +152,7 @@ def test_rounds_follow_the_markov_chain_convention(tiny, K):
     assert full.oracle_calls == 1 + int(full.rejected[:-1].sum())  # Chapter 7's 1 + sum_{n<T} R_n
 
 
+@pytest.mark.slow
 def test_greedy_reproduces_the_targets_greedy_output():
     draft, target = neox(1, 16, 50, seed=3, init=0.1), neox(2, 32, 50, seed=4, init=0.1)
     for prompt in ([5], [7, 1, 30, 2]):
@@ -225,6 +229,7 @@ def test_position_statistics_match_a_recomputation(tiny, eps, law):
     assert 0 < res.target_seconds and 0 < res.draft_seconds and res.target_seconds + res.draft_seconds <= res.wall_time
 
 
+@pytest.mark.slow
 def test_theorem1_rejections_match_summed_tv(tiny):
     """E[N_rej - sum of TV at drafted positions] = 0, checked within Z standard errors."""
     draft, target = tiny

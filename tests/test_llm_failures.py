@@ -33,6 +33,7 @@ def gpt2(vocab=20, context=16, seed=0):
 # --- NaN and inf ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role", ["draft", "target"])
 def test_nan_logits_are_reported_not_sampled(role):
     models = {"draft": neox(seed=1), "target": neox(2, seed=2)}
@@ -131,6 +132,7 @@ def test_training_mode_warns_runs_in_eval_and_is_restored():
 # --- stopping at the end-of-sequence token ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_eos_stop_is_the_run_without_it_cut_after_the_first_eos():
     """Same seed, same draws: stopping at EOS changes nothing before it, and every per-position record is cut too."""
     draft, target = neox(vocab=4, seed=9), neox(2, vocab=4, seed=10)

@@ -26,6 +26,9 @@ from specdec_lite.llm.fallback import stdlib_texts, train_tokenizer  # noqa: E40
 
 from .hub_server import FakeHub  # noqa: E402
 
+#: A stand-in hub on 127.0.0.1 and a child Python that downloads and loads two models.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 DRAFT, TARGET = pairs.CPU_PAIR
 MARK = "HUB-TEST-RESULT "

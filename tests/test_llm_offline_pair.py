@@ -61,6 +61,7 @@ def test_check_names_a_changed_file(tmp_path):
     assert fallback.main(["--check"]) == 0
 
 
+@pytest.mark.slow
 def test_the_command_checks_the_shipped_files():
     out = subprocess.run([sys.executable, "-m", "specdec_lite.llm.offline", "--check"], capture_output=True,
                          text=True, cwd=ROOT)

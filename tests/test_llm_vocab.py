@@ -22,6 +22,9 @@ from specdec_lite.stats import chi_square, mean_and_se, sequence_index  # noqa: 
 from .conftest import ALPHA, Z  # noqa: E402
 from .tiny_models import neox, one_thread  # noqa: E402, F401
 
+#: Transformer models sampled thousands of times (the inner loop leaves them to the full run).
+pytestmark = pytest.mark.slow
+
 V = 12  # the target's logits
 PROMPT = [1, 2]
 M = 2  # new tokens in the exactness tests

@@ -184,6 +184,7 @@ def test_lab6_floor_and_tree():
     assert_quotes(answer("lab06_batch", 2), f"From $M = {below}$ on", f"({floor:.2f})", f"reaches {tree[-1]:.2f}")
 
 
+@pytest.mark.slow
 def test_lab6_better_drafts():
     """Question 3: the gap between the curves at M = 64 shrinks with the quality; the floor at 0.5."""
     gaps = {q: _lab6(q)[2][-1] - _lab6(q)[3][-1] for q in (0.0, 0.5, 0.8)}
