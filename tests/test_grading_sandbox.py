@@ -76,6 +76,12 @@ def test_no_process_outlives_its_notebook(graded):
 
 
 @pytest.mark.slow
+def test_the_report_names_the_attempts_for_review(graded):
+    lines = "\n".join(gc.report_lines("attacker"))
+    assert "subprocesses or process pools (cell 4)" in lines and "database or grader files (cell 4)" in lines
+
+
+@pytest.mark.slow
 def test_the_kernel_runs_unprivileged_within_its_limits(graded):
     text = text_of(autograded("attacker"))
     uid = int(text.split("uid: ")[1].split()[0])

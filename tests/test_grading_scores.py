@@ -46,7 +46,8 @@ def test_the_cheater_scores_0(graded):
         assert "execute_result" not in kinds, "a check's feedback was published as a cell's value"
         forged = [o for o in cell.outputs if VERDICT in o.get("data", {})]
         assert forged, f"{gid}: the forged verdicts were not shown: the cheat did not run"
-    assert report_lines("cheater") == [], "nothing to report: a plain 0"
+    (line,) = report_lines("cheater")  # a plain 0, and the hooks it set, to read by hand
+    assert "to review by hand, its code uses IPython or interpreter hooks" in line and "cell 4" in line
 
 
 @pytest.mark.slow
@@ -151,6 +152,24 @@ def test_a_feedback_is_displayed_not_returned_and_only_assert_correct_gives_a_ve
     assert "Correct" not in shown.stdout and len(shown.outputs) == 1, "shown through display, not as the value"
     assert "text/markdown" in shown.outputs[0].data and VERDICT not in shown.outputs[0].data
     assert asserted.outputs[0].data[VERDICT] == {"check": "check_tv", "ok": True}
+
+
+def test_review_names_what_the_checks_cannot_stop_and_skips_the_lab_s_own_cells():
+    from specdec_lite.classroom.review import suspicious
+
+    master = _master()
+    assert suspicious(master, master) == [], "the setup cell's subprocess is the lab's own"
+    nb = nbformat.reads(nbformat.writes(master), as_version=4)
+    nb.cells[_ids(nb).index("tv")].source = (
+        "import sys, subprocess\ndef tv(p, q):\n    return sys._getframe(1).f_locals['want']"
+    )
+    nb.cells.insert(4, nbformat.v4.new_code_cell("import sqlite3\nsqlite3.connect('../../gradebook.db')"))
+    lines = suspicious(nb, master)
+    assert lines == [
+        "database or grader files (cell 5)",
+        "subprocesses or process pools (cell 13)",
+        "frame inspection (cell 13)",
+    ], lines
 
 
 def _master():

@@ -5,8 +5,9 @@ downloads it could not place, ``submitted/``, ``autograded/`` (a cell that ran p
 timeout or killed the kernel carries an error output named by ``execute``), nbgrader's
 log of each ``autograde`` run, the gradebook (scores, and the students of the roster who
 sent nothing) and ``feedback/``; for each submission, the graded cells it lost that the
-grader put back (``restore``), and how its kernel was run (``execute.RECORD``: a notebook
-graded without the sandbox is named).
+grader put back (``restore``), how its kernel was run (``execute.RECORD``: a notebook
+graded without the sandbox is named), and what its code does that the checks cannot stop
+in-process (``review``: to read by hand).
 """
 
 from __future__ import annotations
@@ -97,6 +98,18 @@ def restored(course: Path, lab: str, student: str) -> list[str]:
     return restore(nb, nbformat.read(master, as_version=4))
 
 
+def to_review(course: Path, lab: str, student: str) -> list[str]:
+    """What the student's own cells do that the checks cannot stop in-process (``review.suspicious``)."""
+    from .restore import master_of
+    from .review import suspicious
+
+    sub, master = Path(course) / "submitted" / student / lab / f"{lab}.ipynb", master_of(Path(course), lab)
+    try:
+        return suspicious(nbformat.read(sub, as_version=4), nbformat.read(master, as_version=4))
+    except Exception:  # noqa: BLE001 - no notebook, or not one: other lines say so
+        return []
+
+
 def sandbox_note(folder: Path) -> str | None:
     """A line when the notebook in ``folder`` (autograded) was not graded in the sandbox, else None."""
     record = Path(folder) / RECORD
@@ -169,6 +182,8 @@ def _check(course: Path, gb, lab: str, student: str, submitted: bool, check_feed
     out = put_back + [Problem(lab, student, what, score, top) for what in failed_cells(autograded)]
     note = sandbox_note(autograded.parent)
     out += [Problem(lab, student, note, score, top)] if note else []
+    out += [Problem(lab, student, f"to review by hand, its code uses {what}", score, top)
+            for what in to_review(course, lab, student)]
     if score is None:
         out.append(Problem(lab, student, "autograded but missing from the gradebook"))
     if check_feedback and not (course / "feedback" / student / lab / f"{lab}.html").is_file():
