@@ -9,7 +9,7 @@ in bubblewrap), then ``report`` and ``nbgrader export``. The students:
   master and the course directory, write the gradebook, rewrite a classmate's submission,
   open sockets, leave processes running, allocate 8 GiB) and prints what happened;
 * ``cheater``: untouched stubs below ``ast_node_interactivity = "all"``, a planted answer
-  cache and forged verdicts;
+  cache and forged outcomes;
 * ``honest``: right answers that log to stderr, the check cell of exercise 1 deleted, the
   cells of exercise 2 stripped of their nbgrader metadata and its check cell pasted twice;
 * ``broken``: a file that is not a notebook (graded first after the attacker: the others
@@ -90,13 +90,13 @@ print("limits:", {{n: resource.getrlimit(getattr(resource, "RLIMIT_" + n))[0] fo
 '''
 
 
-#: Untouched stubs below a setting that shows every line's value, a planted answer cache, forged verdicts.
+#: Untouched stubs below a setting that shows every line's value, a planted answer cache, forged outcomes.
 CHEAT = '''
 from IPython.core.interactiveshell import InteractiveShell
 InteractiveShell.ast_node_interactivity = "all"
 import sys
 import specdec_lite.exercises.feedback as _fb
-from specdec_lite.exercises.feedback import VERDICT
+from specdec_lite.exercises.feedback import OUTCOME
 from specdec_lite.exercises import part1 as _p1
 def _plant(event, args):
     if event == "import" and args[0].startswith("specdec_lite.exercises"):
@@ -109,7 +109,7 @@ sys.addaudithook(_plant)
 def _forge(result):
     from IPython.display import display
     for check in ("check_marginals", "check_tv"):
-        display({"text/plain": "Correct.", VERDICT: {"check": check, "ok": True}}, raw=True)
+        display({"text/plain": "Correct.", OUTCOME: {"check": check, "ok": True}}, raw=True)
 get_ipython().events.register("post_run_cell", _forge)
 '''
 

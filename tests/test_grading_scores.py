@@ -2,7 +2,7 @@
 
 The class of ``tests/grading_class.py`` (graded once, in the sandbox): the ``cheater``
 (``ast_node_interactivity = "all"`` above untouched stubs, a planted answer cache, forged
-verdicts) scores 0; the ``honest`` student (an answer that logs on stderr, a deleted check
+outcomes) scores 0; the ``honest`` student (an answer that logs on stderr, a deleted check
 cell, cells stripped of their metadata, a check cell pasted twice) scores full marks, and
 the report says what was put back; a ``broken`` file stops no one else.
 """
@@ -18,7 +18,7 @@ import pytest
 
 from specdec_lite.classroom.restore import restore
 from specdec_lite.classroom.scores import checks_called, determine_grade
-from specdec_lite.exercises.feedback import VERDICT
+from specdec_lite.exercises.feedback import OUTCOME
 from specdec_lite.exercises.part1 import check_tv
 
 from .grading_class import LAB, ROOT, autograded, graded_class, report_lines
@@ -44,8 +44,8 @@ def test_the_cheater_scores_0(graded):
         kinds = [o.output_type for o in cell.outputs]
         assert "error" in kinds, (gid, kinds)
         assert "execute_result" not in kinds, "a check's feedback was published as a cell's value"
-        forged = [o for o in cell.outputs if VERDICT in o.get("data", {})]
-        assert forged, f"{gid}: the forged verdicts were not shown: the cheat did not run"
+        forged = [o for o in cell.outputs if OUTCOME in o.get("data", {})]
+        assert forged, f"{gid}: the forged outcomes were not shown: the cheat did not run"
     (line,) = report_lines("cheater")  # a plain 0, and the hooks it set, to read by hand
     assert "to review by hand, its code uses IPython or interpreter hooks" in line and "cell 4" in line
 
@@ -92,7 +92,7 @@ def _cell(source: str, outputs: list[dict], points: float = 2) -> nbformat.Noteb
 
 
 GRADED = "check_tv(tv)  # shown\nfrom specdec_lite.exercises.part1 import check_tv\ncheck_tv(tv).assert_correct()"
-OK = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Correct.", VERDICT: {"check": "check_tv",
+OK = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Correct.", OUTCOME: {"check": "check_tv",
                                                                                                    "ok": True}}}
 ERR = {"output_type": "error", "ename": "NotYet", "evalue": "Not yet.", "traceback": []}
 VALUE = {"output_type": "execute_result", "execution_count": 1, "metadata": {}, "data": {"text/plain": "Not yet."}}
@@ -105,14 +105,14 @@ STDERR = {"output_type": "stream", "name": "stderr", "text": "INFO:tv called\n"}
         ([OK], 2.0),
         ([STDERR, OK], 2.0),  # a logging line of a right answer costs nothing
         ([VALUE, ERR], 0.0),  # a value shown before the error earns nothing (nbgrader: full marks)
-        ([VALUE], 0.0),  # no verdict, no points
+        ([VALUE], 0.0),  # no outcome, no points
         ([], 0.0),
         ([OK, ERR], 0.0),
-        ([{**OK, "data": {VERDICT: {"check": "check_marginals", "ok": True}}}], 0.0),  # another check's verdict
-        ([{**OK, "data": {VERDICT: {"check": "check_tv", "ok": False}}}], 0.0),
+        ([{**OK, "data": {OUTCOME: {"check": "check_marginals", "ok": True}}}], 0.0),  # another check's outcome
+        ([{**OK, "data": {OUTCOME: {"check": "check_tv", "ok": False}}}], 0.0),
     ],
 )
-def test_a_check_cell_scores_by_its_verdict(outputs, score):
+def test_a_check_cell_scores_by_its_outcome(outputs, score):
     assert determine_grade(_cell(GRADED, outputs)) == (score, 2.0)
 
 
@@ -138,7 +138,7 @@ def test_no_check_keeps_an_answer_or_a_feedback():
     assert not hasattr(feedback, "_LAST")
 
 
-def test_a_feedback_is_displayed_not_returned_and_only_assert_correct_gives_a_verdict():
+def test_a_feedback_is_displayed_not_returned_and_only_assert_correct_gives_a_outcome():
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.utils.capture import capture_output
 
@@ -150,8 +150,8 @@ def test_a_feedback_is_displayed_not_returned_and_only_assert_correct_gives_a_ve
     with capture_output() as asserted:
         shell.run_cell("check_tv(tv).assert_correct()")
     assert "Correct" not in shown.stdout and len(shown.outputs) == 1, "shown through display, not as the value"
-    assert "text/markdown" in shown.outputs[0].data and VERDICT not in shown.outputs[0].data
-    assert asserted.outputs[0].data[VERDICT] == {"check": "check_tv", "ok": True}
+    assert "text/markdown" in shown.outputs[0].data and OUTCOME not in shown.outputs[0].data
+    assert asserted.outputs[0].data[OUTCOME] == {"check": "check_tv", "ok": True}
 
 
 def test_review_names_what_the_checks_cannot_stop_and_skips_the_lab_s_own_cells():

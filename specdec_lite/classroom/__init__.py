@@ -11,7 +11,7 @@ master per lab in ``notebooks/source/<lab>/``). The command line::
 Modules: ``release`` (student copies and points), ``timeouts`` (each lab's per-cell limit),
 ``execute`` (nbgrader's Execute step that survives endless loops and dead kernels),
 ``sandbox`` (each graded kernel in bubblewrap, an unprivileged uid and prlimit's limits),
-``scores`` (a graded cell's score from its check's verdict), ``restore`` (graded cells a
+``scores`` (a graded cell's score from its check's outcome), ``restore`` (graded cells a
 submission lost, put back), ``review`` (what the checks cannot stop in-process, for a
 person), ``collect`` (placing downloaded notebooks), ``grade`` (autograde lab by lab,
 student by student) and ``report``.

@@ -7,7 +7,7 @@ sandbox keeps it from reaching anything outside that kernel). ``suspicious(nb)``
 code cells the student wrote (not the read-only cells of the lab) and names each such
 construct found, with the cell (cells as the lab ships them are skipped: the setup cell
 installs with ``subprocess``); ``report`` prints them per student. A line is a reason to
-read the notebook, not a verdict: a plain ``import subprocess`` is listed too.
+read the notebook, not a judgement: a plain ``import subprocess`` is listed too.
 """
 
 from __future__ import annotations

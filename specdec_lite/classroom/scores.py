@@ -1,4 +1,4 @@
-"""A graded cell's score from its check's own verdict, not from nbgrader's reading of outputs.
+"""A graded cell's score from its check's own outcome, not from nbgrader's reading of outputs.
 
 nbgrader's ``determine_grade`` gives a graded code cell 0 for an error *or any stderr
 output*, a partial score for a number shown as the cell's value, and full marks for any
@@ -7,7 +7,7 @@ above an untouched stub scored full marks: the check's first line is shown as a 
 then the check raises). Here, a graded code cell scores:
 
 * full marks when it has no error output and, for each ``check_x(...).assert_correct()``
-  it calls, a right verdict of ``check_x`` (``exercises.feedback.VERDICT``, displayed by
+  it calls, a right outcome of ``check_x`` (``exercises.feedback.OUTCOME``, displayed by
   ``assert_correct`` on a right answer);
 * full marks for a graded cell that calls no check (an instructor's cell of ``assert``\\ s)
   when it has no error output;
@@ -27,7 +27,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.preprocessors import SaveAutoGrades as _NbgraderSaveAutoGrades
 
-from ..exercises.feedback import VERDICT
+from ..exercises.feedback import OUTCOME
 
 _CHECK_CALL = re.compile(r"\b(check_\w+)\s*\(.*\)\s*\.\s*assert_correct\s*\(\s*\)")
 
@@ -37,13 +37,13 @@ def checks_called(source: str) -> set[str]:
     return set(_CHECK_CALL.findall(source))
 
 
-def verdicts(cell: NotebookNode) -> list[dict[str, Any]]:
-    """The verdicts a cell's outputs carry."""
+def outcomes(cell: NotebookNode) -> list[dict[str, Any]]:
+    """The outcomes a cell's outputs carry."""
     found = []
     for out in cell.get("outputs", []):
         data = out.get("data", {}) if out.get("output_type") in ("display_data", "execute_result") else {}
-        if isinstance(data.get(VERDICT), dict):
-            found.append(data[VERDICT])
+        if isinstance(data.get(OUTCOME), dict):
+            found.append(data[OUTCOME])
     return found
 
 
@@ -54,7 +54,7 @@ def determine_grade(cell: NotebookNode) -> tuple[float | None, float]:
     top = float(cell.metadata["nbgrader"]["points"])
     if any(out.get("output_type") == "error" for out in cell.get("outputs", [])):
         return 0.0, top
-    passed = {v.get("check") for v in verdicts(cell) if v.get("ok") is True}
+    passed = {v.get("check") for v in outcomes(cell) if v.get("ok") is True}
     return (top if checks_called(cell.source) <= passed else 0.0), top
 
 

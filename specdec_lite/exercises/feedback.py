@@ -28,10 +28,10 @@ afresh from its module and call ``check_x(answer).assert_correct()``; each call 
 check again (no answer is kept between calls, where the notebook could plant one).
 
 *What a grader reads.* ``assert_correct()`` on a right answer displays the feedback
-with a verdict, ``{"check": "check_x", "ok": true}`` under the MIME type ``VERDICT``;
-``specdec_lite.classroom.scores`` gives a graded cell its points only for that verdict
+with an outcome, ``{"check": "check_x", "ok": true}`` under the MIME type ``OUTCOME``;
+``specdec_lite.classroom.scores`` gives a graded cell its points only for that outcome
 and no error. A ``Feedback`` shown any other way (the value of a cell, ``display``)
-carries no verdict, and is published as display data, never as an ``execute_result``.
+carries no outcome, and is published as display data, never as an ``execute_result``.
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ class _Sealed(type):
         raise AttributeError(f"{cls.__name__}.{name} is read-only")
 
 
-#: The MIME type of the verdict ``assert_correct()`` displays with a right answer.
-VERDICT = "application/vnd.specdec-lite.verdict+json"
+#: The MIME type of the outcome ``assert_correct()`` displays with a right answer.
+OUTCOME = "application/vnd.specdec-lite.outcome+json"
 
 
 class Feedback(metaclass=_Sealed):
@@ -137,8 +137,8 @@ class Feedback(metaclass=_Sealed):
             raise NotYet(str(self))
         from IPython.display import display
 
-        verdict = {"check": self.check, "ok": True}
-        display({"text/markdown": self._repr_markdown_(), "text/plain": str(self), VERDICT: verdict}, raw=True)
+        outcome = {"check": self.check, "ok": True}
+        display({"text/markdown": self._repr_markdown_(), "text/plain": str(self), OUTCOME: outcome}, raw=True)
 
 
 def _restore_error_display() -> None:
@@ -401,7 +401,7 @@ def convert_answer(value: Any, convert: Callable[[Any], Any]) -> tuple[Any, str 
 def checker(*held: str) -> Callable[[Callable[..., Feedback]], Callable[..., Feedback]]:
     """Decorate a ``check_...``: hold ``held`` while it runs student code, and never let it raise.
 
-    The feedback carries the check's name (``Feedback.check``), which the verdict names.
+    The feedback carries the check's name (``Feedback.check``), which the outcome names.
     """
 
     def wrap(check: Callable[..., Feedback]) -> Callable[..., Feedback]:
