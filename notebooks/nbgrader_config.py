@@ -4,18 +4,26 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
     IgnorePattern,
     LimitOutput,
-    SaveAutoGrades,
+    OverwriteCells,
+    OverwriteKernelspec,
 )
 
 from specdec_lite.classroom.execute import GradingExecute
+from specdec_lite.classroom.restore import RestoreGradedCells
+from specdec_lite.classroom.scores import SaveAutoGrades
 
 c = get_config()  # noqa: F821 (nbgrader provides get_config)
 c.CourseDirectory.course_id = "specdec-theory"
 # Autograde runs each cell with its lab's timeout (specdec_lite/classroom/timeouts.py: two minutes for
 # Labs 1-7, Lab 8 its measurement budget and a margin); a cell that runs past it or kills the kernel
 # scores 0 and the cells after it still run, in a fresh kernel (specdec_lite/classroom/execute.py).
+# Each kernel runs in a sandbox (specdec_lite/classroom/sandbox.py: bubblewrap, an unprivileged uid,
+# prlimit); grading refuses to start where it cannot run, unless c.GradingExecute.sandbox = "off".
+# A graded cell scores by its check's outcome (specdec_lite/classroom/scores.py: SaveAutoGrades).
 # The rest is nbgrader's own list of autograde steps, with GradingExecute in place of Execute.
 c.Autograde.autograde_preprocessors = [
     GradingExecute,
@@ -26,5 +34,17 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
+# Before nbgrader's own sanitizing steps, graded cells a submission lost (deleted, metadata stripped)
+# are put back from the master (specdec_lite/classroom/restore.py); report says so.
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    RestoreGradedCells,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    OverwriteCells,
+    CheckCellMetadata,
+]
 # A master's MyST twin holds the solutions: never copy it into release/, autograded/ or feedback/.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md", "jupytext.toml"]
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md", "jupytext.toml", ".grading.json",
+]

@@ -47,5 +47,8 @@ def test_a_real_kernel_answers_through_the_patient_channels():
 
 def test_the_grader_uses_the_patient_kernel_manager():
     from specdec_lite.classroom.execute import GradingExecute
+    from specdec_lite.classroom.sandbox import SandboxedKernelManager
 
-    assert GradingExecute().kernel_manager_class is kernel.PatientKernelManager
+    assert GradingExecute(sandbox="off").kernel_manager_class is kernel.PatientKernelManager
+    assert GradingExecute().kernel_manager_class is SandboxedKernelManager  # in the sandbox, by default
+    assert issubclass(SandboxedKernelManager, kernel.PatientKernelManager)

@@ -5,12 +5,16 @@ master per lab in ``notebooks/source/<lab>/``). The command line::
 
     python -m specdec_lite.classroom release [--check]        # student copies from the masters
     python -m specdec_lite.classroom collect DOWNLOADS [--lab LAB]   # downloads -> submitted/
-    python -m specdec_lite.classroom autograde [LAB ...] [--student S] [--force]
+    python -m specdec_lite.classroom autograde [LAB ...] [--student S] [--force] [--unsandboxed]
     python -m specdec_lite.classroom report [LAB ...]         # every submission not fully graded
 
 Modules: ``release`` (student copies and points), ``timeouts`` (each lab's per-cell limit),
 ``execute`` (nbgrader's Execute step that survives endless loops and dead kernels),
-``collect`` (placing downloaded notebooks), ``grade`` (autograde lab by lab) and ``report``.
+``sandbox`` (each graded kernel in bubblewrap, an unprivileged uid and prlimit's limits),
+``scores`` (a graded cell's score from its check's outcome), ``restore`` (graded cells a
+submission lost, put back), ``review`` (what the checks cannot stop in-process, for a
+person), ``collect`` (placing downloaded notebooks), ``grade`` (autograde lab by lab,
+student by student) and ``report``.
 The book's *For instructors* appendix runs the whole cycle.
 """
 

@@ -16,19 +16,27 @@ resources, so one ``nbgrader autograde`` run may mix labs) and, when a cell fail
    loaded machine a kernel can stall, idle, while the client waits for its reply;
 3. goes on with the next cell. The student keeps the points of every cell before and
    after the failure that passes.
+
+Every kernel runs in the sandbox of ``sandbox`` (``sandbox = "bwrap"``, the default); on a
+machine where it cannot run, grading refuses to start unless ``sandbox = "off"`` is set
+explicitly (``autograde --unsandboxed``). Each graded notebook's folder gets a record of
+how it was run, ``.grading.json`` (``RECORD``), which ``report`` reads.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import time
+from pathlib import Path
 from typing import Any
 
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Dict, Integer
+from traitlets import Bool, Dict, Enum, Integer
 
+from . import sandbox as _sandbox
 from .kernel import PatientKernelManager
 from .timeouts import CELL_TIMEOUT_S, cell_timeout
 
@@ -39,6 +47,9 @@ DIED = "DeadKernelError"
 
 #: The ``ename`` of the error output of a cell left unrun after ``max_failures`` failed cells.
 NOT_RUN = "CellNotRunError"
+
+#: The record of how a notebook was graded, next to it in ``autograded/<student>/<lab>/``.
+RECORD = ".grading.json"
 
 #: What nbclient raises when a cell cannot finish (a timeout, a dead or unresponsive kernel).
 _FAILURES = (CellTimeoutError, DeadKernelError, TimeoutError, RuntimeError)
@@ -73,10 +84,41 @@ class GradingExecute(Execute):
 
     max_failures = Integer(8, help="After this many failed cells, the remaining cells are not run.").tag(config=True)
 
+    sandbox = Enum(
+        ["bwrap", "off"],
+        default_value="bwrap",
+        help="bwrap: each kernel in the sandbox of specdec_lite.classroom.sandbox (grading refuses to start where it "
+        "cannot run); off: students' code runs with the grader's rights (the report says so).",
+    ).tag(config=True)
+
+    cpu_per_cell_limit = Integer(
+        30, help="A kernel's CPU seconds (all threads) are limited to this many times the lab's cell limit."
+    ).tag(config=True)
+
+    _told = False  # the sandbox's statement is logged once per process
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # a missed reply costs seconds, not the cell limit (see ``kernel``); nbgrader's Execute sets its own manager
         kwargs.setdefault("kernel_manager_class", PatientKernelManager)
         super().__init__(*args, **kwargs)
+        if self.sandbox == "bwrap":
+            _sandbox.require()
+            if self.kernel_manager_class is PatientKernelManager:
+                self.kernel_manager_class = _sandbox.SandboxedKernelManager
+
+    def limits(self) -> _sandbox.Limits:
+        """The sandbox's limits for the notebook being run (CPU time from its lab's cell limit)."""
+        return _sandbox.Limits(cpu_s=max(60, int(self.cpu_per_cell_limit * (self.timeout or 60))))
+
+    def create_kernel_manager(self) -> Any:
+        km = super().create_kernel_manager()
+        if isinstance(km, _sandbox.SandboxedKernelManager):
+            km.limits = self.limits()
+        return km
+
+    def statement(self) -> list[str]:
+        """What this run's kernels can and cannot reach."""
+        return _sandbox.statement(self.limits(), sandboxed=self.sandbox == "bwrap")
 
     def preprocess(self, nb: NotebookNode, resources: Any = None, km: Any = None) -> tuple[NotebookNode, Any]:
         """Run ``nb`` cell by cell; see the module's docstring for what happens on a failure."""
@@ -88,6 +130,10 @@ class GradingExecute(Execute):
         lab = (resources or {}).get("nbgrader", {}).get("assignment")
         if lab in self.lab_timeouts or self.timeout is None:
             self.timeout = cell_timeout(lab, self.lab_timeouts)
+        if not GradingExecute._told:
+            for line in self.statement():
+                (self.log.warning if self.sandbox == "off" else self.log.info)("%s", line)
+            GradingExecute._told = True
         failed: set[int] = set()
         with self.setup_kernel():
             self._kernel_info()
@@ -115,7 +161,15 @@ class GradingExecute(Execute):
                         self.log.info("cell %d ran in %.1f s", index, _since(start))
                         break
         self.set_widgets_metadata()
+        self._write_record(resources)
         return self.nb, self.resources
+
+    def _write_record(self, resources: Any) -> None:
+        folder = (resources or {}).get("metadata", {}).get("path")
+        if not folder or not Path(folder).is_dir():
+            return
+        record = {"sandbox": self.sandbox, "statement": self.statement()}
+        (Path(folder) / RECORD).write_text(json.dumps(record, indent=1) + "\n")
 
     def _kernel_info(self) -> None:
         assert self.kc is not None

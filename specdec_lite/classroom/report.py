@@ -4,11 +4,15 @@ It reads what the grading left in the course directory: ``collect``'s record of 
 downloads it could not place, ``submitted/``, ``autograded/`` (a cell that ran past its
 timeout or killed the kernel carries an error output named by ``execute``), nbgrader's
 log of each ``autograde`` run, the gradebook (scores, and the students of the roster who
-sent nothing) and ``feedback/``.
+sent nothing) and ``feedback/``; for each submission, the graded cells it lost that the
+grader put back (``restore``), how its kernel was run (``execute.RECORD``: a notebook
+graded without the sandbox is named), and what its code does that the checks cannot stop
+in-process (``review``: to read by hand).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +21,7 @@ from pathlib import Path
 import nbformat
 
 from .collect import changed_after_collect, logged
-from .execute import DIED, NOT_RUN, TIMEOUT
+from .execute import DIED, NOT_RUN, RECORD, TIMEOUT
 from .grade import log_path
 from .release import COURSE, masters
 
@@ -68,8 +72,57 @@ def _log_error(course: Path, lab: str, student: str) -> str | None:
         return None
     text = log.read_text(errors="replace")
     where = text.find(f"{student}/{lab}")
-    errors = re.findall(r"\[AutogradeApp \| (?:ERROR|WARNING)\] (.+)", text[where:] if where >= 0 else "")
+    text = text[where:] if where >= 0 else ""
+    end = text.find("\n=== ")  # the next student's run (``grade`` runs one student at a time)
+    text = text[: end if end >= 0 else len(text)]
+    found = [
+        (level, msg)
+        for level, msg in re.findall(r"\[AutogradeApp \| (ERROR|WARNING)\] (.+)", text)
+        if not msg.startswith(f"{student}/{lab}: ")  # the cells ``restore`` put back: listed on their own
+    ]
+    errors = [msg for level, msg in found if level == "ERROR"] or [msg for _, msg in found]
     return errors[0] if errors else None
+
+
+def restored(course: Path, lab: str, student: str) -> list[str]:
+    """What the grader put back in the student's submission (``restore.restore`` against the master)."""
+    from .restore import master_of, restore
+
+    sub, master = Path(course) / "submitted" / student / lab / f"{lab}.ipynb", master_of(Path(course), lab)
+    if not (sub.is_file() and master.is_file()):
+        return []
+    try:
+        nb = nbformat.read(sub, as_version=4)
+    except Exception:  # noqa: BLE001 - not a notebook: nbgrader's own error says so
+        return []
+    return restore(nb, nbformat.read(master, as_version=4))
+
+
+def to_review(course: Path, lab: str, student: str) -> list[str]:
+    """What the student's own cells do that the checks cannot stop in-process (``review.suspicious``)."""
+    from .restore import master_of
+    from .review import suspicious
+
+    sub, master = Path(course) / "submitted" / student / lab / f"{lab}.ipynb", master_of(Path(course), lab)
+    try:
+        return suspicious(nbformat.read(sub, as_version=4), nbformat.read(master, as_version=4))
+    except Exception:  # noqa: BLE001 - no notebook, or not one: other lines say so
+        return []
+
+
+def sandbox_note(folder: Path) -> str | None:
+    """A line when the notebook in ``folder`` (autograded) was not graded in the sandbox, else None."""
+    record = Path(folder) / RECORD
+    try:
+        mode = json.loads(record.read_text()).get("sandbox")
+    except (OSError, ValueError, AttributeError):
+        return "no record of how it was graded (graded by an older grader?): grade it again"
+    if mode != "bwrap":
+        return (
+            "graded WITHOUT the sandbox: the student's code ran with your rights; check the gradebook and the "
+            "other submissions by hand, or grade again in the sandbox"
+        )
+    return None
 
 
 def _gradebook(course: Path):
@@ -122,11 +175,16 @@ def _check(course: Path, gb, lab: str, student: str, submitted: bool, check_feed
             return [Problem(lab, student, "no submission (0 in the export)", 0.0, _max(gb, lab))]
         return []
     autograded = course / "autograded" / student / lab / f"{lab}.ipynb"
+    put_back = [Problem(lab, student, f"graded cells: {line}", score, top) for line in restored(course, lab, student)]
     if not autograded.is_file():
         cause = _log_error(course, lab, student)
         cause = f"not autograded: {cause}" if cause else "not autograded yet"
-        return [Problem(lab, student, cause, score, top)]
-    out = [Problem(lab, student, what, score, top) for what in failed_cells(autograded)]
+        return put_back + [Problem(lab, student, cause, score, top)]
+    out = put_back + [Problem(lab, student, what, score, top) for what in failed_cells(autograded)]
+    note = sandbox_note(autograded.parent)
+    out += [Problem(lab, student, note, score, top)] if note else []
+    out += [Problem(lab, student, f"to review by hand, its code uses {what}", score, top)
+            for what in to_review(course, lab, student)]
     if score is None:
         out.append(Problem(lab, student, "autograded but missing from the gradebook"))
     if check_feedback and not (course / "feedback" / student / lab / f"{lab}.html").is_file():

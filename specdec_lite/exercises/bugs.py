@@ -43,7 +43,7 @@ P = np.array([0.45, 0.3, 0.15, 0.1, 0.0])
 Q = np.array([0.1, 0.2, 0.2, 0.3, 0.2])
 
 
-def _student(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
+def _student(fn: Callable[..., Any], *args: Any, convert: Callable[[Any], Any] | None = None) -> tuple[Any, str | None]:
     """Call student code (arguments copied); ``(result, None)`` or ``(None, what failed)``.
 
     The one door to student code: with the grading lock of ``feedback.run`` where the
@@ -54,17 +54,26 @@ def _student(fn: Callable[..., Any], *args: Any) -> tuple[Any, str | None]:
         return None, f"expected a function, got {type(fn).__name__}"
     runner = getattr(_feedback, "run", None)
     if runner is not None:
-        return runner(fn, *args)
+        return runner(fn, *args, convert=convert)
     return _feedback.call_student(fn, *args)
 
 
-def _repeat(fn: Callable[..., Any], calls: list[tuple]) -> tuple[Any, str | None]:
-    """``[fn(*args) for args in calls]`` in one call of student code (each argument copied); or what failed."""
+def _repeat(
+    fn: Callable[..., Any], calls: list[tuple], convert: Callable[[Any], Any] | None = None
+) -> tuple[Any, str | None]:
+    """``[convert(fn(*args)) for args in calls]`` in one call of student code (arguments copied); or what failed.
+
+    ``convert`` runs inside the lock too: a lazy answer or an array subclass is read before the lock is released.
+    """
     if not callable(fn):
         return None, f"expected a function, got {type(fn).__name__}"
 
     def all_calls() -> list[Any]:
-        return [fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]) for args in calls]
+        outs = []
+        for args in calls:
+            out = fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args])
+            outs.append(out if convert is None else convert(out))
+        return outs
 
     return _student(all_calls)
 
@@ -93,18 +102,52 @@ def softmax(z: np.ndarray) -> np.ndarray:
 def _step_counts(step: Callable[..., Any], args: tuple, V: int, runs: int, seed: int) -> tuple[Any, str | None]:
     """Run ``step(*args, rng)`` ``runs`` times: ``(counts per token, rejection flags)`` or an error message."""
     gen = np.random.default_rng(seed)
-    outs, err = _repeat(step, [(*args, gen)] * runs)
+    outs, err = _repeat(step, [(*args, gen)] * runs, convert=_token_and_flag)
     if err:
         return None, err
     tokens, rejected = np.empty(runs, dtype=int), np.empty(runs, dtype=bool)
     for i, out in enumerate(outs):
-        try:
-            tokens[i], rejected[i] = int(out[0]), bool(out[1])
-        except (TypeError, ValueError, IndexError):
-            return None, f"return a pair (token, rejected), got {out!r}"
+        tokens[i], rejected[i] = out
         if not 0 <= tokens[i] < V:
             return None, f"token {tokens[i]} is outside the vocabulary 0..{V - 1}"
     return (np.bincount(tokens, minlength=V), rejected), None
+
+
+def _token_and_flag(out: Any) -> tuple[int, bool]:
+    """A step's ``(token, rejected)`` as plain Python values (the token an integer id: ``2`` or ``2.0``)."""
+    try:
+        token, flag = out
+    except (TypeError, ValueError):
+        raise _feedback._Refused(f"return a pair (token, rejected), got {_feedback.kind_of(out)}") from None
+    try:
+        token = _feedback.integer(token)
+    except _feedback._Refused as e:
+        raise _feedback._Refused(f"the token must be an integer id: {e}") from None
+    if not isinstance(flag, bool | np.bool_ | int | np.integer):
+        raise _feedback._Refused(f"rejected must be True or False, got {_feedback.kind_of(flag)}")
+    return token, bool(flag)
+
+
+def _tokens_and_calls(T: int, V: int) -> Callable[[Any], tuple[np.ndarray, float]]:
+    """A decoder's ``(tokens, calls)``: an int64 array of ``T`` ids in ``0..V-1`` (whole floats pass), a float."""
+
+    def convert(out: Any) -> tuple[np.ndarray, float]:
+        try:
+            tokens, calls = out
+        except (TypeError, ValueError):
+            raise _feedback._Refused(f"return a pair (tokens, oracle_calls), got {_feedback.kind_of(out)}") from None
+        wanted = f"T = {T} integer token ids in 0..{V - 1} (ints, or floats holding whole numbers)"
+        try:
+            arr = np.array(np.asarray(tokens), dtype=np.float64)
+        except (TypeError, ValueError):
+            raise _feedback._Refused(f"return {wanted}, got {_feedback.kind_of(tokens)}") from None
+        if arr.shape != (T,) or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise _feedback._Refused(f"return {wanted}, got {np.asarray(tokens)!r}")
+        if arr.min() < 0 or arr.max() >= V:
+            raise _feedback._Refused(f"return {wanted}; got ids {arr.astype(np.int64)!r} outside that range")
+        return arr.astype(np.int64), _feedback.number(calls)
+
+    return convert
 
 
 def _fits(counts: np.ndarray, law: np.ndarray) -> bool:
@@ -418,17 +461,11 @@ def decode_runs(
 ) -> tuple[Any, str | None]:
     """``runs`` runs of ``fn(draft, target, K, rng) -> (tokens, calls)``: ``(sequence counts, calls)`` or an error."""
     gen = np.random.default_rng(seed)
-    outs, err = _repeat(fn, [(draft, target, K, gen)] * runs)
+    outs, err = _repeat(fn, [(draft, target, K, gen)] * runs, convert=_tokens_and_calls(target.T, target.V))
     if err:
         return None, err
     seqs, calls = np.empty((runs, target.T), dtype=np.int64), np.empty(runs)
-    for i, out in enumerate(outs):
-        try:
-            tokens, c = np.asarray(out[0]), float(out[1])
-        except (TypeError, ValueError, IndexError):
-            return None, f"return a pair (tokens, oracle_calls), got {out!r}"
-        if tokens.shape != (target.T,) or tokens.dtype.kind not in "iu" or tokens.min() < 0 or tokens.max() >= target.V:
-            return None, f"return T = {target.T} token ids in 0..{target.V - 1}, got {tokens!r}"
+    for i, (tokens, c) in enumerate(outs):
         seqs[i], calls[i] = tokens, c
     return (np.bincount(sequence_index(seqs, target.V), minlength=target.V**target.T), calls), None
 
@@ -698,18 +735,23 @@ def bf16_logits(seed: int = 0, V: int = 2048, scale: float = 2.0) -> Any:
     return (scale * torch.randn(V, generator=g)).bfloat16()
 
 
+def _plain_law(x: Any) -> Any:
+    """The student's law as a plain float64 tensor, read inside the lock (a tensor subclass is read there too)."""
+    try:
+        arr = np.array(torch.as_tensor(x).detach().double().cpu().numpy(), dtype=np.float64)
+    except (TypeError, ValueError, RuntimeError):
+        raise _feedback._Refused(f"return the law as a tensor, got {_feedback.kind_of(x)}") from None
+    return torch.from_numpy(arr)
+
+
 @_guard("llm.verify.probs_from_logits")
 def check_sampling_law(sampling_law: Callable[[Any, float], Any]) -> Feedback:
     """Check ``sampling_law(logits, T)``: the law the draft samples from equals the ratio's float32 law."""
     for seed, T in ((0, 0.3), (1, 1.0)):
         logits = bf16_logits(seed)
-        got, err = _student(sampling_law, logits.clone(), T)
+        got, err = _student(sampling_law, logits.clone(), T, convert=_plain_law)
         if err:
             return _failure(f"{err} (temperature {T})")
-        try:
-            got = torch.as_tensor(got).double()
-        except (TypeError, ValueError, RuntimeError):
-            return wrong(f"return the law as a tensor, got {type(got).__name__}.")
         want = ratio_law(logits, T).double()
         if got.shape != want.shape:
             return wrong(f"return one probability per token (shape {tuple(want.shape)}), got {tuple(got.shape)}.")

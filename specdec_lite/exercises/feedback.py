@@ -24,8 +24,14 @@ A check module uses these (Lab 1's ``check_tv`` is the model)::
 * ``correct(message)`` and ``wrong(message)``.
 
 Graded cells call ``check_x(answer)`` and then, on two more lines, import ``check_x``
-afresh from its module and call ``check_x(answer).assert_correct()``: the second call
-is answered from the first when nothing was redefined in between.
+afresh from its module and call ``check_x(answer).assert_correct()``; each call runs the
+check again (no answer is kept between calls, where the notebook could plant one).
+
+*What a grader reads.* ``assert_correct()`` on a right answer displays the feedback
+with an outcome, ``{"check": "check_x", "ok": true}`` under the MIME type ``OUTCOME``;
+``specdec_lite.classroom.scores`` gives a graded cell its points only for that outcome
+and no error. A ``Feedback`` shown any other way (the value of a cell, ``display``)
+carries no outcome, and is published as display data, never as an ``execute_result``.
 """
 
 from __future__ import annotations
@@ -62,14 +68,19 @@ class _Sealed(type):
         raise AttributeError(f"{cls.__name__}.{name} is read-only")
 
 
+#: The MIME type of the outcome ``assert_correct()`` displays with a right answer.
+OUTCOME = "application/vnd.specdec-lite.outcome+json"
+
+
 class Feedback(metaclass=_Sealed):
-    """Outcome of a check: ``ok`` and a message saying what is right or what is wrong."""
+    """Outcome of a check: ``ok``, a message saying what is right or what is wrong, and the check's name."""
 
-    __slots__ = ("_ok", "_message")
+    __slots__ = ("_ok", "_message", "_check")
 
-    def __init__(self, ok: bool, message: str) -> None:
+    def __init__(self, ok: bool, message: str, check: str = "") -> None:
         object.__setattr__(self, "_ok", bool(ok))
         object.__setattr__(self, "_message", str(message))
+        object.__setattr__(self, "_check", str(check))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("Feedback is read-only")
@@ -81,6 +92,11 @@ class Feedback(metaclass=_Sealed):
     @property
     def message(self) -> str:
         return self._message
+
+    @property
+    def check(self) -> str:
+        """The name of the check that gave this feedback (empty for one built by hand)."""
+        return self._check
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Feedback) and (self.ok, self.message) == (other.ok, other.message)
@@ -101,6 +117,12 @@ class Feedback(metaclass=_Sealed):
     def __repr__(self) -> str:
         return str(self)
 
+    def _ipython_display_(self) -> None:
+        """Shown as display data (never an ``execute_result``, which nbgrader would read as a score)."""
+        from IPython.display import display
+
+        display({"text/markdown": self._repr_markdown_(), "text/plain": str(self)}, raw=True)
+
     def assert_correct(self) -> None:
         """Show this feedback when the answer is right; raise ``NotYet`` with the message otherwise.
 
@@ -115,7 +137,8 @@ class Feedback(metaclass=_Sealed):
             raise NotYet(str(self))
         from IPython.display import display
 
-        display(self)
+        outcome = {"check": self.check, "ok": True}
+        display({"text/markdown": self._repr_markdown_(), "text/plain": str(self), OUTCOME: outcome}, raw=True)
 
 
 def _restore_error_display() -> None:
@@ -375,29 +398,16 @@ def convert_answer(value: Any, convert: Callable[[Any], Any]) -> tuple[Any, str 
     return run(lambda: value, convert=convert)
 
 
-_LAST: list[tuple[Any, tuple[Any, ...], dict[str, Any], Feedback]] = []  # the last check's call and feedback
-
-
 def checker(*held: str) -> Callable[[Callable[..., Feedback]], Callable[..., Feedback]]:
     """Decorate a ``check_...``: hold ``held`` while it runs student code, and never let it raise.
 
-    A check called twice in a row on the very same objects (a graded cell's first line and its
-    graded line) answers the second time from the first call.
+    The feedback carries the check's name (``Feedback.check``), which the outcome names.
     """
 
     def wrap(check: Callable[..., Feedback]) -> Callable[..., Feedback]:
         @functools.wraps(check)
         def checked(*args: Any, **kwargs: Any) -> Feedback:
             _reseal()
-            if _LAST:
-                who, last_args, last_kwargs, out = _LAST[0]
-                same = who is checked and len(last_args) == len(args) and last_kwargs.keys() == kwargs.keys()
-                if (
-                    same
-                    and all(a is b for a, b in zip(last_args, args, strict=True))
-                    and all(last_kwargs[k] is kwargs[k] for k in kwargs)
-                ):
-                    return out
             _HELD.append(frozenset(held))
             try:
                 with warnings_silenced():
@@ -411,8 +421,7 @@ def checker(*held: str) -> Callable[[Callable[..., Feedback]], Callable[..., Fee
                 )
             finally:
                 _HELD.pop()
-            _LAST[:] = [(checked, args, dict(kwargs), out)]
-            return out
+            return Feedback(out.ok, out.message, check.__name__)
 
         return checked
 
@@ -428,7 +437,10 @@ def _reseal() -> None:
 
 _METHODS = {
     name: Feedback.__dict__[name]
-    for name in ("assert_correct", "__bool__", "__str__", "_repr_markdown_", "__repr__", "__init__", "ok", "message")
+    for name in (
+        "assert_correct", "__bool__", "__str__", "_repr_markdown_", "__repr__", "__init__", "ok", "message", "check",
+        "_ipython_display_",
+    )
 }
 
 

@@ -87,10 +87,10 @@ def check_tv(student_tv: Callable[[np.ndarray, np.ndarray], float]) -> Feedback:
 def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> Feedback:
     """Check ``student_marginals(chain)`` returning the ``(T, V)`` marginal laws of ``x_1..x_T``."""
     chain = MarkovChain.random(3, 4, rng=7, uniform_init=False)
-    want = chain.marginals()
-    got, err = run(student_marginals, chain, convert=vector(want.shape))
+    got, err = run(student_marginals, chain, convert=vector((chain.T, chain.V)))
     if err:
-        return wrong(f"{err} (one row per position: shape (T, V) = {want.shape}).")
+        return wrong(f"{err} (one row per position: shape (T, V) = {(chain.T, chain.V)}).")
+    want = chain.marginals()  # computed after the student's code returned: no frame of this check holds it before
     if _near(got, want):
         return correct("each marginal is the previous one, as a row vector, times the transition matrix.")
     if not _near(got[0], chain.init):
@@ -289,6 +289,17 @@ def _close(a: float, b: float) -> bool:
     return bool(abs(a - b) <= HAND_ATOL)
 
 
+#: What a number answered by hand must be: said in every message that refuses one.
+PRECISION = f"a number answered by hand passes within {HAND_ATOL:g} of the exact value: give at least three decimals"
+
+
+def _rounded(answer: float, want: float) -> str | None:
+    """The message for an answer right to two decimals but not to ``HAND_ATOL`` (rounded too early)."""
+    if np.isfinite(answer) and abs(answer - want) <= 0.005 + 1e-12:
+        return f"{answer} agrees with the exact value to two decimals only; {PRECISION}."
+    return None
+
+
 def _pair_or_default(draft: Any, target: Any) -> tuple[MarkovChain, MarkovChain] | str:
     if (draft is None) != (target is None):
         return "pass both draft and target, or neither (to use two_state_pair())."
@@ -320,6 +331,8 @@ def check_expected_rejections_two_state(
         )
     if not np.isfinite(answer):
         return wrong(f"your answer is {answer}; E[N_rej] is a finite number between 0 and T = {target.T}.")
+    if _rounded(answer, want):
+        return wrong(_rounded(answer, want))
     row_tv = tv(draft.laws(), target.laws())
     by_draft = row_tv[0, 0] + float(np.einsum("nu,nu->", draft.marginals()[:-1], row_tv[1:]))
     uniform = row_tv[0, 0] + float(row_tv[1:].mean(axis=1).sum())
@@ -350,7 +363,7 @@ def check_expected_rejections_two_state(
             return wrong(f"{answer:.4f} is not E[N_rej]: {why}.")
     return wrong(
         f"{answer:.4f} is not E[N_rej]; compute, for each position, the TV of the two laws given the "
-        "previous token, averaged over the target's law of that token, and add them up."
+        f"previous token, averaged over the target's law of that token, and add them up ({PRECISION})."
     )
 
 
@@ -408,9 +421,12 @@ def check_speedup(
             "that is the inverse: the speed-up is T calls of autoregressive decoding divided by the "
             "expected calls of speculative decoding."
         )
+    for exact in (T / calls, T / e if e > 0 else np.nan):
+        if _rounded(answer, exact):
+            return wrong(_rounded(answer, exact))
     return wrong(
         f"{answer:.4f} is not a speed-up of this pair: autoregressive decoding makes T = {T} calls; "
-        "divide by the expected number of calls (or of rejections) of speculative decoding."
+        f"divide by the expected number of calls (or of rejections) of speculative decoding ({PRECISION})."
     )
 
 

@@ -75,10 +75,10 @@ def _round_output(V: int) -> Any:
 def check_verify_round(fn: Callable[..., Any]) -> Feedback:
     """Compare the student's ``verify_round`` with the reference on random rounds and edge cases."""
     for name, p, q, drafts, u in _cases():
-        want_n, want_law = verify_round(p, q, drafts, u)
         out, err = run(fn, p, q, drafts, u, convert=_round_output(p.shape[1]))
         if err:
             return wrong(f"on a {name} round: {err}.")
+        want_n, want_law = verify_round(p, q, drafts, u)  # after the student's code returned
         got_n, got_law = out
         K = len(drafts)
         if got_n != want_n:

@@ -1,0 +1,146 @@
+"""The grading sandbox, tried by a hostile notebook graded by the real nbgrader in the real bubblewrap.
+
+The class of ``tests/grading_class.py`` is graded once; its ``attacker`` tries each access
+the sandbox denies, and both the kernel's own account (what it printed) and the host's
+(files unchanged, nothing reached the listener, no process left) are checked.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from specdec_lite import classroom
+from specdec_lite.classroom import sandbox
+from specdec_lite.classroom.report import sandbox_note
+
+from . import grading_class as gc
+from .grading_class import LAB, NONCE, autograded, graded_class, record, survivors, text_of
+
+DENIED = [
+    "read the master",
+    "list the course",
+    "write the gradebook",
+    "rewrite a classmate",
+    "open a socket",
+    "reach the internet",
+    "allocate 8 GiB",
+]
+
+
+@pytest.fixture(scope="module")
+def graded():
+    if sandbox.missing():
+        pytest.fail(f"the sandbox cannot run on this machine: {sandbox.missing()}")
+    return graded_class()
+
+
+@pytest.mark.slow
+def test_every_grading_command_ran(graded):
+    for name, proc in graded["runs"].items():
+        assert proc.returncode == 0, f"{name}:\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("access", DENIED)
+def test_the_kernel_is_denied(graded, access):
+    text = text_of(autograded("attacker"))
+    assert f"{access}: DENIED" in text, text[-3000:]
+    assert f"{access}: ALLOWED" not in text
+
+
+@pytest.mark.slow
+def test_the_host_saw_nothing_of_the_attempts(graded):
+    course = graded["course"]
+    assert graded["received"] == [], "a connection from the sandbox reached the host's 127.0.0.1"
+    assert (course / "submitted" / "honest" / LAB / f"{LAB}.ipynb").read_bytes() == graded["honest_submitted"]
+    assert (course / "source" / LAB / f"{LAB}.ipynb").read_bytes() == graded["master_bytes"]
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        autos = [g.auto_score for s in ("attacker", "cheater") for g in gb.find_submission_notebook(LAB, LAB, s).grades]
+    assert 99 not in autos and graded["scores"]["attacker"] == 0
+
+
+@pytest.mark.slow
+def test_no_process_outlives_its_notebook(graded):
+    text = text_of(autograded("attacker"))
+    assert "uid:" in text, "the attacker's cell stopped before starting its processes"
+    assert graded["survivors"] == [], graded["survivors"]
+
+
+@pytest.mark.slow
+def test_the_report_names_the_attempts_for_review(graded):
+    lines = "\n".join(gc.report_lines("attacker"))
+    assert "subprocesses or process pools (cell 4)" in lines and "database or grader files (cell 4)" in lines
+
+
+@pytest.mark.slow
+def test_the_kernel_runs_unprivileged_within_its_limits(graded):
+    text = text_of(autograded("attacker"))
+    uid = int(text.split("uid: ")[1].split()[0])
+    assert uid == (sandbox.NOBODY if os.geteuid() == 0 else os.getuid())
+    limits = ast.literal_eval(text.split("limits: ")[1].splitlines()[0])
+    want = sandbox.Limits(cpu_s=30 * classroom.cell_timeout(LAB))
+    assert limits["CPU"] == want.cpu_s and limits["AS"] == want.memory_bytes
+    assert limits["FSIZE"] == want.file_bytes and limits["NOFILE"] == want.open_files
+    if os.geteuid() == 0:
+        assert limits["NPROC"] == want.processes
+
+
+@pytest.mark.slow
+def test_the_run_says_what_is_isolated_and_records_it(graded):
+    out = graded["runs"]["autograde"].stdout
+    assert "sandboxed (bubblewrap)" in out and "not isolated:" in out and "it has no network" in out
+    assert record("honest")["sandbox"] == "bwrap" and record("attacker")["statement"][0].startswith("sandboxed")
+
+
+@pytest.mark.slow
+def test_grading_refuses_without_bubblewrap(tmp_path):
+    course = tmp_path / "course"
+    (course / "source" / LAB).mkdir(parents=True)
+    env = dict(classroom.nbgrader_env(), PATH=os.path.dirname(sys.executable))  # no /usr/bin: no bwrap, no prlimit
+    proc = subprocess.run(
+        [sys.executable, "-m", "specdec_lite.classroom", "--course", str(course), "autograde", LAB],
+        env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "refusing to grade" in proc.stderr and "bwrap" in proc.stderr and "--unsandboxed" in proc.stderr
+
+
+def test_the_statement_of_an_unsandboxed_run_warns():
+    (line,) = sandbox.statement(sandboxed=False)
+    assert line.startswith("NOT SANDBOXED") and "gradebook" in line
+
+
+def test_report_names_a_notebook_graded_without_the_sandbox(tmp_path):
+    assert "no record" in sandbox_note(tmp_path)
+    (tmp_path / ".grading.json").write_text(json.dumps({"sandbox": "off"}))
+    assert "WITHOUT the sandbox" in sandbox_note(tmp_path)
+    (tmp_path / ".grading.json").write_text(json.dumps({"sandbox": "bwrap"}))
+    assert sandbox_note(tmp_path) is None
+
+
+def test_the_detectors_see_what_they_look_for():
+    """The listener records a connection, and ``survivors`` finds a process carrying the token."""
+    import socket
+
+    listener = gc._Listener()
+    try:
+        socket.create_connection(("127.0.0.1", listener.port), timeout=3).sendall(b"hello")
+        time.sleep(1.0)
+    finally:
+        listener.close()
+    assert listener.received == [b"hello"]
+    proc = subprocess.Popen(["sleep", NONCE])
+    try:
+        assert any(str(proc.pid) in s for s in survivors())
+    finally:
+        proc.kill()
+        proc.wait()
