@@ -81,6 +81,7 @@ def test_load_pair_offline_is_the_shipped_pair(shipped, meta):
     assert shipped.decode(shipped.encode(text)) == text
 
 
+@pytest.mark.slow
 def test_held_out_numbers_are_those_of_the_shipped_weights(shipped, meta):
     """Recomputed from the shipped files, the held-out losses and mean TV are those meta.json records."""
     texts = fallback.stdlib_texts(meta["recipe"]["corpus_bytes"])
@@ -93,6 +94,7 @@ def test_held_out_numbers_are_those_of_the_shipped_weights(shipped, meta):
         assert got[key] == pytest.approx(value, rel=1e-4), key
 
 
+@pytest.mark.slow
 def test_a_wheel_carries_the_shipped_pair(tmp_path, meta):
     """``pip install`` of the package (as in Colab) installs every shipped file."""
     out = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation",
@@ -116,6 +118,7 @@ LAB8_ANSWERS = [
 ]
 
 
+@pytest.mark.slow
 def test_lab8_model_answers_quote_the_shipped_pair(shipped):
     """Every number of Lab 8's model answers is what the explorer gives on the shipped pair."""
     from specdec_lite.llm import speculative_generate

@@ -59,6 +59,7 @@ def test_the_shapes_are_pythias():
         assert shape.parameters() - 2 * shape.vocab * shape.hidden == PYTHIA_NON_EMBEDDING[name], name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", [TINY["tiny-3"], sh.PYTHIA_SHAPES["pythia-70m"]])
 def test_parameter_count_is_the_model_transformers_builds(shape):
     with torch.device("meta"):
