@@ -35,10 +35,19 @@ HEAVY_FIRST = [
     "tests/test_browser.py",
     "tests/test_classroom_adversarial.py",
     "tests/test_classroom.py",
+    "tests/test_grading_sandbox.py",
     "tests/test_colab.py",
+    "tests/test_llm_integrity.py",
+    "tests/test_llm_command_lines.py",
     "notebooks/source/lab08_real_models",
+    "tests/test_llm_vocab.py",
+    "tests/test_llm.py",
     "tests/test_lab09.py",
+    "tests/test_llm_hub.py",
+    "tests/test_grading_scores.py",
     "tests/test_browser_figures.py",
+    "tests/test_classroom_collect.py",
+    "tests/test_llm_shapes.py",
 ]
 #: Whole files that are slow (their other tests are few and cheap, or share a slow fixture).
 SLOW_FILES = {

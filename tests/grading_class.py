@@ -15,7 +15,8 @@ in bubblewrap), then ``report`` and ``nbgrader export``. The students:
 * ``broken``: a file that is not a notebook (graded first after the attacker: the others
   are graded all the same).
 
-Shared by ``test_grading_sandbox.py`` and ``test_grading_scores.py`` (one run for both).
+Shared by ``test_grading_sandbox.py`` and ``test_grading_scores.py`` (one run for both, whichever workers run
+them: ``tests/shared_once.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from pathlib import Path
 import nbformat
 
 from specdec_lite import classroom
+
+from .shared_once import once
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = "lab01_markov_chains"
@@ -189,7 +192,12 @@ def survivors() -> list[str]:
 
 @functools.cache
 def graded_class() -> dict:
-    """Grade the class once; the course, each command's output, the export and what the host saw."""
+    """Grade the class once (for every worker of the run); the course, each command's output, the export and
+    what the host saw."""
+    return once("grading-class", _graded_class)
+
+
+def _graded_class() -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="specdec-grading-class-"))
     course = tmp / "notebooks"
     (course / "source").mkdir(parents=True)
