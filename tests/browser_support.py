@@ -187,7 +187,7 @@ def check_book(
     setup_late_ms: int = 20000,
     max_tabs: int = 2500,
     concurrency: int = 2,
-    timeout: int = 1800,
+    timeout: int = 3300,
 ) -> dict[str, dict]:
     """Run ``tools/browser/check_book.mjs`` over ``pages`` (paths relative to ``html``): each page
     loaded once in light mode, once in a browser that prefers dark and once at a phone's width.
@@ -204,6 +204,8 @@ def check_book(
     A figure not drawn ``draw_timeout_ms`` after the load counts as not drawn, one that
     figures.js has not set up ``setup_late_ms`` after navigation as never set up, and a
     slider move that has not changed the figure after ``slider_timeout_ms`` as no change.
+    ``timeout`` (seconds) is the three former passes' limits together (600 + 1800 + 900): a loaded
+    machine may be that slow.
     """
     axe = ensure_axe()
     result = _run_node(

@@ -1,6 +1,6 @@
 """The book's plotly figures for a keyboard user, a screen reader and a dark-mode reader (headless Chromium).
 
-For each page of ``_toc.yml`` (``tools/browser/check_figures.mjs``): the figure script
+For each page of ``_toc.yml`` (the figure stages of ``tools/browser/check_book.mjs``): the figure script
 (``specdec_lite/figures/figures.js``) is loaded once, from ``_static``, and no figure
 carries a copy of it; every figure is an image named by its caption (by its title where it
 has none), has a description, hides plotly's SVG from assistive technology, and has a

@@ -20,7 +20,7 @@
 // config.assets are answered from local copies; every other request is blocked and reported,
 // so the book cannot silently depend on anything it does not name.
 // Each report carries ms: how long each stage took, per page and mode.
-import { readFileSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
+import { readFileSync, writeFileSync, appendFileSync, mkdirSync, existsSync } from "node:fs";
 import { join, extname } from "node:path";
 import { chromium } from "playwright-core";
 
@@ -523,7 +523,8 @@ async function screenshot(page, path, prefix) {
   mkdirSync(config.screenshots, { recursive: true });
   const file = join(config.screenshots, prefix + path.replace(/\.html$/, "").replaceAll("/", "__") + ".png");
   await page.evaluate(() => window.scrollTo(0, 0));
-  await page.screenshot({ path: file, fullPage: true });
+  // at a phone's width in CSS pixels (not the screen's two per pixel): a quarter of the pixels to encode
+  await page.screenshot({ path: file, fullPage: true, scale: "css" });
   return file;
 }
 
@@ -746,6 +747,8 @@ async function worker() {
       res.fatal = errorText(e);
     }
     (done[path] = done[path] || {})[mode] = res;
+    // progress, for a run cut short: the stages' times of each load as it ends
+    appendFileSync(config.result + ".progress", JSON.stringify({ page: path, mode, ms: res.ms }) + "\n");
   }
 }
 const t0 = Date.now();
