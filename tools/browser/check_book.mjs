@@ -524,7 +524,7 @@ async function screenshot(page, path, prefix) {
   const file = join(config.screenshots, prefix + path.replace(/\.html$/, "").replaceAll("/", "__") + ".png");
   await page.evaluate(() => window.scrollTo(0, 0));
   // at a phone's width in CSS pixels (not the screen's two per pixel): a quarter of the pixels to encode
-  await page.screenshot({ path: file, fullPage: true, scale: "css" });
+  await page.screenshot({ path: file, fullPage: true, scale: "css", timeout: 180000 }); // a long page on a busy machine
   return file;
 }
 
