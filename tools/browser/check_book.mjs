@@ -747,8 +747,10 @@ async function worker() {
       res.fatal = errorText(e);
     }
     (done[path] = done[path] || {})[mode] = res;
-    // progress, for a run cut short: the stages' times of each load as it ends
+    // progress, for a run cut short: the stages' times of each load as it ends, each page's reports once it is done
     appendFileSync(config.result + ".progress", JSON.stringify({ page: path, mode, ms: res.ms }) + "\n");
+    const d = done[path];
+    if (d.light && d.dark && d.phone) appendFileSync(config.result + ".pages", JSON.stringify(reports(path, d.light, d.dark, d.phone)) + "\n");
   }
 }
 const t0 = Date.now();
