@@ -456,6 +456,7 @@ async function keyboardWalk(page) {
     walk.reached.push({ figure, id });
     walk.outlines.push({ id, outline });
     let before = await page.evaluate(figureFacts, figure);
+    const start = before.controls[0].value;
     for (const key of ["ArrowRight", "End", "ArrowLeft", "Home"]) {
       await page.keyboard.press(key);
       await until(page, keyMoveSettled, [figure, before.plotted, before.controls[0].value], SLIDER_MS);
@@ -469,6 +470,16 @@ async function keyboardWalk(page) {
         stillFocused: after.focused === id, shownSteps: [...new Set(shownTables)], max: after.controls[0].max,
       });
       before = after;
+    }
+    // back to the figure's own step, through its control: the checks that follow meet the figure as authored
+    if (before.controls[0].value !== start) {
+      await page.evaluate(([i, v]) => {
+        const gd = document.querySelectorAll(".plotly-graph-div")[i];
+        const input = (gd.closest(".sd-figure") || gd.parentElement).querySelector(".sd-slider input[type=range]");
+        input.value = v;
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      }, [figure, start]);
+      await until(page, keyMoveSettled, [figure, before.plotted, before.controls[0].value], SLIDER_MS);
     }
   }
   await page.evaluate(() => { const s = document.getElementById("sdl-walk-start"); if (s) s.remove(); });
