@@ -1,8 +1,9 @@
 """Run the built book in Debian's headless Chromium (used by ``tests/test_browser.py``).
 
 The book is served from ``_build/html`` on loopback by a thread running
-``http.server``; ``tools/browser/check_pages.mjs`` (Playwright's ``playwright-core``
-from npm, driving ``/usr/bin/chromium``, never a downloaded browser) opens each page.
+``http.server``; ``tools/browser/check_book.mjs`` (Playwright's ``playwright-core``
+from npm, driving ``/usr/bin/chromium``, never a downloaded browser) opens each page once
+per mode (light, dark, phone) and runs every browser check of the suite on that load.
 Online readers fetch a few assets from CDNs. ``CDN_ASSETS`` names every one of them
 with the npm package (and exact version) it comes from: the browser's requests for
 them are answered from local copies fetched with ``npm pack``, and any other request
@@ -20,13 +21,17 @@ import shutil
 import subprocess
 import tarfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools" / "browser"
 CACHE = TOOLS / "cdn-cache"
 CHROMIUM = Path("/usr/bin/chromium")
+#: The one browser pass: every page in light, dark and phone, every check on each load.
+SCRIPT = TOOLS / "check_book.mjs"
 #: A phone's viewport width in CSS pixels (iPhone 12 to 15); pages are also checked at this width.
 PHONE_WIDTH = 390
 
@@ -73,7 +78,7 @@ def ensure_driver() -> Path:
     installed = TOOLS / "node_modules" / "playwright-core" / "package.json"
     if not installed.is_file() or json.loads(installed.read_text())["version"] != want:
         _npm("ci", "--no-audit", "--no-fund", "--ignore-scripts", cwd=TOOLS)
-    return TOOLS / "check_pages.mjs"
+    return SCRIPT
 
 
 def _unpacked(spec: str) -> Path:
@@ -148,48 +153,10 @@ def _run_node(script: Path, html: Path, workdir: Path, name: str, config: dict, 
     return json.loads(Path(config["result"]).read_text())
 
 
-def check_pages(
-    html: Path,
-    pages: list[str],
-    screenshots: Path,
-    workdir: Path,
-    *,
-    slider_timeout_ms: int = 8000,
-    draw_timeout_ms: int = 20000,
-    phone_width: int | None = PHONE_WIDTH,
-) -> dict[str, dict]:
-    """Open each page (path relative to ``html``) in Chromium; one report per page.
-
-    A figure not drawn ``draw_timeout_ms`` after the page loaded counts as not drawn, and
-    a slider move that has not changed the figure after ``slider_timeout_ms`` as no change.
-    With ``phone_width`` each page is opened a second time in a phone's viewport of that
-    many CSS pixels, and the report's ``phone`` entry measures its layout.
-    """
-    script = ensure_driver()
-    report = _run_node(
-        script,
-        html,
-        workdir,
-        "browser",
-        {
-            "pages": pages,
-            "screenshots": str(screenshots),
-            "maxMovesPerSlider": 3,
-            "phoneWidth": phone_width,
-            "concurrency": 2,
-            "sliderTimeoutMs": slider_timeout_ms,
-            "drawTimeoutMs": draw_timeout_ms,
-        },
-        timeout=600,
-    )
-    return {r["page"]: r for r in report}
-
-
 # --- accessibility: axe-core on every page, light and dark, a keyboard walk and a phone's width ---
-AXE_SCRIPT = TOOLS / "axe_pages.mjs"
 #: The WCAG 2.1 A and AA rules of axe-core (its own tag names).
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-#: Each page is audited in the theme's two colour modes, and in light mode at a phone's width.
+#: Each page is loaded and audited in the theme's two colour modes, and in light mode at a phone's width.
 AXE_MODES = ["light", "dark", "phone"]
 
 
@@ -209,62 +176,194 @@ def axe_version() -> str:
     return json.loads((TOOLS / "package-lock.json").read_text())["packages"]["node_modules/axe-core"]["version"]
 
 
-def audit_pages(
-    html: Path, pages: list[str], workdir: Path, *, modes: list[str] = AXE_MODES, max_tab_stops: int = 600
-) -> list[dict]:
-    """Audit each page (path relative to ``html``) in each of ``modes``; one report per page and mode.
-
-    A report holds axe-core's WCAG 2.1 A/AA violations (``axe.nodes``, each with ``where``: the
-    book's ``content``, the ``theme``'s chrome or a ``plot``'s internals), the theme mode the page
-    showed, in light mode the page's tab stops from the top (``keyboard``), and at a phone's width
-    the overflow of each display formula (``displayMath``).
-    """
-    axe = ensure_axe()
-    return _run_node(
-        AXE_SCRIPT,
-        html,
-        workdir,
-        "axe",
-        {
-            "pages": pages,
-            "modes": modes,
-            "axe": str(axe),
-            "tags": AXE_TAGS,
-            "phoneWidth": PHONE_WIDTH,
-            "maxTabStops": max_tab_stops,
-            "concurrency": 2,
-            "drawTimeoutMs": 20000,
-        },
-        timeout=1800,
-    )
-
-
-def check_figures(
+def check_book(
     html: Path,
     pages: list[str],
     workdir: Path,
     *,
+    screenshots: Path | None = None,
     slider_timeout_ms: int = 8000,
     draw_timeout_ms: int = 30000,
+    setup_late_ms: int = 20000,
     max_tabs: int = 2500,
+    concurrency: int = 2,
+    timeout: int = 3300,
 ) -> dict[str, dict]:
-    """Open each page in Chromium and report on its figures as ``tools/browser/check_figures.mjs``
-    sees them (script loads, names, descriptions, data tables, a keyboard-only walk through
-    the page's slider controls, dark and light themes); one report per page."""
-    ensure_driver()
-    script = TOOLS / "check_figures.mjs"
-    report = _run_node(
-        script,
+    """Run ``tools/browser/check_book.mjs`` over ``pages`` (paths relative to ``html``): each page
+    loaded once in light mode, once in a browser that prefers dark and once at a phone's width.
+
+    One entry per page, with the three reports the tests read: ``read`` (what a reader sees:
+    errors, requests, math, widgets, figures drawn, sliders moved by mouse, screenshots, the
+    phone's layout in ``read["phone"]``), ``axe`` (per mode: axe-core's WCAG 2.1 A/AA
+    violations, each with ``where`` it is, the theme mode shown, in light mode the tab stops
+    from the top in ``keyboard``, at a phone's width ``displayMath`` and ``backToTop``) and
+    ``figures`` (names, descriptions, data tables, the keyboard walk through the slider
+    controls in ``walk``, the themes switched in place, the page coming up dark by itself in
+    ``autoDark``). Every report carries ``ms``: its stages' times.
+
+    A figure not drawn ``draw_timeout_ms`` after the load counts as not drawn, one that
+    figures.js has not set up ``setup_late_ms`` after navigation as never set up, and a
+    slider move that has not changed the figure after ``slider_timeout_ms`` as no change.
+    ``timeout`` (seconds) is the three former passes' limits together (600 + 1800 + 900): a loaded
+    machine may be that slow.
+    """
+    axe = ensure_axe()
+    result = _run_node(
+        SCRIPT,
         html,
         workdir,
-        "figures",
+        "book",
         {
             "pages": pages,
-            "concurrency": 2,
+            "screenshots": str(screenshots) if screenshots else None,
+            "axe": str(axe),
+            "tags": AXE_TAGS,
+            "phoneWidth": PHONE_WIDTH,
+            "maxMovesPerSlider": 3,
+            "maxTabs": max_tabs,
+            "concurrency": concurrency,
             "sliderTimeoutMs": slider_timeout_ms,
             "drawTimeoutMs": draw_timeout_ms,
-            "maxTabs": max_tabs,
+            "setupLateMs": setup_late_ms,
         },
-        timeout=900,
+        timeout=timeout,
     )
-    return {r["page"]: r for r in report}
+    (workdir / "book-ms.json").write_text(json.dumps(stage_times(result), indent=1))
+    return {r["page"]: r for r in result["pages"]}
+
+
+def stage_times(result: dict) -> dict:
+    """Milliseconds per page, mode and stage (and of the whole pass) of a ``check_book`` result."""
+    out: dict = {"total": result["ms"]}
+    for r in result["pages"]:
+        out[r["page"]] = {mode: a["ms"] for mode, a in r["axe"].items()}
+    return out
+
+
+_PASSES: dict[str, object] = {}
+
+
+def shared_pass(key: str, run: Callable[[], dict[str, dict]]) -> dict[str, dict]:
+    """``run()`` once per pytest session under ``key``; its result (or its error) serves every later call.
+
+    The browser pass over the book serves ``tests/test_browser.py`` and ``tests/test_browser_figures.py``
+    alike, and so does the pass over the pages with defects.
+    """
+    if key not in _PASSES:
+        try:
+            _PASSES[key] = run()
+        except Exception as e:  # noqa: BLE001 - kept and raised again for every test that reads it
+            _PASSES[key] = e
+    got = _PASSES[key]
+    if isinstance(got, Exception):
+        raise got
+    return got  # type: ignore[return-value]
+
+
+def require_chromium() -> None:
+    """Skip a browser test where Debian's Chromium is missing; under CI, fail it instead."""
+    if not chromium_available():
+        if os.environ.get("CI"):
+            pytest.fail("CI must run the browser test: /usr/bin/chromium is missing (.ci/run installs it)")
+        pytest.skip("Debian's chromium is not installed (apt-get install chromium); CI installs it")
+
+
+def book_pass(built_book: Path, tmp_path_factory: pytest.TempPathFactory, pages: list[str]) -> dict[str, dict]:
+    """The browser pass over every page of the built book, run once per session (see ``check_book``).
+
+    Screenshots of every page (``phone__*`` at a phone's width) go beside the book, in ``screenshots``.
+    """
+    require_chromium()
+    return shared_pass(
+        "book",
+        lambda: check_book(
+            built_book, pages, tmp_path_factory.mktemp("browser"), screenshots=built_book.parent / "screenshots"
+        ),
+    )
+
+
+#: The pages of ``defect_site``, and the check that each one must fail.
+DEFECT_PAGES = ["broken.html", "plain.html", "a11y.html"]
+
+
+def defect_site(built_book: Path, site: Path) -> Path:
+    """A small site of pages with defects, for the tests that show the checks can fail.
+
+    ``broken.html`` (the page check): a JavaScript error, an unnamed external script, a formula
+    with a TeX error and one MathJax cannot find, a figure that is never drawn, a slider whose
+    steps plot the same data and one whose steps change it.
+    ``plain.html`` (the figure check): a captioned slider figure as plain plotly HTML (no init
+    call, no description, no table), with the figure script loaded twice and no styles.
+    ``a11y.html`` (the audit): a link without contrast, a toggle whose hidden label differs from
+    its words, a text that fades only in dark mode, a formula in the tab order, a focusable
+    control with no visible focus, a wide formula that cannot be reached by keyboard on a phone,
+    and a defect in the chrome.
+    """
+    import plotly.graph_objects as go
+
+    from specdec_lite.plotting import slider_figure
+
+    site.mkdir(parents=True, exist_ok=True)
+    for name in ("plotly.min.js", "sd-figures.js"):
+        (site / name).write_bytes((built_book / "_static" / name).read_bytes())
+
+    same = [go.Bar(x=[0, 1], y=[1, 2])]
+    frozen = slider_figure([("a", same, None), ("b", [go.Bar(x=[0, 1], y=[1, 2])], None)], label="s")
+    moving = slider_figure([("a", same, None), ("b", [go.Bar(x=[0, 1], y=[2, 1])], None)], label="s")
+    body = "".join(f.to_html(full_html=False, include_plotlyjs=False) for f in (frozen, moving))
+    (site / "broken.html").write_text(
+        '<html><head><script src="plotly.min.js"></script>'
+        '<script src="https://example.org/tracker.js"></script>'
+        f'<script defer src="{CDN_ASSETS[0]["prefix"]}es5/tex-mml-chtml.js"></script></head><body>'
+        '<p><span class="math">\\(\\frac{1}{\\)</span>, <span class="math">\\(x^{2}}\\)</span>, '
+        '<span class="math">\\(x^2\\)</span></p>'
+        '<script>throw new Error("boom")</script>'
+        f'<div class="plotly-graph-div" style="height:300px"></div>{body}</body></html>'
+    )
+
+    fig = slider_figure([(s, [go.Scatter(x=[0, 1], y=[s, 1 - s])], None) for s in (0.2, 0.8)], label="s")
+    plot = fig.to_html(full_html=False, include_plotlyjs=False)
+    (site / "plain.html").write_text(
+        '<html lang="en" data-theme="light"><head><script src="plotly.min.js"></script>'
+        '<script src="sd-figures.js"></script><script src="sd-figures.js"></script></head><body><main>'
+        f'<figure><div class="output">{plot}</div><figcaption><p><span class="caption-number">Figure 1 </span>'
+        "A caption.</p></figcaption></figure></main></body></html>"
+    )
+
+    (site / "a11y.html").write_text(
+        "<!DOCTYPE html><html lang='en'><head><title>broken</title>"
+        # as every page of the book: a phone lays it out at its own width
+        "<meta name='viewport' content='width=device-width, initial-scale=1'><style>"
+        "html[data-theme=dark] .fades {color: #222; background: #111}"
+        ".nofocus:focus {outline: none}"
+        "mjx-container[display=true] {display: block; overflow-x: auto}"
+        "</style><script>"
+        "var dark = matchMedia('(prefers-color-scheme: dark)');"
+        "function mode() { document.documentElement.dataset.theme = dark.matches ? 'dark' : 'light'; }"
+        "mode(); dark.addEventListener('change', mode);"
+        "</script></head><body>"
+        "<header><a href='#a' style='color:#bbb'>chrome link</a></header><main>"
+        "<article class='bd-article'><h1>Broken</h1>"
+        "<p><a href='#b' style='color:#aaa'>pale link</a></p>"
+        "<details><summary aria-label='Toggle hidden content'>Show code cell source</summary><p>x</p></details>"
+        "<p class='fades'>fades in the dark</p>"
+        "<p>inline <mjx-container tabindex='0'>x</mjx-container></p>"
+        "<button class='nofocus'>no focus ring</button>"
+        "<div class='math'><mjx-container display='true'>"
+        "<span style='display:inline-block;width:900px'>a very wide formula</span></mjx-container></div>"
+        "</article></main></body></html>"
+    )
+    return site
+
+
+def defect_pass(built_book: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """The real browser pass over ``defect_site`` (short timeouts: these pages fail), run once per session."""
+    require_chromium()
+
+    def run() -> dict[str, dict]:
+        work = tmp_path_factory.mktemp("defects")
+        site = defect_site(built_book, work / "site")
+        fast = {"slider_timeout_ms": 1500, "draw_timeout_ms": 4000, "setup_late_ms": 2000}
+        return check_book(site, DEFECT_PAGES, work, screenshots=work / "shots", timeout=600, **fast)
+
+    return shared_pass("defects", run)

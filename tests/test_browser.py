@@ -16,7 +16,6 @@ import base64
 import contextlib
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
@@ -31,17 +30,23 @@ PAGES = [f"{page}.html" for page in toc_files()]
 
 
 @pytest.fixture(scope="module")
-def browser_reports(built_book: Path, tmp_path_factory, request) -> dict[str, dict]:
-    if not bs.chromium_available():
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the browser test: /usr/bin/chromium is missing (.ci/run installs it)")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium); CI installs it")
-    screenshots = built_book.parent / "screenshots"
-    reports = bs.check_pages(built_book, PAGES, screenshots, tmp_path_factory.mktemp("browser"))
+def book_reports(built_book: Path, tmp_path_factory) -> dict[str, dict]:
+    """The one browser pass over the book (``browser_support.book_pass``), shared with test_browser_figures.py."""
+    return bs.book_pass(built_book, tmp_path_factory, PAGES)
+
+
+@pytest.fixture(scope="module")
+def defect_reports(built_book: Path, tmp_path_factory) -> dict[str, dict]:
+    """The same pass over ``browser_support.defect_site``'s pages with defects, shared likewise."""
+    return bs.defect_pass(built_book, tmp_path_factory)
+
+
+@pytest.fixture(scope="module")
+def browser_reports(book_reports, built_book: Path, request) -> dict[str, dict]:
     capture = request.config.pluginmanager.get_plugin("capturemanager")
     with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-        print(f"\nscreenshots of every page of the book: {screenshots}")
-    return reports
+        print(f"\nscreenshots of every page of the book: {built_book.parent / 'screenshots'}")
+    return {page: r["read"] for page, r in book_reports.items()}
 
 
 def problems(report: dict) -> list[str]:
@@ -100,6 +105,7 @@ def phone_problems(phone: dict | None) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_page_reads_well_in_a_browser(browser_reports, page):
     report = browser_reports[page]
@@ -175,6 +181,7 @@ def test_cdn_assets_are_pinned_npm_packages():
             assert (bs.TOOLS / asset["file"]).is_file(), asset
 
 
+@pytest.mark.slow
 def test_external_scripts_of_the_book_are_named(built_book):
     """Every ``src``/``href`` a page loads from outside is covered by CDN_ASSETS."""
     prefixes = [a.get("prefix") or a["url"] for a in bs.CDN_ASSETS]
@@ -188,6 +195,7 @@ def test_external_scripts_of_the_book_are_named(built_book):
                 assert any(url.startswith(p) for p in prefixes), f"{page} loads {url}, which CDN_ASSETS does not name"
 
 
+@pytest.mark.slow
 def test_widget_scripts_in_config_match_the_served_files():
     """The integrity hashes in _config.yml are those of the npm files the test serves."""
     if not bs.shutil.which("npm"):
@@ -202,34 +210,12 @@ def test_widget_scripts_in_config_match_the_served_files():
         assert attrs["integrity"] == f"sha256-{digest}", url
 
 
-def test_browser_check_catches_a_broken_page(built_book, tmp_path):
+@pytest.mark.slow
+def test_browser_check_catches_a_broken_page(defect_reports):
     """The real checker, on a page with each defect: a JavaScript error, an unnamed external
     script, a formula with a TeX error, a figure that is never drawn, and a slider whose
-    steps plot the same data."""
-    if not bs.chromium_available():
-        pytest.skip("Debian's chromium is not installed")
-    import plotly.graph_objects as go
-
-    from specdec_lite.plotting import slider_figure
-
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "plotly.min.js").write_bytes((built_book / "_static" / "plotly.min.js").read_bytes())
-    same = [go.Bar(x=[0, 1], y=[1, 2])]
-    frozen = slider_figure([("a", same, None), ("b", [go.Bar(x=[0, 1], y=[1, 2])], None)], label="s")
-    moving = slider_figure([("a", same, None), ("b", [go.Bar(x=[0, 1], y=[2, 1])], None)], label="s")
-    body = "".join(f.to_html(full_html=False, include_plotlyjs=False) for f in (frozen, moving))
-    (site / "broken.html").write_text(
-        '<html><head><script src="plotly.min.js"></script>'
-        '<script src="https://example.org/tracker.js"></script>'
-        f'<script defer src="{bs.CDN_ASSETS[0]["prefix"]}es5/tex-mml-chtml.js"></script></head><body>'
-        '<p><span class="math">\\(\\frac{1}{\\)</span>, <span class="math">\\(x^{2}}\\)</span>, '
-        '<span class="math">\\(x^2\\)</span></p>'
-        '<script>throw new Error("boom")</script>'
-        f'<div class="plotly-graph-div" style="height:300px"></div>{body}</body></html>'
-    )
-    fast = {"slider_timeout_ms": 1500, "draw_timeout_ms": 1500}  # this page fails: no need to wait long
-    report = bs.check_pages(site, ["broken.html"], tmp_path / "shots", tmp_path, **fast)["broken.html"]
+    steps plot the same data (``broken.html`` of ``browser_support.defect_site``)."""
+    report = defect_reports["broken.html"]["read"]
     found = "\n".join(problems(report))
     assert "boom" in found and "example.org/tracker.js" in found
     assert "only 2 of 3 formulas typeset" in found, "MathJax cannot even find an unbalanced formula"
@@ -248,12 +234,8 @@ THEME_KNOWN: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")
-def a11y_reports(built_book: Path, tmp_path_factory, request) -> dict[tuple[str, str], dict]:
-    if not bs.chromium_available():
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the browser test: /usr/bin/chromium is missing (.ci/run installs it)")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium); CI installs it")
-    reports = bs.audit_pages(built_book, PAGES, tmp_path_factory.mktemp("axe"))
+def a11y_reports(book_reports, request) -> dict[tuple[str, str], dict]:
+    reports = [a for r in book_reports.values() for a in r["axe"].values()]
     theme = sorted(
         {
             (n["rule"], n["target"])
@@ -337,6 +319,7 @@ def back_to_top_problems(report: dict) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 @pytest.mark.parametrize("mode", bs.AXE_MODES)
 def test_page_meets_wcag_21_aa(a11y_reports, page, mode):
@@ -350,6 +333,7 @@ def test_page_meets_wcag_21_aa(a11y_reports, page, mode):
     assert not found, f"{page} ({mode}):\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_figure_2_2_slider_is_a_few_tab_presses_away(a11y_reports):
     """Chapter 2's step-by-step round is reached by Tab without passing every formula of the page."""
     stops = a11y_reports[("book/ch02_unbiased.html", "light")]["keyboard"]
@@ -360,6 +344,7 @@ def test_figure_2_2_slider_is_a_few_tab_presses_away(a11y_reports):
     print(f"Figure 2.2's slider is tab stop {ranges[0] + 1} of Chapter 2")
 
 
+@pytest.mark.slow
 def test_accessibility_statement_names_what_the_audit_runs(built_book):
     """book/accessibility.md states the axe-core version, tags and phone width the test uses, and the tracker."""
     page = (built_book / "book" / "accessibility.html").read_text(encoding="utf-8")
@@ -399,37 +384,14 @@ def test_page_fixes_rename_toggles_and_citations():
     assert 'data-mode="light" aria-hidden="true"></i>' in chrome
 
 
-def test_audit_catches_a_broken_page(tmp_path):
+@pytest.mark.slow
+def test_audit_catches_a_broken_page(defect_reports):
     """The real audit (axe-core in Chromium), on a page with each defect the book had: a link
     without contrast, a toggle whose hidden label differs from its words, a text that fades
     only in dark mode, a formula in the tab order, a focusable control with no visible focus,
-    a wide formula that cannot be reached by keyboard on a phone, and a defect in the chrome."""
-    if not bs.chromium_available():
-        pytest.skip("Debian's chromium is not installed")
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "broken.html").write_text(
-        "<!DOCTYPE html><html lang='en'><head><title>broken</title><style>"
-        "html[data-theme=dark] .fades {color: #222; background: #111}"
-        ".nofocus:focus {outline: none}"
-        "mjx-container[display=true] {display: block; overflow-x: auto}"
-        "</style><script>"
-        "var dark = matchMedia('(prefers-color-scheme: dark)');"
-        "function mode() { document.documentElement.dataset.theme = dark.matches ? 'dark' : 'light'; }"
-        "mode(); dark.addEventListener('change', mode);"
-        "</script></head><body>"
-        "<header><a href='#a' style='color:#bbb'>chrome link</a></header><main>"
-        "<article class='bd-article'><h1>Broken</h1>"
-        "<p><a href='#b' style='color:#aaa'>pale link</a></p>"
-        "<details><summary aria-label='Toggle hidden content'>Show code cell source</summary><p>x</p></details>"
-        "<p class='fades'>fades in the dark</p>"
-        "<p>inline <mjx-container tabindex='0'>x</mjx-container></p>"
-        "<button class='nofocus'>no focus ring</button>"
-        "<div class='math'><mjx-container display='true'>"
-        "<span style='display:inline-block;width:900px'>a very wide formula</span></mjx-container></div>"
-        "</article></main></body></html>"
-    )
-    reports = {r["mode"]: r for r in bs.audit_pages(site, ["broken.html"], tmp_path)}
+    a wide formula that cannot be reached by keyboard on a phone, and a defect in the chrome
+    (``a11y.html`` of ``browser_support.defect_site``)."""
+    reports = defect_reports["a11y.html"]["axe"]
     light = "\n".join(axe_problems(reports["light"]) + keyboard_problems(reports["light"]))
     dark = "\n".join(axe_problems(reports["dark"]))
     phone = "\n".join(axe_problems(reports["phone"]) + math_problems(reports["phone"]))

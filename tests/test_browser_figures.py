@@ -1,6 +1,6 @@
 """The book's plotly figures for a keyboard user, a screen reader and a dark-mode reader (headless Chromium).
 
-For each page of ``_toc.yml`` (``tools/browser/check_figures.mjs``): the figure script
+For each page of ``_toc.yml`` (the figure stages of ``tools/browser/check_book.mjs``): the figure script
 (``specdec_lite/figures/figures.js``) is loaded once, from ``_static``, and no figure
 carries a copy of it; every figure is an image named by its caption (by its title where it
 has none), has a description, hides plotly's SVG from assistive technology, and has a
@@ -14,7 +14,6 @@ light layout with the same contrasts.
 from __future__ import annotations
 
 import math
-import os
 import re
 from pathlib import Path
 
@@ -31,11 +30,8 @@ GRAPHIC, TEXT = 3.0, 4.5  # WCAG 2.1 AA: graphical objects 3:1, text 4.5:1
 
 @pytest.fixture(scope="module")
 def figure_reports(built_book: Path, tmp_path_factory) -> dict[str, dict]:
-    if not bs.chromium_available():
-        if os.environ.get("CI"):
-            pytest.fail("CI must run the browser test: /usr/bin/chromium is missing (.ci/run installs it)")
-        pytest.skip("Debian's chromium is not installed (apt-get install chromium); CI installs it")
-    return bs.check_figures(built_book, PAGES, tmp_path_factory.mktemp("figures"))
+    """The figure reports of the one browser pass over the book (``browser_support.book_pass``)."""
+    return {page: r["figures"] for page, r in bs.book_pass(built_book, tmp_path_factory, PAGES).items()}
 
 
 def snapshot_name(snapshot: str | None) -> str:
@@ -200,40 +196,26 @@ def theme_problems(report: dict) -> list[str]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", PAGES)
 def test_figures_work_by_keyboard_and_read_aloud_in_both_themes(figure_reports, page):
     report = figure_reports[page]
     assert not figure_problems(report), f"{page}:\n" + "\n".join(figure_problems(report))
 
 
+@pytest.mark.slow
 def test_every_slider_of_the_book_is_walked_by_keyboard(figure_reports):
     sliders = sum(len(f["sliders"]) for r in figure_reports.values() for f in r["figures"])
     walked = {(r["page"], m["figure"]) for r in figure_reports.values() for m in (r["walk"] or {}).get("moves", [])}
     assert sliders >= 9 and len(walked) == sliders, f"{sliders} sliders, {len(walked)} walked by keyboard"
 
 
-def test_checker_notices_figures_the_script_never_set_up(built_book, tmp_path):
+@pytest.mark.slow
+def test_checker_notices_figures_the_script_never_set_up(built_book, tmp_path_factory):
     """The real checker on a page whose captioned slider figure is plain plotly HTML (no init
-    call, no description, no table), with the figure script loaded twice and no styles."""
-    if not bs.chromium_available():
-        pytest.skip("Debian's chromium is not installed")
-    import plotly.graph_objects as go
-
-    from specdec_lite.plotting import slider_figure
-
-    site = tmp_path / "site"
-    site.mkdir()
-    for name in ("plotly.min.js", "sd-figures.js"):
-        (site / name).write_bytes((built_book / "_static" / name).read_bytes())
-    fig = slider_figure([(s, [go.Scatter(x=[0, 1], y=[s, 1 - s])], None) for s in (0.2, 0.8)], label="s")
-    plot = fig.to_html(full_html=False, include_plotlyjs=False)
-    (site / "plain.html").write_text(
-        '<html lang="en" data-theme="light"><head><script src="plotly.min.js"></script>'
-        '<script src="sd-figures.js"></script><script src="sd-figures.js"></script></head><body><main>'
-        f'<figure><div class="output">{plot}</div><figcaption><p><span class="caption-number">Figure 1 </span>'
-        "A caption.</p></figcaption></figure></main></body></html>"
-    )
-    report = bs.check_figures(site, ["plain.html"], tmp_path, draw_timeout_ms=40000)["plain.html"]
+    call, no description, no table), with the figure script loaded twice and no styles
+    (``plain.html`` of ``browser_support.defect_site``, in the same pass as test_browser.py's pages)."""
+    report = bs.defect_pass(built_book, tmp_path_factory)["plain.html"]["figures"]
     found = "\n".join(figure_problems(report))
     for words in [
         "loaded once per page",

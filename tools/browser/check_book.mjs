@@ -1,0 +1,771 @@
+// Every page of the built book in Debian's headless Chromium, in one pass: each page is loaded
+// once per mode (light at a desktop's width, a reader's dark colour scheme, a phone) and every
+// check runs on that load.
+//
+//   light  JavaScript and console errors, requests outside the book, failed local requests;
+//          axe-core (WCAG 2.1 A/AA) on the settled page; each figure's name, description and data
+//          tables; ONE keyboard walk from the top that records every tab stop (formulas as stops,
+//          visible focus, the range inputs) and, at each figure's slider control, moves it with the
+//          arrow keys, End and Home; the page switched to dark and back (each figure's theme and
+//          contrasts); then, with every folded part opened, math typeset, widgets rendered,
+//          figures drawn, each slider moved by the mouse, and a screenshot.
+//   dark   the page in a browser that prefers dark (the theme's "auto" mode): the figures come up
+//          dark by themselves; axe-core on the settled page.
+//   phone  390 CSS pixels, touch: axe-core on the settled page, display formulas that overflow,
+//          the "Back to top" button; with every folded part opened, the layout (sideways scroll,
+//          each plot's share of its figure, text cut at a figure's edge) and a screenshot.
+//
+// Usage: node check_book.mjs config.json   (written by tests/browser_support.py)
+// Requests to the book's own server go through; requests to the CDN assets named in
+// config.assets are answered from local copies; every other request is blocked and reported,
+// so the book cannot silently depend on anything it does not name.
+// Each report carries ms: how long each stage took, per page and mode.
+import { readFileSync, writeFileSync, appendFileSync, mkdirSync, existsSync } from "node:fs";
+import { join, extname } from "node:path";
+import { chromium } from "playwright-core";
+
+const config = JSON.parse(readFileSync(process.argv[2], "utf8"));
+const DRAW_MS = config.drawTimeoutMs || 20000;
+const SLIDER_MS = config.sliderTimeoutMs || 8000;
+const MIME = {
+  ".js": "application/javascript", ".css": "text/css", ".json": "application/json",
+  ".svg": "image/svg+xml", ".woff": "font/woff", ".woff2": "font/woff2", ".ttf": "font/ttf",
+  ".otf": "font/otf", ".eot": "application/vnd.ms-fontobject", ".png": "image/png", ".map": "application/json",
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const errorText = (e, n = 1000) => String(e && e.stack ? e.stack : e).slice(0, n);
+
+function localFileFor(url) {
+  const bare = url.split("#")[0].split("?")[0];
+  for (const a of config.assets) {
+    if (a.url && bare === a.url) return a.file;
+    if (a.prefix && bare.startsWith(a.prefix)) return join(a.dir, decodeURIComponent(bare.slice(a.prefix.length)));
+  }
+  return null;
+}
+
+async function routeOffline(page, external) {
+  await page.route("**/*", async (route) => {
+    const url = route.request().url();
+    if (url.startsWith(config.baseUrl) || url.startsWith("data:") || url.startsWith("blob:")) return route.continue();
+    const file = localFileFor(url);
+    if (file && existsSync(file)) {
+      return route.fulfill({
+        status: 200, path: file, contentType: MIME[extname(file)] || "application/octet-stream",
+        headers: { "access-control-allow-origin": "*" },
+      });
+    }
+    external.push(file ? `${url} (named, but the local copy ${file} is missing)` : url);
+    return route.abort("blockedbyclient");
+  });
+}
+
+// Wait for a condition evaluated in the page; false when time is up (the checks then report it).
+async function until(page, fn, arg, timeout, polling = 50) {
+  try {
+    await page.waitForFunction(fn, arg, { timeout, polling });
+    return true;
+  } catch (e) {
+    if (e && e.name === "TimeoutError") return false;
+    throw e;
+  }
+}
+
+// --- evaluated inside the page: the page settles ----------------------------------------------
+// MathJax has typeset and every plotly figure is drawn (or time is up); then the theme's catch-up.
+// (A page that neither loads MathJax nor configures it has no MathJax to wait for: after the load
+// event every script it names has run.)
+async function pageSettled(timeoutMs) {
+  const t0 = Date.now();
+  const named = window.MathJax || document.querySelector('script[src*="mathjax" i]');
+  while (named && !(window.MathJax && window.MathJax.startup && window.MathJax.startup.promise) && Date.now() - t0 < 15000) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (window.MathJax && window.MathJax.startup) await window.MathJax.startup.promise;
+  const drawn = () => [...document.querySelectorAll(".plotly-graph-div")].every((gd) => gd._fullLayout);
+  while (!drawn() && Date.now() - t0 < timeoutMs) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 300));
+  // The theme makes each scrolling code block and output a tab stop 300 ms after the page last
+  // changed (a resize, figures redrawn): wait for that too, so the audit sees the page a reader
+  // gets once it is still, not a moment the theme has not caught up with. A region that stays
+  // out of the tab order is still reported by axe.
+  const SCROLLERS = "pre, .nboutput > .output_area, .cell_output > .output, .jp-RenderedHTMLCommon, .pst-scrollable-table-container";
+  const behind = () => [...document.querySelectorAll(SCROLLERS)].some(
+    (el) => (el.scrollWidth > el.clientWidth || el.scrollHeight > el.clientHeight) && el.tabIndex < 0);
+  const t1 = Date.now();
+  while (behind() && Date.now() - t1 < 10000) await new Promise((r) => setTimeout(r, 100));
+  return { theme: document.documentElement.dataset.theme || null };
+}
+
+// Every figure drawn and set up by figures.js; a figure it never set up counts as such after lateMs.
+function figuresReady(lateMs) {
+  const gds = [...document.querySelectorAll(".plotly-graph-div")];
+  const late = performance.now() > lateMs;
+  return gds.every((gd) => gd._fullLayout && (late || (gd.getAttribute("data-sd-init") && gd._sdThemeBusy)));
+}
+
+// Every figure's theme relayouts done: their promises, until no new one is queued, then two frames.
+async function figuresSettled() {
+  const gds = [...document.querySelectorAll(".plotly-graph-div")];
+  for (let i = 0; i < 50; i++) {
+    const busy = gds.map((gd) => gd._sdThemeBusy || null);
+    await Promise.all(busy);
+    await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+    if (gds.every((gd, j) => (gd._sdThemeBusy || null) === busy[j])) break;
+  }
+  return gds.length;
+}
+
+// --- axe-core ----------------------------------------------------------------------------------
+// Where a node is: the theme's chrome, the book's own content, or inside a plotly figure.
+async function runAxe(tags) {
+  const results = await window.axe.run(document, {
+    runOnly: { type: "tag", values: tags }, resultTypes: ["violations"], elementRef: true,
+  });
+  const where = (el) => {
+    if (!el || !el.closest) return "theme";
+    if (el.closest(".plotly-graph-div, .js-plotly-plot")) return "plot";
+    if (el.closest("article.bd-article, .bd-article, #main-content article")) return "content";
+    return "theme";
+  };
+  const out = [];
+  for (const v of results.violations) {
+    for (const n of v.nodes) {
+      out.push({
+        rule: v.id, impact: n.impact, where: where(n.element), target: n.target.map(String).join(" "),
+        html: n.html.slice(0, 200), summary: (n.failureSummary || "").slice(0, 300),
+      });
+    }
+  }
+  return { version: window.axe.version, nodes: out };
+}
+
+async function audit(page) {
+  await page.addScriptTag({ path: config.axe });
+  return page.evaluate(runAxe, config.tags);
+}
+
+// --- reading: math, widgets, figures drawn, sliders by mouse, phone layout --------------------
+async function waitForMath() {
+  const nodes = [...document.querySelectorAll(".math")].filter((e) => !e.closest("pre, code"));
+  if (nodes.length === 0) return { expected: 0, typeset: 0, errors: [], raw: [] };
+  const t0 = Date.now();
+  const named = window.MathJax || document.querySelector('script[src*="mathjax" i]');
+  while (named && !(window.MathJax && window.MathJax.startup && window.MathJax.startup.promise) && Date.now() - t0 < 15000) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  if (!(window.MathJax && window.MathJax.startup && window.MathJax.startup.promise)) {
+    return { expected: nodes.length, typeset: 0, errors: ["MathJax never loaded"], raw: [] };
+  }
+  await window.MathJax.startup.promise;
+  const typeset = nodes.filter((e) => e.querySelector("mjx-container")).length;
+  const raw = nodes.filter((e) => !e.querySelector("mjx-container")).slice(0, 5).map((e) => e.textContent.slice(0, 80));
+  const errors = [...document.querySelectorAll("mjx-merror")].slice(0, 5)
+    .map((e) => e.getAttribute("data-mjx-error") || e.textContent.slice(0, 80));
+  return { expected: nodes.length, typeset, errors, raw };
+}
+
+function figureStates(only) {
+  const toArray = (v) => (v && typeof v === "object" && ArrayBuffer.isView(v) ? Array.from(v) : v);
+  return [...document.querySelectorAll(".plotly-graph-div")].map((gd, index) => {
+    if (only !== undefined && only !== null && index !== only) return null;
+    const full = gd._fullData || [];
+    const visible = full.filter((t) => t.visible === true);
+    const data = JSON.stringify(visible.map((t) => [t.type, toArray(t.x), toArray(t.y), toArray(t.z), toArray(t.values)]));
+    // The first SVG holds the plot area and axes; sliders and legends live in the last one.
+    const svg = gd.querySelector(".main-svg");
+    const box = gd.getBoundingClientRect();
+    const sliders = (gd._fullLayout && gd._fullLayout.sliders) || [];
+    return {
+      index, id: gd.id,
+      drawn: Boolean(gd._fullLayout && svg && visible.length > 0 && box.width > 0 && box.height > 0),
+      traces: full.length, visibleTraces: visible.length, width: box.width,
+      data, plotted: svg ? svg.innerHTML : "",
+      sliders: sliders.map((s) => ({ steps: s.steps.length, active: s.active })),
+    };
+  });
+}
+
+function allDrawn() {
+  return [...document.querySelectorAll(".plotly-graph-div")].every((gd) => {
+    const svg = gd.querySelector(".main-svg"), box = gd.getBoundingClientRect();
+    return gd._fullLayout && svg && (gd._fullData || []).some((t) => t.visible === true) && box.width > 0 && box.height > 0;
+  });
+}
+
+// A figure's data or drawing differs from what it was (the slider moved it).
+function figureMoved([index, data, plotted]) {
+  const toArray = (v) => (v && typeof v === "object" && ArrayBuffer.isView(v) ? Array.from(v) : v);
+  const gd = document.querySelectorAll(".plotly-graph-div")[index];
+  const visible = (gd._fullData || []).filter((t) => t.visible === true);
+  const now = JSON.stringify(visible.map((t) => [t.type, toArray(t.x), toArray(t.y), toArray(t.z), toArray(t.values)]));
+  const svg = gd.querySelector(".main-svg");
+  return now !== data && (svg ? svg.innerHTML : "") !== plotted;
+}
+
+function widgetState() {
+  const views = [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')];
+  const rendered = views.filter((s) => s.parentElement && s.parentElement.querySelector(".jupyter-widgets, .widget-subarea *"));
+  return { views: views.length, rendered: rendered.length };
+}
+
+// Bring the figure to the middle of the window and say where its slider's tick for `step` is.
+async function sliderGeometry([index, step]) {
+  const gd = document.querySelectorAll(".plotly-graph-div")[index];
+  gd.scrollIntoView({ block: "center", behavior: "instant" });
+  await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const ticks = gd.querySelectorAll(".slider-container .slider-tick-rect");
+  const rail = gd.querySelector(".slider-container .slider-rail-touch-rect");
+  if (!rail || ticks.length <= step) return null;
+  const t = ticks[step].getBoundingClientRect();
+  const r = rail.getBoundingClientRect();
+  return { x: t.left + t.width / 2, y: r.top + r.height / 2, ticks: ticks.length };
+}
+
+function sliderStepProgrammatically([index, step]) {
+  const gd = document.querySelectorAll(".plotly-graph-div")[index];
+  const s = gd.layout.sliders[0].steps[step];
+  return window.Plotly[s.method](gd, ...s.args).then(() => true);
+}
+
+// At a phone's width: does the page scroll sideways, and how much room do figures give their plots?
+function phoneLayout() {
+  const doc = document.documentElement;
+  const inside = (r, box) => r.width === 0
+    || (r.left >= box.left - 1 && r.right <= box.right + 1 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1);
+  const figures = [...document.querySelectorAll(".plotly-graph-div")].map((gd, index) => {
+    const box = gd.getBoundingClientRect();
+    const size = (gd._fullLayout && gd._fullLayout._size) || { w: 0 };
+    // Every piece of text plotly draws outside the plot area (titles, legend, annotations).
+    const texts = [...gd.querySelectorAll(".g-gtitle text, .legend text, .annotation-text, .g-xtitle text, .g-ytitle text")];
+    const cut = texts.filter((t) => !inside(t.getBoundingClientRect(), box)).map((t) => t.textContent.slice(0, 60));
+    // a figure taller than the block that holds it would draw over the text below it
+    const holder = (gd.closest(".output, .cell_output") || gd.parentElement).getBoundingClientRect();
+    const spills = box.bottom > holder.bottom + 1;
+    return {
+      index, top: Math.round(box.top + window.scrollY), height: Math.round(box.height), width: Math.round(box.width),
+      plotWidth: Math.round(size.w), hidden: box.width === 0, cut, spills,
+    };
+  });
+  return { viewport: window.innerWidth, scrollWidth: doc.scrollWidth, figures };
+}
+
+// Figures may relayout themselves for the narrow screen after their first draw: the layout once
+// it is the same twice 250 ms apart (5 s at most).
+async function steadyPhoneLayout(measure) {
+  const fn = new Function(`return (${measure})();`);
+  let last = JSON.stringify(fn());
+  for (let tries = 0; tries < 20; tries++) {
+    await new Promise((r) => setTimeout(r, 250));
+    const again = JSON.stringify(fn());
+    if (again === last) break;
+    last = again;
+  }
+  return JSON.parse(last);
+}
+
+// At a phone's width: each display formula, whether it overflows, and how a reader can scroll it.
+function displayMath() {
+  return [...document.querySelectorAll("mjx-container[display='true']")].map((mjx) => {
+    const box = mjx.closest("div.math, .math") || mjx.parentElement;
+    const scroller = [mjx, box].find((e) => e && e.scrollWidth > e.clientWidth + 1
+      && ["auto", "scroll"].includes(getComputedStyle(e).overflowX));
+    const overflows = mjx.scrollWidth > mjx.clientWidth + 1 || box.scrollWidth > box.clientWidth + 1
+      || mjx.getBoundingClientRect().right > document.documentElement.clientWidth + 1;
+    return {
+      overflows,
+      scrolls: Boolean(scroller),
+      focusable: Boolean(scroller && scroller.tabIndex >= 0),
+      labelled: Boolean(scroller && (scroller.getAttribute("aria-label") || scroller.getAttribute("aria-labelledby"))),
+      spills: box.getBoundingClientRect().right > document.documentElement.clientWidth + 1,
+    };
+  });
+}
+
+// The theme's "Back to top" button, which shows when the reader scrolls back up a long page: its
+// box once it is shown and still (null when it does not show within a second).
+async function backToTop() {
+  const frame = () => new Promise((r) => requestAnimationFrame(r));
+  const wait = (ms) => new Promise((r) => setTimeout(r, ms));
+  window.scrollTo(0, Math.min(3000, document.documentElement.scrollHeight));
+  await wait(300); // the theme watches scrolling down, then up
+  window.scrollBy(0, -400);
+  const b = document.getElementById("pst-back-to-top");
+  const shown = () => b && getComputedStyle(b).display !== "none";
+  const t0 = Date.now();
+  while (!shown() && Date.now() - t0 < 1000) await wait(50);
+  if (!shown()) return null;
+  const box = () => JSON.stringify(b.getBoundingClientRect());
+  let last = box();
+  for (let i = 0; i < 60; i++) { await frame(); await frame(); const now = box(); if (now === last) break; last = now; }
+  const r = b.getBoundingClientRect();
+  return { left: r.left, right: r.right, top: r.top, bottom: r.bottom, width: r.width, height: r.height,
+    viewport: [window.innerWidth, window.innerHeight] };
+}
+
+// --- figures: what a screen reader and a dark-mode reader meet ---------------------------------
+function scriptsLoaded() {
+  const inline = [...document.querySelectorAll("script:not([src])")];
+  return {
+    files: document.querySelectorAll('script[src*="sd-figures.js"]').length,
+    styles: document.querySelectorAll('link[href*="sd-figures.css"]').length,
+    inlineCopies: inline.filter((s) => s.textContent.includes("function wrapLine")).length,
+    defined: Boolean(window.sdFigures),
+  };
+}
+
+// Everything about one figure a test compares, read from the page (index among the plotly plots).
+function figureFacts(index) {
+  const decode = (v) => {
+    if (v && typeof v === "object" && v.bdata) {
+      const bin = atob(v.bdata), buf = new ArrayBuffer(bin.length), u8 = new Uint8Array(buf);
+      for (let i = 0; i < bin.length; i++) u8[i] = bin.charCodeAt(i);
+      const T = { f8: Float64Array, f4: Float32Array, i1: Int8Array, i2: Int16Array, i4: Int32Array,
+        u1: Uint8Array, u2: Uint16Array, u4: Uint32Array }[v.dtype];
+      const flat = Array.from(new T(buf));
+      const shape = String(v.shape || "").split(",").map(Number);
+      if (shape.length < 2) return flat;
+      const [rows, cols] = shape;
+      return Array.from({ length: rows }, (_, r) => flat.slice(r * cols, (r + 1) * cols));
+    }
+    if (v && typeof v === "object" && ArrayBuffer.isView(v)) return Array.from(v);
+    if (Array.isArray(v)) return v.map((x) => (x && typeof x === "object" && (x.bdata || ArrayBuffer.isView(x)) ? decode(x) : x));
+    return v;
+  };
+  const gd = document.querySelectorAll(".plotly-graph-div")[index];
+  const box = gd.closest(".sd-figure") || gd.parentElement, fig = gd.closest("figure");
+  const cap = fig && fig.querySelector("figcaption .caption-number");
+  const descId = gd.getAttribute("aria-describedby");
+  const desc = descId && document.getElementById(descId);
+  const summary = box.querySelector(".sd-figure-data > summary");
+  const tables = [...box.querySelectorAll(".sd-figure-data table")].map((t) => {
+    const step = t.closest(".sd-step-data");
+    return {
+      traces: (t.getAttribute("data-sd-traces") || "").split(",").filter(Boolean).map(Number),
+      kind: t.getAttribute("data-sd-kind"),
+      columns: (t.getAttribute("data-sd-columns") || "").split(",").filter(Boolean).map(Number),
+      step: step ? Number(step.getAttribute("data-sd-step")) : null,
+      shown: !step || !step.hidden,
+      head: [...t.querySelectorAll("thead th")].map((c) => c.textContent),
+      rows: [...t.querySelectorAll("tbody tr")].map((r) => ({ i: Number(r.getAttribute("data-i")),
+        cells: [...r.children].map((c) => c.textContent) })),
+    };
+  });
+  const full = gd._fullLayout;
+  const sliders = (full.sliders || []).map((s) => ({ active: s.active, labels: s.steps.map((st) => st.label),
+    prefix: (s.currentvalue && s.currentvalue.prefix) || "" }));
+  const controls = [...box.querySelectorAll(".sd-slider input[type=range]")].map((i) => ({
+    id: i.id, value: Number(i.value), max: Number(i.max), valuetext: i.getAttribute("aria-valuetext"),
+    label: i.labels && i.labels[0] ? i.labels[0].textContent : "",
+  }));
+  const svgs = [...gd.querySelectorAll("svg")];
+  const heat = {};
+  (gd.data || []).forEach((t) => { if (t.type === "heatmap") heat[(t.xaxis || "x") + (t.yaxis || "y")] = true; });
+  const colours = [];
+  (gd._fullData || []).forEach((t) => {
+    if (t.visible !== true || heat[(t.xaxis || "x") + (t.yaxis || "y")] || t.type === "heatmap") return;
+    const opaque = (t.opacity === undefined || t.opacity === 1);
+    // a marker is drawn in its colour (an open one too); an outline only edges it, and a bar's
+    // outline only separates bars (plotly draws it in the plot's background colour)
+    const cs = [t.line && t.line.color, t.marker && t.marker.color];
+    cs.forEach((c) => {
+      if (typeof c === "string" && opaque && !(t.line && t.line.width === 0 && c === t.line.color)) colours.push([t.name || "", c]);
+    });
+  });
+  const text = [full.font.color];
+  return {
+    index, id: gd.id, role: gd.getAttribute("role"), number: cap ? cap.textContent.trim() : null,
+    description: desc ? desc.textContent : null, summary: summary ? summary.textContent : null,
+    svgs: svgs.length, hiddenSvgs: svgs.filter((s) => s.closest('[aria-hidden="true"]')).length,
+    tables, sliders, controls,
+    data: (gd.data || []).map((t) => ({ type: t.type || "scatter", visible: t.visible, x: decode(t.x), y: decode(t.y), z: decode(t.z) })),
+    plotted: JSON.stringify((gd._fullData || []).filter((t) => t.visible === true).map((t) => [decode(t.x), decode(t.y)])),
+    theme: { attr: gd.getAttribute("data-sd-theme"), paper: full.paper_bgcolor, plot: full.plot_bgcolor, font: full.font.color,
+      grid: full.xaxis ? full.xaxis.gridcolor : null },
+    contrast: {
+      traces: window.sdFigures ? colours.map(([n, c]) => [n, c, window.sdFigures.contrast(c, full.plot_bgcolor)]) : [],
+      text: window.sdFigures ? text.map((c) => [c, window.sdFigures.contrast(c, full.paper_bgcolor)]) : [],
+    },
+    focused: document.activeElement ? document.activeElement.id : null,
+  };
+}
+
+// After a key press on a slider control: plotly's slider has caught up with the control, and
+// the figure was redrawn (or the control stayed where it was, so nothing is to be redrawn).
+function keyMoveSettled([index, plotted, value]) {
+  const arr = (v) => (v && typeof v === "object" && ArrayBuffer.isView(v) ? Array.from(v) : v);
+  const decode = (v) => (Array.isArray(v) ? v.map(arr) : arr(v));
+  const gd = document.querySelectorAll(".plotly-graph-div")[index];
+  const box = gd.closest(".sd-figure") || gd.parentElement;
+  const input = box.querySelector(".sd-slider input[type=range]");
+  const slider = ((gd._fullLayout && gd._fullLayout.sliders) || [])[0];
+  if (!input || !slider || Number(input.value) !== slider.active) return false;
+  if (Number(input.value) === value) return true;
+  const now = JSON.stringify((gd._fullData || []).filter((t) => t.visible === true).map((t) => [decode(t.x), decode(t.y)]));
+  return now !== plotted;
+}
+
+// --- the keyboard walk -------------------------------------------------------------------------
+// Where focus is after a Tab press: what the accessibility audit records of every stop, and what
+// the figure check needs at a slider control.
+function tabStop() {
+  const el = document.activeElement;
+  if (!el || el === document.body) return null;
+  const s = getComputedStyle(el);
+  const r = el.getBoundingClientRect();
+  const visible = (s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0) || s.boxShadow !== "none";
+  const desc = el.tagName.toLowerCase() + (el.type ? `[type=${el.type}]` : "")
+    + (el.id ? `#${el.id}` : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).slice(0, 2).join(".") : "");
+  const box = el.closest(".sd-figure");
+  return {
+    desc, visible, inContent: Boolean(el.closest("article.bd-article")), plot: Boolean(el.closest(".plotly-graph-div")),
+    // a formula is a stop only as a labelled box that scrolls (a11y.js); any other is MathJax's tab order
+    math: el.tagName === "MJX-CONTAINER" && !(el.getAttribute("aria-label") && el.scrollWidth > el.clientWidth),
+    range: el.matches('input[type="range"]'), size: [Math.round(r.width), Math.round(r.height)],
+    key: desc + "|" + (el.textContent || "").slice(0, 40) + "|" + Math.round(r.top + window.scrollY),
+    id: el.id, isSlider: el.matches(".sd-slider input[type=range]"),
+    figure: box ? [...document.querySelectorAll(".plotly-graph-div")].indexOf(box.querySelector(".plotly-graph-div")) : -1,
+    outline: `${s.outlineStyle} ${s.outlineWidth}`,
+  };
+}
+
+// Tab through the whole page from its top, once: every stop (for the audit), and at every slider
+// control the arrow keys, End and Home (for the figure check).
+async function keyboardWalk(page) {
+  const stops = [];
+  const walk = { presses: 0, reached: [], moves: [], outlines: [] };
+  await page.evaluate(() => {
+    if (document.activeElement) document.activeElement.blur();
+    window.scrollTo(0, 0);
+    // the walk starts at the top of the page
+    const s = document.createElement("span");
+    s.tabIndex = -1; s.id = "sdl-walk-start"; document.body.prepend(s); s.focus();
+  });
+  const seen = new Set();
+  for (let k = 0; k < (config.maxTabs || 2500); k++) {
+    await page.keyboard.press("Tab");
+    walk.presses++;
+    const here = await page.evaluate(tabStop);
+    if (!here) { if (stops.length || k > 5) break; continue; }
+    if (stops.length && stops[0].key === here.key) break; // wrapped around to the top
+    if (here.id && seen.has(here.id)) break;
+    if (here.id) seen.add(here.id);
+    const { id, isSlider, figure, outline, ...stop } = here;
+    stops.push(stop);
+    if (!isSlider) continue;
+    walk.reached.push({ figure, id });
+    walk.outlines.push({ id, outline });
+    let before = await page.evaluate(figureFacts, figure);
+    const start = before.controls[0].value;
+    for (const key of ["ArrowRight", "End", "ArrowLeft", "Home"]) {
+      await page.keyboard.press(key);
+      await until(page, keyMoveSettled, [figure, before.plotted, before.controls[0].value], SLIDER_MS);
+      const after = await page.evaluate(figureFacts, figure);
+      const shownTables = after.tables.filter((t) => t.shown).map((t) => t.step);
+      walk.moves.push({
+        figure, key, from: before.controls[0].value, to: after.controls[0].value,
+        active: after.sliders[0].active, dataChanged: after.plotted !== before.plotted,
+        valuetext: after.controls[0].valuetext,
+        expected: (after.sliders[0].prefix + after.sliders[0].labels[after.sliders[0].active]).replace(/<[^>]*>/g, ""),
+        stillFocused: after.focused === id, shownSteps: [...new Set(shownTables)], max: after.controls[0].max,
+      });
+      before = after;
+    }
+    // back to the figure's own step, through its control: the checks that follow meet the figure as authored
+    if (before.controls[0].value !== start) {
+      await page.evaluate(([i, v]) => {
+        const gd = document.querySelectorAll(".plotly-graph-div")[i];
+        const input = (gd.closest(".sd-figure") || gd.parentElement).querySelector(".sd-slider input[type=range]");
+        input.value = v;
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      }, [figure, start]);
+      await until(page, keyMoveSettled, [figure, before.plotted, before.controls[0].value], SLIDER_MS);
+    }
+  }
+  await page.evaluate(() => { const s = document.getElementById("sdl-walk-start"); if (s) s.remove(); });
+  return { stops, walk };
+}
+
+// --- the modes ---------------------------------------------------------------------------------
+function newResult(path, mode) {
+  return { page: path, mode, fatal: null, jsErrors: [], consoleErrors: [], external: [], localFailures: [], ms: {} };
+}
+
+async function open(context, path, res) {
+  const page = await context.newPage();
+  page.on("pageerror", (e) => res.jsErrors.push(errorText(e, 500)));
+  page.on("console", (m) => { if (m.type() === "error") res.consoleErrors.push(m.text().slice(0, 500)); });
+  page.on("response", (r) => {
+    if (r.url().startsWith(config.baseUrl) && r.status() >= 400) res.localFailures.push(`${r.status()} ${r.url()}`);
+  });
+  await routeOffline(page, res.external);
+  return page;
+}
+
+// Run one stage, timing it; its error is kept in `errors[name]` and stops only that stage.
+async function stage(res, name, fn) {
+  const t0 = Date.now();
+  try {
+    return await fn();
+  } catch (e) {
+    res.errors = res.errors || {};
+    res.errors[name] = errorText(e, 1500);
+    return undefined;
+  } finally {
+    res.ms[name] = Date.now() - t0;
+  }
+}
+
+// Load, then let the figures and the theme settle (the figures' wait is reported, not thrown).
+async function load(page, path, res) {
+  await stage(res, "load", () => page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 120000 }));
+  if (res.errors && res.errors.load) { res.fatal = res.errors.load; return false; }
+  await stage(res, "settle", async () => {
+    const t0 = Date.now();
+    res.figuresReady = await until(page, figuresReady, config.setupLateMs || 20000, DRAW_MS, 100);
+    await page.evaluate(figuresSettled);
+    res.settled = await page.evaluate(pageSettled, Math.max(0, DRAW_MS - (Date.now() - t0)));
+  });
+  return true;
+}
+
+async function screenshot(page, path, prefix) {
+  if (!config.screenshots) return null;
+  mkdirSync(config.screenshots, { recursive: true });
+  const file = join(config.screenshots, prefix + path.replace(/\.html$/, "").replaceAll("/", "__") + ".png");
+  await page.evaluate(() => window.scrollTo(0, 0));
+  // at a phone's width in CSS pixels (not the screen's two per pixel): a quarter of the pixels to encode
+  await page.screenshot({ path: file, fullPage: true, scale: "css", timeout: 180000 }); // a long page on a busy machine
+  return file;
+}
+
+async function openFolded(page) {
+  // A reader may unfold everything: figures in folded parts must work too.
+  await page.evaluate(() => {
+    document.querySelectorAll("details").forEach((d) => { d.open = true; });
+    window.dispatchEvent(new Event("resize"));
+  });
+}
+
+async function lightMode(context, path) {
+  const res = newResult(path, "light");
+  const page = await open(context, path, res);
+  try {
+    if (!(await load(page, path, res))) return res;
+    res.axe = await stage(res, "axe", () => audit(page));
+    res.scripts = await stage(res, "figures", async () => {
+      const scripts = await page.evaluate(scriptsLoaded);
+      const n = await page.evaluate(() => document.querySelectorAll(".plotly-graph-div").length);
+      res.figures = [];
+      if (n && !res.figuresReady) throw new Error(`the figures were not drawn and set up within ${DRAW_MS} ms`);
+      for (let i = 0; i < n; i++) {
+        const facts = await page.evaluate(figureFacts, i);
+        delete facts.focused;
+        const plot = page.locator(`[id="${facts.id}"]`);
+        facts.name = (await plot.ariaSnapshot()).trim();
+        // a <figure> is named by its <figcaption>: Chromium's name for it is the caption as read aloud
+        const fig = plot.locator("xpath=ancestor::figure[1]");
+        const hasCaption = (await fig.count()) && (await fig.evaluate((f) => Boolean(f.querySelector("figcaption"))));
+        facts.caption = hasCaption ? (await fig.ariaSnapshot()).trim() : null;
+        res.figures.push(facts);
+      }
+      return scripts;
+    });
+    const walked = await stage(res, "keyboard", () => keyboardWalk(page));
+    if (walked) { res.keyboard = walked.stops; res.walk = walked.walk; }
+    res.themes = await stage(res, "themes", async () => {
+      const themes = [];
+      if (!res.figures || !res.figures.length) return themes;
+      for (const theme of ["dark", "light"]) {
+        themes.push(await page.evaluate(async ([t, facts]) => {
+          document.documentElement.setAttribute("data-theme", t);
+          await new Promise((r) => setTimeout(r, 0)); // the figures' observer queues the relayouts
+          await (0, eval)(`(${facts.settled})`)();
+          const n = document.querySelectorAll(".plotly-graph-div").length;
+          const f = (0, eval)(`(${facts.figure})`);
+          const figures = Array.from({ length: n }, (_, i) => {
+            const x = f(i);
+            return { index: i, theme: x.theme, contrast: x.contrast };
+          });
+          return { theme: t, figures, pageBackground: getComputedStyle(document.body).backgroundColor };
+        }, [theme, { settled: figuresSettled.toString(), figure: figureFacts.toString() }]));
+      }
+      return themes;
+    });
+    await stage(res, "reading", async () => {
+      await openFolded(page);
+      res.math = await page.evaluate(waitForMath);
+      // Embedded widgets render after the page loads (and may hold figures): wait for them first.
+      await until(page, () => {
+        const views = [...document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]')];
+        return views.every((s) => s.parentElement && s.parentElement.querySelector(".jupyter-widgets, .widget-subarea *"));
+      }, null, DRAW_MS, 100);
+      res.widgets = await page.evaluate(widgetState);
+      // Plotly draws asynchronously: give every figure time to appear (and to settle after the resize).
+      await until(page, allDrawn, null, DRAW_MS, 100);
+      await page.evaluate(figuresSettled);
+    });
+    await stage(res, "sliders", async () => {
+      const figs = await page.evaluate(figureStates);
+      res.read = [];
+      for (const fig of figs) {
+        const report = { index: fig.index, id: fig.id, drawn: fig.drawn, traces: fig.traces, sliders: fig.sliders, moves: [] };
+        res.read.push(report);
+        if (!fig.drawn || fig.sliders.length === 0) continue;
+        const { steps, active } = fig.sliders[0];
+        const targets = [...new Set([active + 1, steps - 1, 0, Math.floor(steps / 2)])]
+          .filter((s) => s >= 0 && s < steps && s !== active).slice(0, config.maxMovesPerSlider || 3);
+        let before = fig;
+        for (const step of targets) {
+          const geo = await page.evaluate(sliderGeometry, [fig.index, step]);
+          let how = "click";
+          if (geo && geo.x > 0 && geo.y > 0) {
+            await page.mouse.click(geo.x, geo.y);
+          } else {
+            // Hidden figure (e.g. folded output): fall back to the step's own Plotly call.
+            how = "programmatic";
+            await page.evaluate(sliderStepProgrammatically, [fig.index, step]);
+          }
+          await until(page, figureMoved, [fig.index, before.data, before.plotted], SLIDER_MS);
+          const after = (await page.evaluate(figureStates, fig.index))[fig.index];
+          report.moves.push({
+            to: step, how, active: after.sliders[0] ? after.sliders[0].active : null,
+            dataChanged: after.data !== before.data, drawingChanged: after.plotted !== before.plotted,
+            drawn: after.drawn,
+          });
+          before = after;
+        }
+      }
+    });
+    res.screenshot = await stage(res, "screenshot", () => screenshot(page, path, ""));
+  } finally {
+    await page.close();
+  }
+  return res;
+}
+
+async function darkMode(context, path) {
+  const res = newResult(path, "dark");
+  const page = await open(context, path, res);
+  try {
+    if (!(await load(page, path, res))) return res;
+    // the theme's mode left at "auto": the figures must come up dark by themselves
+    res.autoDark = await stage(res, "autoDark", () => page.evaluate(() => ({
+      mode: document.documentElement.getAttribute("data-mode"),
+      theme: document.documentElement.getAttribute("data-theme"),
+      figures: [...document.querySelectorAll(".plotly-graph-div")].map((gd) => ({
+        attr: gd.getAttribute("data-sd-theme"), paper: gd._fullLayout ? gd._fullLayout.paper_bgcolor : null })),
+    })));
+    res.axe = await stage(res, "axe", () => audit(page));
+  } finally {
+    await page.close();
+  }
+  return res;
+}
+
+async function phoneMode(context, path) {
+  const res = newResult(path, "phone");
+  const page = await open(context, path, res);
+  try {
+    if (!(await load(page, path, res))) return res;
+    await stage(res, "steady", () => page.evaluate(steadyPhoneLayout, phoneLayout.toString()));
+    // the narrow layout may have changed the page: the theme's catch-up again (figures were waited for)
+    await stage(res, "settle2", () => page.evaluate(pageSettled, 0));
+    res.axe = await stage(res, "axe", () => audit(page));
+    res.displayMath = await stage(res, "displayMath", () => page.evaluate(displayMath));
+    res.backToTop = await stage(res, "backToTop", () => page.evaluate(backToTop));
+    res.layout = await stage(res, "layout", async () => {
+      await page.evaluate(() => { document.querySelectorAll("details").forEach((d) => { d.open = true; }); });
+      await until(page, allDrawn, null, DRAW_MS, 100);
+      return page.evaluate(steadyPhoneLayout, phoneLayout.toString());
+    });
+    if (res.layout) res.layout.screenshot = await stage(res, "screenshot", () => screenshot(page, path, "phone__"));
+  } finally {
+    await page.close();
+  }
+  return res;
+}
+
+// --- the three reports of a page, in the shapes the tests read ---------------------------------
+function stageError(r, ...names) {
+  if (r.fatal) return r.fatal;
+  for (const n of names) if (r.errors && r.errors[n]) return `${n}: ${r.errors[n]}`;
+  return null;
+}
+
+function reports(path, light, dark, phone) {
+  const phoneFatal = stageError(phone, "layout");
+  const read = {
+    page: path, fatal: stageError(light, "reading", "sliders", "screenshot"),
+    jsErrors: [...light.jsErrors, ...phone.jsErrors.map((e) => `(at a phone's width) ${e}`)],
+    consoleErrors: [...light.consoleErrors, ...phone.consoleErrors.map((e) => `(at a phone's width) ${e}`)],
+    external: [...light.external, ...phone.external], localFailures: [...light.localFailures, ...phone.localFailures],
+    math: light.math || null, figures: light.read || [], widgets: light.widgets || null,
+    screenshot: light.screenshot || null,
+    phone: phoneFatal ? { fatal: phoneFatal } : phone.layout,
+    ms: { light: light.ms, phone: phone.ms },
+  };
+  const axe = Object.fromEntries([light, dark, phone].map((r) => [r.mode, {
+    page: path, mode: r.mode, external: r.external,
+    fatal: stageError(r, "settle", "axe", ...(r.mode === "light" ? ["keyboard"] : []),
+      ...(r.mode === "phone" ? ["steady", "settle2", "displayMath", "backToTop"] : [])),
+    theme: r.settled ? r.settled.theme : null, axe: r.axe || null,
+    ...(r.mode === "light" ? { keyboard: r.keyboard || [] } : {}),
+    ...(r.mode === "phone" ? { displayMath: r.displayMath || [], backToTop: r.backToTop || null } : {}),
+    ms: r.ms,
+  }]));
+  const autoDarkError = stageError(dark, "autoDark");
+  const figures = {
+    page: path, fatal: stageError(light, "figures", "keyboard", "themes"),
+    jsErrors: [...light.jsErrors, ...dark.jsErrors.map((e) => `(in a browser that prefers dark) ${e}`)],
+    external: [...light.external, ...dark.external], scripts: light.scripts || null, figures: light.figures || [],
+    walk: light.walk || null, themes: light.themes || [],
+    autoDark: autoDarkError ? { fatal: autoDarkError } : dark.autoDark,
+    ms: { light: light.ms, dark: dark.ms },
+  };
+  return { page: path, read, axe, figures };
+}
+
+// --- the pass ----------------------------------------------------------------------------------
+const browser = await chromium.launch({
+  executablePath: config.chromium,
+  args: [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+  ],
+});
+const contexts = {
+  light: await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light" }),
+  dark: await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" }),
+  // A phone: 390 CSS pixels wide (an iPhone 12-15), touch, scaled like a phone's screen.
+  phone: await browser.newContext({
+    viewport: { width: config.phoneWidth, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
+    colorScheme: "light",
+  }),
+};
+const run = { light: lightMode, dark: darkMode, phone: phoneMode };
+// A few loads at a time: a page spends much of its time waiting on its own requests.
+const jobs = config.pages.flatMap((p) => ["light", "dark", "phone"].map((m) => [p, m]));
+const done = {};
+async function worker() {
+  while (jobs.length) {
+    const [path, mode] = jobs.shift();
+    let res;
+    try {
+      res = await run[mode](contexts[mode], path);
+    } catch (e) {
+      res = newResult(path, mode);
+      res.fatal = errorText(e);
+    }
+    (done[path] = done[path] || {})[mode] = res;
+    // progress, for a run cut short: the stages' times of each load as it ends, each page's reports once it is done
+    appendFileSync(config.result + ".progress", JSON.stringify({ page: path, mode, ms: res.ms }) + "\n");
+    const d = done[path];
+    if (d.light && d.dark && d.phone) appendFileSync(config.result + ".pages", JSON.stringify(reports(path, d.light, d.dark, d.phone)) + "\n");
+  }
+}
+const t0 = Date.now();
+await Promise.all(Array.from({ length: config.concurrency || 1 }, worker));
+await browser.close();
+const out = config.pages.map((p) => reports(p, done[p].light, done[p].dark, done[p].phone));
+writeFileSync(config.result, JSON.stringify({ ms: Date.now() - t0, pages: out }, null, 1));
