@@ -247,11 +247,13 @@ def shared_pass(key: str, run: Callable[[], dict[str, dict]]) -> dict[str, dict]
     """``run()`` once per pytest session under ``key``; its result (or its error) serves every later call.
 
     The browser pass over the book serves ``tests/test_browser.py`` and ``tests/test_browser_figures.py``
-    alike, and so does the pass over the pages with defects.
+    alike, whichever workers run them, and so does the pass over the pages with defects.
     """
     if key not in _PASSES:
+        from tests.shared_once import once  # under pytest-xdist, one run for all workers
+
         try:
-            _PASSES[key] = run()
+            _PASSES[key] = once(f"browser-{key}", run)
         except Exception as e:  # noqa: BLE001 - kept and raised again for every test that reads it
             _PASSES[key] = e
     got = _PASSES[key]
