@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -21,7 +22,7 @@ from specdec_lite.classroom import sandbox
 from specdec_lite.classroom.report import sandbox_note
 
 from . import grading_class as gc
-from .grading_class import LAB, NONCE, autograded, graded_class, record, survivors, text_of
+from .grading_class import LAB, NONCE, ROOT, autograded, graded_class, record, survivors, text_of
 
 DENIED = [
     "read the master",
@@ -104,7 +105,8 @@ def test_the_run_says_what_is_isolated_and_records_it(graded):
 @pytest.mark.slow
 def test_grading_refuses_without_bubblewrap(tmp_path):
     course = tmp_path / "course"
-    (course / "source" / LAB).mkdir(parents=True)
+    (course / "source").mkdir(parents=True)
+    shutil.copytree(ROOT / "notebooks" / "source" / LAB, course / "source" / LAB)  # a real lab: only bwrap is missing
     env = dict(classroom.nbgrader_env(), PATH=os.path.dirname(sys.executable))  # no /usr/bin: no bwrap, no prlimit
     proc = subprocess.run(
         [sys.executable, "-m", "specdec_lite.classroom", "--course", str(course), "autograde", LAB],
