@@ -44,11 +44,12 @@ HEAVY_FIRST = [
     "tests/test_llm.py",
     "tests/test_lab09.py",
     "tests/test_llm_hub.py",
-    "tests/test_grading_scores.py",
-    "tests/test_browser_figures.py",
     "tests/test_classroom_collect.py",
     "tests/test_llm_shapes.py",
 ]
+#: Files that read a setup another file's worker starts (``tests/shared_once.py``): scheduled last, so that their
+#: worker does the other files' work meanwhile instead of waiting on the lock (it waited 380 s for the browser pass).
+SHARED_LAST = ["tests/test_browser_figures.py", "tests/test_grading_scores.py"]
 #: Whole files that are slow (their other tests are few and cheap, or share a slow fixture).
 SLOW_FILES = {
     "test_browser.py",
@@ -67,7 +68,7 @@ def _heaviness(item: pytest.Item) -> int:
     for rank, prefix in enumerate(HEAVY_FIRST):
         if path.startswith(prefix):
             return rank
-    return len(HEAVY_FIRST)
+    return len(HEAVY_FIRST) + 1 if path in SHARED_LAST else len(HEAVY_FIRST)
 
 
 @pytest.hookimpl(tryfirst=True)
