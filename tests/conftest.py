@@ -96,23 +96,12 @@ def _build_book(out: Path) -> Path:
 @pytest.fixture(scope="session")
 def built_book(tmp_path_factory) -> Path:
     """``_build/html`` of the whole book, built with warnings as errors, once for all workers."""
+    from tests.shared_once import once
+
     prebuilt = os.environ.get(PREBUILT_BOOK_ENV)
     if prebuilt:
         return Path(prebuilt)
-    if not os.environ.get("PYTEST_XDIST_WORKER"):  # not parallel
-        out = tmp_path_factory.mktemp("book")
-        html = _build_book(out)
-    else:  # the first worker to ask builds it; the others wait for it and read the same folder
-        from filelock import FileLock
-
-        shared = tmp_path_factory.getbasetemp().parent
-        out = shared / "book"
-        with FileLock(str(shared / "book.lock")):
-            if not (out / "done").is_file():
-                out.mkdir(exist_ok=True)
-                html = _build_book(out)
-                (out / "done").write_text("")
-            html = out / "_build" / "html"
-    failed = out / "build-failed.txt"
+    html = once("book", lambda: _build_book(tmp_path_factory.mktemp("book")))
+    failed = html.parents[1] / "build-failed.txt"
     assert not failed.is_file(), failed.read_text()
     return html
