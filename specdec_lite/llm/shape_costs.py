@@ -20,8 +20,29 @@ from typing import Any
 
 import numpy as np
 
-from .shapes import KIND, LOOKAHEADS, RESULTS_DIR, SCHEMA, results_label
 from .speed import CallCosts, predicted_speedup
+
+#: The version of the shapes results file (written by :mod:`specdec_lite.llm.shapes`, read here).
+SCHEMA = 1
+#: What a shapes results file says it is (``measure_pair`` files have no ``kind``).
+KIND = "model shapes"
+#: Where shapes results files live, relative to the repository root (``measure_pair`` files: its parent).
+RESULTS_DIR = Path("benchmarks") / "real_models" / "shapes"
+#: The lookaheads of the verification calls (a call on K + 1 new tokens).
+LOOKAHEADS = tuple(range(1, 9))
+
+
+def results_label(results: Mapping[str, Any]) -> str:
+    """The line naming a shapes file's device, dtype, torch version and weights, for every table and figure of it."""
+    d = results["device"]
+    if d["type"] == "cuda":
+        where = f"{d['name']}, compute capability {'.'.join(map(str, d['capability']))}"
+    else:
+        load = f", load average {d['load_average']:g}" if "load_average" in d else ""
+        where = f"{d['type'].upper()} ({d['name']}, {d['torch_threads']} thread(s){load})"
+    timed = "; timed in CPU seconds" if results["settings"].get("clock") == "cpu" else ""
+    return (f"{where}; {results['dtype']}; torch {results['versions']['torch']}; {results['weights']}{timed}; "
+            f"measured {results['created'][:10]}")
 
 #: The paper's pair (Table 1 of Yin et al.): the draft and target shapes the chapter predicts for first.
 PAPER_SHAPES = ("pythia-70m", "pythia-2.8b")

@@ -51,21 +51,14 @@ from ..primitives import check_int, check_real
 from . import _hf
 from .pairs import WEIGHT_DTYPES, pick_device, pick_dtype
 from .runs import progress_bar
+from .shape_costs import KIND, LOOKAHEADS, RESULTS_DIR, SCHEMA, results_label, summary
 
-#: Version of the shapes results file's layout.
-SCHEMA = 1
-#: What a shapes results file says it is (``measure_pair`` files have no ``kind``).
-KIND = "model shapes"
-#: Where shapes results files live, relative to the repository root (``measure_pair`` files: its parent).
-RESULTS_DIR = Path("benchmarks") / "real_models" / "shapes"
 #: The command's time budget in seconds (8 minutes on one GPU, the offline pair included).
 DEFAULT_BUDGET_S = 480.0
 #: Seconds of the budget kept for the offline pair when it is measured.
 DEFAULT_PAIR_BUDGET_S = 150.0
 #: Context lengths (tokens already in the KV cache) of the timed calls.
 DEFAULT_CONTEXTS = (64, 256, 1024)
-#: The lookaheads of the verification calls (a call on K + 1 new tokens).
-LOOKAHEADS = tuple(range(1, 9))
 #: Repetitions of every kind of call: at most the default (``--repeats``), at least ``MIN_REPEATS``.
 DEFAULT_REPEATS = 10
 MIN_REPEATS = 2
@@ -382,19 +375,6 @@ def _versions() -> dict[str, str]:
             "transformers": _hf.require_transformers().__version__}
 
 
-def results_label(results: Mapping[str, Any]) -> str:
-    """The line naming a shapes file's device, dtype, torch version and weights, for every table and figure of it."""
-    d = results["device"]
-    if d["type"] == "cuda":
-        where = f"{d['name']}, compute capability {'.'.join(map(str, d['capability']))}"
-    else:
-        load = f", load average {d['load_average']:g}" if "load_average" in d else ""
-        where = f"{d['type'].upper()} ({d['name']}, {d['torch_threads']} thread(s){load})"
-    timed = "; timed in CPU seconds" if results["settings"].get("clock") == "cpu" else ""
-    return (f"{where}; {results['dtype']}; torch {results['versions']['torch']}; {results['weights']}{timed}; "
-            f"measured {results['created'][:10]}")
-
-
 def results_name(results: Mapping[str, Any]) -> str:
     """``cpu-float32.json``; on a GPU its name too (``cuda-nvidia-h200-bfloat16.json``)."""
     d = results["device"]
@@ -562,8 +542,6 @@ def main(argv: Sequence[str] | None = None) -> Path:
             print(f"offline pair: {results['pair']['file']} ({results['pair']['plan']})")
     results["total_s"] = time.perf_counter() - start
     path = write_results(results, args.out)
-    from .shape_costs import summary
-
     print(summary(results))
     print(f"results file: {path}")
     return path
