@@ -127,6 +127,11 @@ def parse(source: str) -> Page:
     return Page(front, sections, blocks, source)
 
 
+def _shown(path: Path) -> str:
+    path = path.resolve()
+    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+
+
 def fingerprint(text: str) -> str:
     """The first 12 hex digits of the SHA-256 of the text, trailing spaces and end blank lines ignored."""
     norm = "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip()
@@ -191,7 +196,7 @@ def _refs(source: str) -> set[tuple[str, str]]:
 def differences(en_path: Path, zh_path: Path) -> list[str]:
     """Everything that makes ``zh_path`` not a translation of the current ``en_path``, in words."""
     en, zh = parse(en_path.read_text(encoding="utf-8")), parse(zh_path.read_text(encoding="utf-8"))
-    name = zh_path.relative_to(ROOT).as_posix()
+    name = _shown(zh_path)
     out: list[str] = []
     if en.front != zh.front:
         out.append(f"{name}: front matter differs from the English page's")
@@ -283,7 +288,7 @@ def prose(source: str) -> str:
 def term_problems(zh_path: Path) -> list[str]:
     """Variants the table avoids, and terms whose first use on the page lacks the English in parentheses."""
     text = prose(zh_path.read_text(encoding="utf-8"))
-    name = zh_path.relative_to(ROOT).as_posix()
+    name = _shown(zh_path)
     out = []
     for term in terms():
         for variant in term.get("avoid", []):
@@ -302,10 +307,10 @@ def term_problems(zh_path: Path) -> list[str]:
     return out
 
 
-def page_pairs() -> tuple[list[tuple[Path, Path]], list[str]]:
+def page_pairs(en_toc: Path = ROOT / "_toc.yml", zh_toc: Path = ROOT / ZH / "_toc.yml") -> tuple[list, list[str]]:
     """(English, Chinese) source pairs from the two tables of contents, and the pages without a counterpart."""
-    en_files = toc_files(ROOT / "_toc.yml")
-    zh_files = toc_files(ROOT / ZH / "_toc.yml") if (ROOT / ZH / "_toc.yml").is_file() else []
+    en_files = toc_files(en_toc)
+    zh_files = toc_files(zh_toc) if zh_toc.is_file() else []
     problems = []
     pairs = []
     for f in en_files:
@@ -314,7 +319,7 @@ def page_pairs() -> tuple[list[tuple[Path, Path]], list[str]]:
         if f not in zh_files:
             problems.append(f"{f}: no Chinese page in zh/_toc.yml")
             continue
-        pairs.append((ROOT / f"{f}.md", ROOT / ZH / f"{f}.md"))
+        pairs.append((en_toc.parent / f"{f}.md", zh_toc.parent / f"{f}.md"))
     for f in zh_files:
         if f not in en_files and f not in ONLY_ZH:
             problems.append(f"zh/{f}: no English page in _toc.yml")
@@ -333,6 +338,8 @@ def check() -> list[str]:
             out += differences(en, zh) + term_problems(zh)
         else:
             out.append(f"{zh.relative_to(ROOT)}: missing")
+    for page in ONLY_ZH:
+        out += term_problems(ROOT / ZH / f"{page}.md")
     return out
 
 

@@ -1,0 +1,213 @@
+"""The book in two languages: the English edition at the site's root, the Chinese one under ``zh/``.
+
+* Every page's header links to the same page in the other edition (``edition-switch.html``, an
+  ``<a>`` with ``hreflang`` and ``lang``), and its ``<head>`` names it as an alternate. A page of one
+  edition only links to the other edition's closest page: an English lab to the Chinese page that
+  lists the labs, a Chinese-only page to the English home page.
+* ``{en-doc}`text <../notebooks/lab01_markov_chains>``` (Chinese pages) links to an English page
+  (the labs stay in English); the target is written as the English page would write it.
+* ``:::{zh-caption} fig-name`` (Chinese pages) gives a figure made by a code cell its Chinese
+  caption. The code cell keeps its English caption in its metadata: the cell is identical in both
+  editions, so the Chinese build reuses the English execution (jupyter-cache hashes code and metadata).
+* When the English HTML build ends, it builds ``zh/`` (same warning flags) with the English
+  jupyter-cache, and copies it into ``zh/`` of its output: ``jupyter-book build .`` builds both.
+  ``SPECDEC_BOOK_EDITIONS=en`` skips the Chinese build (a quicker build while writing English).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from docutils.parsers.rst import Directive
+from sphinx.errors import ExtensionError
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+ZH_DIR = ROOT / "zh"
+#: Pages of one edition only, and where their switch leads in the other edition.
+EN_ONLY_TARGET = "book/labs"  # the English labs (notebooks/...) -> the Chinese list of labs
+ZH_ONLY = {"book/labs": "notebooks/lab01_markov_chains", "book/terms": "book/glossary"}
+
+
+def _is_zh(app: Any) -> bool:
+    return str(app.config.language or "").lower().startswith("zh")
+
+
+def _counterpart(app: Any, docname: str) -> tuple[str, str, str, str]:
+    """(href, text, lang, hreflang) of the link from ``docname`` to the other edition."""
+    up = "../" * docname.count("/")
+    if _is_zh(app):
+        target = ZH_ONLY.get(docname, docname)
+        return f"../{up}{target}.html", "English", "en", "en"
+    target = docname if (ZH_DIR / f"{docname}.md").is_file() else EN_ONLY_TARGET
+    return f"{up}zh/{target}.html", "中文", "zh-CN", "zh-CN"
+
+
+def _page_context(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    if doctree is None and pagename not in app.env.all_docs:
+        return
+    href, text, lang, hreflang = _counterpart(app, pagename)
+    context["edition_switch"] = {"href": href, "text": text, "lang": lang, "hreflang": hreflang}
+    context["metatags"] = context.get("metatags", "") + (
+        f'\n    <link rel="alternate" hreflang="{hreflang}" href="{href}" />'
+    )
+
+
+class EnglishDoc:
+    """The role ``{en-doc}`text <target>```: a link from a Chinese page to an English page."""
+
+    def __call__(self, name, rawtext, text, lineno, inliner, options=None, content=None):  # noqa: ANN001
+        env = inliner.document.settings.env
+        if "<" not in text or not text.endswith(">"):
+            msg = inliner.reporter.error(f"en-doc needs 'text <target>': {text!r}", line=lineno)
+            return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+        label, target = text[:-1].rsplit("<", 1)
+        doc = posixpath.normpath(posixpath.join(posixpath.dirname(env.docname), target.strip()))
+        if not (ROOT / f"{doc}.ipynb").is_file() and not (ROOT / f"{doc}.md").is_file():
+            msg = inliner.reporter.error(f"en-doc: no English page {doc}", line=lineno)
+            return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+        href = "../" * (env.docname.count("/") + 1) + f"{doc}.html"
+        node = nodes.reference(rawtext, label.strip(), refuri=href, hreflang="en")
+        node["classes"].append("en-doc")
+        return [node], []
+
+
+class TermsTable(Directive):
+    """``{zh-terms}``: the terminology table ``zh/terms.yml`` as a table (English, Chinese, variants not used)."""
+
+    def run(self) -> list[nodes.Node]:
+        import yaml
+
+        rows = yaml.safe_load((ZH_DIR / "terms.yml").read_text(encoding="utf-8"))
+        self.state.document.settings.env.note_dependency(str(ZH_DIR / "terms.yml"))
+        head = ["English", "中文", "不用的译法"]
+        body = [[t["en"], t["zh"], "、".join(t.get("avoid", [])) or "—"] for t in rows]
+        table, group = nodes.table(), nodes.tgroup(cols=3)
+        table += group
+        group.extend(nodes.colspec(colwidth=w) for w in (3, 2, 3))
+        thead, tbody = nodes.thead(), nodes.tbody()
+        for container, lines in ((thead, [head]), (tbody, body)):
+            for cells in lines:
+                row = nodes.row()
+                for cell in cells:
+                    entry = nodes.entry()
+                    entry += nodes.paragraph(text=cell)
+                    row += entry
+                container += row
+        group += thead
+        group += tbody
+        return [table]
+
+
+class zh_caption(nodes.General, nodes.Element):  # noqa: N801 (docutils names nodes in lower case)
+    """The Chinese caption of a figure, until it replaces the English one."""
+
+
+class ZhCaption(Directive):
+    required_arguments = 1
+    has_content = True
+
+    def run(self) -> list[nodes.Node]:
+        node = zh_caption(figure=self.arguments[0])
+        self.state.nested_parse(self.content, self.content_offset, node)
+        return [node]
+
+
+_CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
+_CJK_BREAK = re.compile(f"(?<=[{_CJK}])[ \\t]*\\n[ \\t]*(?=[{_CJK}])")
+
+
+def join_cjk_lines(text: str) -> str:
+    """Source line breaks between two Chinese characters removed: a browser would show each as a space."""
+    return _CJK_BREAK.sub("", text)
+
+
+def _join_lines(doctree: nodes.document) -> None:
+    for node in list(doctree.findall(nodes.Text)):
+        if isinstance(node.parent, (nodes.literal_block, nodes.raw, nodes.math_block)):
+            continue
+        joined = join_cjk_lines(str(node))
+        if joined != str(node):
+            node.parent.replace(node, nodes.Text(joined))
+
+
+def _doctree_read(app: Any, doctree: nodes.document) -> None:
+    _apply_captions(app, doctree)
+    if _is_zh(app):
+        _join_lines(doctree)
+
+
+def _apply_captions(app: Any, doctree: nodes.document) -> None:
+    figures = {name: fig for fig in doctree.findall(nodes.figure) for name in fig["names"]}
+    for node in list(doctree.findall(zh_caption)):
+        fig = figures.get(node["figure"])
+        caption = next(iter(fig.findall(nodes.caption)), None) if fig is not None else None
+        if caption is None:
+            raise ExtensionError(f"{app.env.docname}: zh-caption for {node['figure']}, which is no captioned figure")
+        paragraphs = list(node.findall(nodes.paragraph))
+        if len(paragraphs) != 1:
+            raise ExtensionError(f"{app.env.docname}: the zh-caption of {node['figure']} must be one paragraph")
+        caption.children = []
+        caption.extend(paragraphs[0].children)
+        node.parent.remove(node)
+
+
+def _zh_build(app: Any, exception: Exception | None) -> None:
+    """After the English HTML, build the Chinese edition into ``<outdir>/zh`` with the same flags and cache."""
+    if exception is not None or app.builder.name != "html" or _is_zh(app) or not (ZH_DIR / "_config.yml").is_file():
+        return
+    if os.environ.get("SPECDEC_BOOK_EDITIONS", "").strip().lower() == "en":
+        logger.warning("SPECDEC_BOOK_EDITIONS=en: the Chinese edition is not built", type="editions")
+        return
+    outdir = Path(app.outdir)
+    work = outdir.parent / "zh"
+    cache = Path(app.env.mystnb_config.execution_cache_path)
+    (work / "_build").mkdir(parents=True, exist_ok=True)
+    link = work / "_build" / ".jupyter_cache"
+    if not link.is_symlink():
+        shutil.rmtree(link, ignore_errors=True)
+        link.symlink_to(cache, target_is_directory=True)
+    # Sphinx turns -W --keep-going into keep_going with warningiserror off.
+    flags = ["-W", "--keep-going"] if app.keep_going else ["-W"] if app.warningiserror else []
+    if app.config.nitpicky:
+        flags.append("-n")
+    cmd = [sys.executable, "-m", "jupyter_book", "build", str(ZH_DIR), "--path-output", str(work), *flags]
+    logger.info("building the Chinese edition: " + " ".join(cmd))
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ExtensionError(
+            f"the Chinese edition (zh/) failed to build:\n{proc.stdout[-8000:]}\n{proc.stderr[-4000:]}"
+        )
+    shutil.rmtree(outdir / "zh", ignore_errors=True)
+    shutil.copytree(work / "_build" / "html", outdir / "zh")
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.connect("config-inited", _add_switch)
+    app.add_role("en-doc", EnglishDoc())
+    app.add_node(zh_caption)
+    app.add_directive("zh-caption", ZhCaption)
+    app.add_directive("zh-terms", TermsTable)
+    app.connect("doctree-read", _doctree_read)
+    app.connect("html-page-context", _page_context)
+    app.connect("build-finished", _zh_build, priority=900)  # after the other extensions fix the pages
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def _add_switch(app: Any, config: Any) -> None:
+    config.templates_path = [*config.templates_path, str(HERE / "editions_templates")]
+    options = config.html_theme_options
+    end = list(options.get("article_header_end") or ["article-header-buttons.html"])
+    if "edition-switch.html" not in end:
+        end.insert(0, "edition-switch.html")
+    options["article_header_end"] = end

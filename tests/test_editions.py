@@ -1,0 +1,226 @@
+"""The Chinese edition stays the English book: same pages, same code, same numbers, current translations.
+
+The first test is the one a contributor meets: it fails when an English section changed after its
+Chinese counterpart was translated, or when what the editions share (code cells, formulas, labels,
+directives, glued numbers, references, figures) differs. The others show that each kind of drift is
+caught, on small pages written here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tools import editions as ed
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import editions as ext  # noqa: E402  (the Sphinx extension, from book/_ext)
+
+
+def test_the_editions_are_in_step():
+    problems = ed.check()
+    assert not problems, "\n".join(problems)
+
+
+EN = """---
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+
+# Decoding as a Markov chain
+
+A model returns a law over the next token, see {prf:ref}`thm-one` and {cite:p}`yin2024theoretical`.
+
+```{code-cell} ipython3
+---
+mystnb:
+  figure:
+    caption: A caption.
+    name: fig-a
+---
+x = 1  # a comment
+```
+
+(sec-tv)=
+## Total variation
+
+$$
+\\mathrm{TV}(p, q) = 1 - \\sum_x \\min(p(x), q(x))
+$$
+
+It is {glue:text}`tv-value:.3f` here, see {doc}`../notebooks/lab01_markov_chains`.
+
+:::{prf:theorem} One
+:label: thm-one
+Text.
+:::
+"""
+
+ZH = """---
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+
+# 把解码看成马尔可夫链
+
+模型给出下一个词元（token）的分布，见 {prf:ref}`thm-one` 和 {cite:p}`yin2024theoretical`。
+
+```{code-cell} ipython3
+---
+mystnb:
+  figure:
+    caption: A caption.
+    name: fig-a
+---
+x = 1  # a comment
+```
+
+:::{zh-caption} fig-a
+一个图注。
+:::
+
+(sec-tv)=
+## 总变差
+
+$$
+\\mathrm{TV}(p, q) = 1 - \\sum_x \\min(p(x), q(x))
+$$
+
+这里它等于 {glue:text}`tv-value:.3f`，见 {en-doc}`实验 1（英文）<../notebooks/lab01_markov_chains>`。
+
+:::{prf:theorem} 一
+:label: thm-one
+正文。
+:::
+"""
+
+
+@pytest.fixture
+def pair(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "zh" / "book").mkdir(parents=True)
+    en, zh = tmp_path / "book" / "ch01.md", tmp_path / "zh" / "book" / "ch01.md"
+    en.write_text(EN)
+    zh.write_text(ZH)
+    lines = zh.read_text().splitlines()
+    for k, sec in sorted(enumerate(ed.parse(ZH).sections), reverse=True):
+        lines.insert(sec.start, f"% en-sha: {ed.fingerprint(ed.parse(EN).sections[k].text)}")
+    zh.write_text("\n".join(lines) + "\n")
+    return en, zh
+
+
+def test_a_faithful_pair_is_in_step(pair):
+    assert ed.differences(*pair) == []
+
+
+def test_an_english_edit_names_the_section_to_translate_again(pair):
+    en, zh = pair
+    en.write_text(EN.replace("here, see", "on this pair, see"))
+    (found,) = ed.differences(en, zh)
+    assert "§2 '总变差'" in found and "'Total variation' changed after it was translated" in found
+    assert "python tools/editions.py stamp" in found
+
+
+@pytest.mark.parametrize(
+    "change, kind",
+    [
+        (("x = 1  # a comment", "x = 2  # a comment"), "code cells differ"),
+        (("(sec-tv)=\n", ""), "labels differ"),
+        (("{glue:text}`tv-value:.3f`", "0.250"), "glued numbers differ"),
+        (("\\min(p(x), q(x))", "\\min(p, q)"), "display formulas differ"),
+        ((":::{prf:theorem} 一", ":::{prf:lemma} 一"), "directives differ"),
+        (("{prf:ref}`thm-one`", "定理"), "cross-references or citations differ"),
+        ((":::{zh-caption} fig-a\n一个图注。\n:::\n", ""), "zh-caption"),
+        (("---\nkernelspec", "---\nkernelspec: {}\nx"), "front matter"),
+        (("## 总变差", "### 总变差"), "headings differ"),
+    ],
+)
+def test_what_the_editions_share_is_checked(pair, change, kind):
+    en, zh = pair
+    zh.write_text(zh.read_text().replace(*change, 1))
+    assert any(kind in d for d in ed.differences(en, zh)), ed.differences(en, zh)
+
+
+def test_a_missing_stamp_is_reported(pair):
+    en, zh = pair
+    zh.write_text("\n".join(line for line in zh.read_text().splitlines() if not line.startswith("% en-sha")))
+    assert sum("no '% en-sha:' line" in d for d in ed.differences(en, zh)) == 2
+
+
+def test_stamp_records_the_current_english(tmp_path, monkeypatch, pair):
+    en, zh = pair
+    en.write_text(EN.replace("here, see", "on this pair, see"))
+    monkeypatch.setattr(ed, "ROOT", tmp_path)
+    assert ed.stamp(zh, [2]) == [2]
+    assert ed.differences(en, zh) == []
+
+
+def test_a_page_in_one_edition_only_is_reported(tmp_path):
+    (tmp_path / "zh").mkdir()
+    en_toc, zh_toc = tmp_path / "_toc.yml", tmp_path / "zh" / "_toc.yml"
+    en_toc.write_text(
+        yaml.safe_dump(
+            {
+                "root": "book/intro",
+                "parts": [{"chapters": [{"file": "book/ch01"}, {"file": "notebooks/lab01"}, {"file": "book/ch02"}]}],
+            }
+        )
+    )
+    zh_toc.write_text(
+        yaml.safe_dump(
+            {
+                "root": "book/intro",
+                "parts": [{"chapters": [{"file": "book/ch01"}, {"file": "book/labs"}, {"file": "book/extra"}]}],
+            }
+        )
+    )
+    pairs, problems = ed.page_pairs(en_toc, zh_toc)
+    assert [p[1].name for p in pairs] == ["intro.md", "ch01.md"]
+    assert problems == ["book/ch02: no Chinese page in zh/_toc.yml", "zh/book/extra: no English page in _toc.yml"]
+
+
+def test_the_terminology_table_is_one_term_per_concept():
+    terms = ed.terms()
+    for key in ("en", "zh"):
+        values = [t[key] for t in terms]
+        assert len(values) == len(set(values)), f"a {key} term twice in zh/terms.yml"
+    chosen = {t["zh"] for t in terms}
+    for t in terms:
+        assert not chosen & set(t.get("avoid", [])), f"{t['en']}: a variant it avoids is another concept's term"
+
+
+def test_terms_are_checked(tmp_path, monkeypatch):
+    page = tmp_path / "p.md"
+    monkeypatch.setattr(ed, "terms", lambda: [{"en": "draft model", "zh": "草稿模型", "avoid": ["草案模型"]}])
+    page.write_text("# 标题：草稿模型\n\n草稿模型（draft model）给出 $p$。草稿模型很小。\n")
+    assert ed.term_problems(page) == []
+    page.write_text("# 标题\n\n草稿模型给出 $p$，即草稿模型（draft model）。\n")
+    assert ["needs the English after it" in d for d in ed.term_problems(page)] == [True]
+    page.write_text("# 标题\n\n草案模型（draft model）。\n\n```{code-cell} ipython3\n# 草案模型 in code is code\n```\n")
+    (found,) = ed.term_problems(page)
+    assert "'草案模型' for draft model" in found
+
+
+def test_the_two_configurations_agree():
+    en = yaml.safe_load((ROOT / "_config.yml").read_text())
+    zh = yaml.safe_load((ROOT / "zh" / "_config.yml").read_text())
+    assert zh["execute"] == {k: v for k, v in en["execute"].items() if k != "exclude_patterns"}
+    assert zh["parse"] == en["parse"]
+    assert zh["sphinx"]["extra_extensions"] == en["sphinx"]["extra_extensions"]
+    assert zh["sphinx"]["local_extensions"] == {k: f"../{v}" for k, v in en["sphinx"]["local_extensions"].items()}
+    own = {"language", "numfig_format"}
+    assert {k: v for k, v in zh["sphinx"]["config"].items() if k not in own} == {
+        k: v for k, v in en["sphinx"]["config"].items() if k not in own
+    }
+    assert zh["sphinx"]["config"]["numfig_format"]["figure"] == "图 %s"
+    assert zh["sphinx"]["config"]["language"] == "zh_CN"
+    assert zh["bibtex_bibfiles"] == [f"../{b}" for b in en["bibtex_bibfiles"]]
+
+
+def test_line_breaks_between_chinese_characters_are_joined():
+    assert ext.join_cjk_lines("下面的链接\n打开英文页面") == "下面的链接打开英文页面"
+    assert ext.join_cjk_lines("页面，\n  见下") == "页面，见下"
+    assert ext.join_cjk_lines("分布 $p$\n的") == "分布 $p$\n的"  # next to Latin text a break is a space
+    assert ext.join_cjk_lines("draft\nmodel") == "draft\nmodel"
