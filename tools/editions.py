@@ -298,7 +298,8 @@ def term_problems(zh_path: Path) -> list[str]:
             at = text.find(term["zh"])
             if at >= 0:
                 after = text[at + len(term["zh"]) : at + len(term["zh"]) + len(term["en"]) + 2].lower()
-                if not re.match(r"[（(]\s*" + re.escape(term["en"].lower()), after):
+                # In prose: 草稿模型（draft model）; in a glossary entry, the English term line under the Chinese.
+                if not re.match(r"(?:[（(]|[ \t]*\n[ \t]*)\s*" + re.escape(term["en"].lower()), after):
                     line = text[:at].count("\n") + 1
                     out.append(
                         f"{name}: first use of '{term['zh']}' (prose line {line}) needs the English after "
