@@ -114,11 +114,14 @@ class zh_caption(nodes.General, nodes.Element):  # noqa: N801 (docutils names no
 
 
 class ZhCaption(Directive):
+    """``:::{zh-caption} fig-name`` with the caption as content and ``:alt:`` for the image's text alternative."""
+
     required_arguments = 1
     has_content = True
+    option_spec = {"alt": lambda text: " ".join(text.split())}
 
     def run(self) -> list[nodes.Node]:
-        node = zh_caption(figure=self.arguments[0])
+        node = zh_caption(figure=self.arguments[0], alt=self.options.get("alt"))
         self.state.nested_parse(self.content, self.content_offset, node)
         return [node]
 
@@ -159,6 +162,12 @@ def _apply_captions(app: Any, doctree: nodes.document) -> None:
             raise ExtensionError(f"{app.env.docname}: the zh-caption of {node['figure']} must be one paragraph")
         caption.children = []
         caption.extend(paragraphs[0].children)
+        if node["alt"]:
+            images = list(fig.findall(nodes.image))
+            if not images:
+                raise ExtensionError(f"{app.env.docname}: zh-caption gives {node['figure']} an alt but no image")
+            for image in images:
+                image["alt"] = node["alt"]
         node.parent.remove(node)
 
 
