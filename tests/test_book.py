@@ -8,8 +8,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def toc_files() -> list[str]:
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+def toc_files(toc: Path = ROOT / "_toc.yml") -> list[str]:
+    toc = yaml.safe_load(toc.read_text())
     files = [toc["root"]]
     for part in toc.get("parts", []):
         for chapter in part.get("chapters", []):
@@ -18,8 +18,13 @@ def toc_files() -> list[str]:
     return [str(Path(f).with_suffix("")) for f in files]
 
 
+def site_pages() -> list[str]:
+    """Every page of the site: the English edition's, then the Chinese edition's under ``zh/``."""
+    return toc_files() + [f"zh/{page}" for page in toc_files(ROOT / "zh" / "_toc.yml")]
+
+
 def test_every_toc_page_is_built(built_book):
-    for page in toc_files():
+    for page in site_pages():
         html = built_book / f"{page}.html"
         assert html.is_file(), f"missing page {html}"
         assert html.stat().st_size > 2000

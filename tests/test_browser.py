@@ -23,10 +23,10 @@ import pytest
 import yaml
 
 from tests import browser_support as bs
-from tests.test_book import toc_files
+from tests.test_book import site_pages
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = [f"{page}.html" for page in toc_files()]
+PAGES = [f"{page}.html" for page in site_pages()]
 
 
 @pytest.fixture(scope="module")
@@ -381,6 +381,8 @@ def test_page_fixes_rename_toggles_and_citations():
     )
     chrome = a11y.fix_chrome(header)
     assert 'aria-label="Search"' not in chrome and 'aria-label="Color mode"' in chrome
+    chinese = a11y.fix_chrome(header.replace('"Search"', '"搜索"'))  # the theme's label in the Chinese edition
+    assert 'aria-label="搜索"' not in chinese and 'title="搜索"' in chinese
     assert 'data-mode="light" aria-hidden="true"></i>' in chrome
 
 

@@ -21,9 +21,9 @@ import pytest
 import yaml
 
 from tests import browser_support as bs
-from tests.test_book import toc_files
+from tests.test_book import site_pages
 
-PAGES = [f"{page}.html" for page in toc_files()]
+PAGES = [f"{page}.html" for page in site_pages()]
 DARK_PAPER = "#121212"
 GRAPHIC, TEXT = 3.0, 4.5  # WCAG 2.1 AA: graphical objects 3:1, text 4.5:1
 

@@ -183,6 +183,10 @@ def test_student_copy_has_no_solution_text(master):
         assert "YOUR CODE HERE" in copy.source or "YOUR ANSWER HERE" in copy.source
 
 
+#: Lab 8's time budget (seconds) when its student copy runs in this test.
+STUDENT_COPY_BUDGET_S = 20
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("lab", LABS, ids=lambda p: p.stem)
 def test_student_copy_runs_up_to_its_first_exercise(lab, tmp_path):
@@ -192,6 +196,10 @@ def test_student_copy_runs_up_to_its_first_exercise(lab, tmp_path):
     from specdec_lite.classroom.kernel import PatientKernelManager
 
     nb = nbformat.read(lab, as_version=4)
+    for cell in nb.cells:
+        # Lab 8's measurement cell sizes its runs to BUDGET_S; its full run is nbval's, on the master
+        # (the same code). Here only the stubs and checks around it matter, so a short budget is enough.
+        cell.source = re.sub(r"^BUDGET_S = \d+", f"BUDGET_S = {STUDENT_COPY_BUDGET_S}", cell.source, flags=re.M)
     NotebookClient(
         nb,
         timeout=600,

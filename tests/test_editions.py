@@ -8,12 +8,17 @@ caught, on small pages written here.
 
 from __future__ import annotations
 
+import json
+import posixpath
+import re
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tests.test_book import site_pages
 from tools import editions as ed
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,3 +229,101 @@ def test_line_breaks_between_chinese_characters_are_joined():
     assert ext.join_cjk_lines("页面，\n  见下") == "页面，见下"
     assert ext.join_cjk_lines("分布 $p$\n的") == "分布 $p$\n的"  # next to Latin text a break is a space
     assert ext.join_cjk_lines("draft\nmodel") == "draft\nmodel"
+
+
+# --- The built site: both editions, as the build writes them -------------------------------------
+
+
+class Html(HTMLParser):
+    """What the tests below read in a page: figure captions, glued numbers and cell outputs, as text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.captions: list[str] = []
+        self.glued: list[str] = []
+        self.outputs: list[str] = []
+        self._stack: list[tuple[str, str | None]] = []  # (tag, what its text goes to)
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("br", "img", "meta", "link", "input", "hr", "source", "wbr", "col", "area", "base", "embed"):
+            return
+        classes = (dict(attrs).get("class") or "").split()
+        into = self._stack[-1][1] if self._stack else None
+        if tag == "figcaption":
+            self.captions.append("")
+            into = "captions"
+        elif "pasted-text" in classes:
+            self.glued.append("")
+            into = "glued"
+        elif "cell_output" in classes and into is None:
+            self.outputs.append("")
+            into = "outputs"
+        self._stack.append((tag, into))
+
+    def handle_endtag(self, tag):
+        while self._stack:
+            if self._stack.pop()[0] == tag:
+                break
+
+    def handle_data(self, data):
+        into = self._stack[-1][1] if self._stack else None
+        if into:
+            getattr(self, into)[-1] += data
+
+
+def read(built_book: Path, page: str) -> tuple[str, Html]:
+    text = (built_book / f"{page}.html").read_text(encoding="utf-8")
+    parsed = Html()
+    parsed.feed(text)
+    return text, parsed
+
+
+def squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+_SWITCH = re.compile(r'<a class="btn edition-switch" href="([^"]+)" hreflang="([^"]+)" lang="([^"]+)">([^<]+)</a>')
+
+
+def test_each_page_says_its_language_and_links_to_its_counterpart(built_book):
+    for page in site_pages():
+        html = (built_book / f"{page}.html").read_text(encoding="utf-8")
+        zh = page.startswith("zh/")
+        assert re.search(r'<html[^>]*\slang="([^"]+)"', html)[1] == ("zh-CN" if zh else "en"), page
+        switch = _SWITCH.search(html)
+        assert switch, f"{page}: no link to the other edition in the header"
+        href, hreflang, lang, text = switch.groups()
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(page), href))
+        if zh:
+            expected = ext.ZH_ONLY.get(page[3:], page[3:])
+            assert (hreflang, lang, text) == ("en", "en", "English")
+        else:
+            expected = f"zh/{page}" if (ROOT / "zh" / f"{page}.md").is_file() else f"zh/{ext.EN_ONLY_TARGET}"
+            assert (hreflang, lang, text) == ("zh-CN", "zh-CN", "中文")
+        assert target == f"{expected}.html" and (built_book / target).is_file(), f"{page} -> {target}"
+        assert f'<link rel="alternate" hreflang="{hreflang}" href="{href}" />' in html, page
+
+
+def test_both_editions_show_the_same_computed_numbers_and_outputs(built_book):
+    pairs, _ = ed.page_pairs()
+    glued = 0
+    for en_src, _zh_src in pairs:
+        page = en_src.relative_to(ROOT).with_suffix("").as_posix()
+        _, en = read(built_book, page)
+        _, zh = read(built_book, f"zh/{page}")
+        assert sorted(map(squash, zh.glued)) == sorted(map(squash, en.glued)), f"{page}: glued numbers differ"
+        assert [squash(o) for o in zh.outputs] == [squash(o) for o in en.outputs], f"{page}: cell outputs differ"
+        glued += len(en.glued)
+        for caption in zh.captions:
+            assert re.search(r"[\u4e00-\u9fff]", caption), f"zh/{page}: a figure caption in English: {caption!r}"
+        assert len(zh.captions) == len(en.captions), f"zh/{page}: {len(zh.captions)} captions, {len(en.captions)}"
+    assert glued > 100, f"only {glued} glued numbers found: is the HTML parsed?"
+
+
+def test_the_chinese_pages_are_searchable_in_chinese(built_book):
+    script = (built_book / "zh" / "searchindex.js").read_text(encoding="utf-8")
+    index = json.loads(script[script.index("(") + 1 : script.rindex(")")])
+    for word in ("推测", "解码", "草稿", "拒绝"):
+        assert word in index["terms"], f"'{word}' is not in the Chinese search index (is jieba installed?)"
+    english = json.loads((lambda s: s[s.index("(") + 1 : s.rindex(")")])((built_book / "searchindex.js").read_text()))
+    assert "speculative" in english["terms"] or "specul" in english["terms"]

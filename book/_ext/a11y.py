@@ -14,7 +14,7 @@ Found by the accessibility audit of ``tests/test_browser.py`` (axe-core, WCAG 2.
   of the references page is a list of list items (docutils marks it up as a ``list``
   holding ``doc-biblioentry`` entries, a role that ARIA 1.2 deprecates).
 * In the theme's header, once the pages are written: the search field's button is named by
-  its visible words ("Search Ctrl+K") rather than a shorter hidden label, and the icons of
+  its visible words ("Search Ctrl+K", in Chinese "搜索 Ctrl+K") rather than a shorter hidden label, and the icons of
   the colour-mode button are marked decorative (the button keeps its "Color mode" label).
 """
 
@@ -36,7 +36,7 @@ def fix_body(body: str) -> str:
     return _BIBLIOENTRY.sub(r'\1 role="listitem"', body)
 
 
-_SEARCH_FIELD = re.compile(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="Search"')
+_SEARCH_FIELD = re.compile(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"')
 _MODE_ICON = re.compile(r'(<i class="theme-switch [^"]*"[^>]*?)( title="[^"]*")?></i>')
 
 
