@@ -273,8 +273,12 @@ def terms() -> list[dict]:
 _INLINE_LITERAL = re.compile(r"\$[^$\n]+\$|``?[^`\n]+``?|<[^<>\n]*>")
 
 
-def prose(source: str) -> str:
-    """The running text of a page: no front matter, headings, code, formulas, options, comments or link targets."""
+def prose(source: str, glossary: bool = True) -> str:
+    """The running text of a page: no front matter, headings, code, formulas, options, comments or link targets.
+
+    ``glossary=False`` leaves out the entries of a ``{glossary}`` block too: each entry pairs its Chinese term
+    line with the English term line, so the English of every term it defines is there by construction.
+    """
     page = parse(source)
     keep: list[str] = []
     literal = 0
@@ -289,7 +293,7 @@ def prose(source: str) -> str:
             if literal:
                 literal = 0 if m[2][0] in "`~" and not rest else literal
                 continue
-            if is_literal and rest:
+            if (is_literal or (not glossary and rest.startswith("{glossary"))) and rest:
                 literal = 1
             continue
         if literal:
@@ -305,7 +309,8 @@ def prose(source: str) -> str:
 
 def term_problems(zh_path: Path) -> list[str]:
     """Variants the table avoids, and terms whose first use on the page lacks the English in parentheses."""
-    text = prose(zh_path.read_text(encoding="utf-8"))
+    source = zh_path.read_text(encoding="utf-8")
+    text, first_use_text = prose(source), prose(source, glossary=False)
     name = _shown(zh_path)
     out = []
     for term in terms():
@@ -313,12 +318,11 @@ def term_problems(zh_path: Path) -> list[str]:
             if variant in text:
                 out.append(f"{name}: '{variant}' for {term['en']}: the book writes '{term['zh']}'")
         if term.get("explain", True) and term["zh"] != term["en"]:
-            at = text.find(term["zh"])
+            at = first_use_text.find(term["zh"])
             if at >= 0:
-                after = text[at + len(term["zh"]) : at + len(term["zh"]) + len(term["en"]) + 2].lower()
-                # In prose: 草稿模型（draft model）; in a glossary entry, the English term line under the Chinese.
-                if not re.match(r"(?:[（(]|[ \t]*\n[ \t]*)\s*" + re.escape(term["en"].lower()), after):
-                    line = text[:at].count("\n") + 1
+                after = first_use_text[at + len(term["zh"]) : at + len(term["en"]) + len(term["zh"]) + 8].lower()
+                if not re.match(r"[（(]\s*" + re.escape(term["en"].lower()), after):
+                    line = first_use_text[:at].count("\n") + 1
                     out.append(
                         f"{name}: first use of '{term['zh']}' (prose line {line}) needs the English after "
                         f"it: {term['zh']}（{term['en']}）"

@@ -190,7 +190,8 @@ def _zh_build(app: Any, exception: Exception | None) -> None:
     flags = ["-W", "--keep-going"] if app.keep_going else ["-W"] if app.warningiserror else []
     if app.config.nitpicky:
         flags.append("-n")
-    cmd = [sys.executable, "-m", "jupyter_book", "build", str(ZH_DIR), "--path-output", str(work), *flags]
+    main = "import sys; from jupyter_book.cli.main import main; sys.exit(main())"  # jupyter_book has no __main__
+    cmd = [sys.executable, "-c", main, "build", str(ZH_DIR), "--path-output", str(work), *flags]
     logger.info("building the Chinese edition: " + " ".join(cmd))
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
