@@ -25,6 +25,8 @@ from tests.test_book import toc_files
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [f"{page}.html" for page in toc_files()]
+#: The Chinese edition's pages (zh/_toc.yml), at the same paths under zh/.
+ZH_PAGES = [f"zh/{page}.html" for page in toc_files(ROOT / "zh" / "_toc.yml")]
 LAB_PAGES = [p for p in PAGES if p.startswith("notebooks/lab")]
 NUMBERED = ["theorem", "lemma", "corollary", "proposition", "definition", "algorithm", "exercise"]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
@@ -79,7 +81,7 @@ class Page(HTMLParser):
 @pytest.fixture(scope="module")
 def pages(built_book: Path) -> dict[str, Page]:
     out = {}
-    for name in [*PAGES, "genindex.html", "search.html"]:
+    for name in [*PAGES, *ZH_PAGES, "genindex.html", "search.html", "zh/genindex.html", "zh/search.html"]:
         parser = Page()
         parser.feed((built_book / name).read_text(encoding="utf-8"))
         out[name] = parser
@@ -102,10 +104,27 @@ def test_numbered_environments_have_unique_numbers(pages):
     assert counts["theorem"] >= 1 and counts["exercise"] >= 3 * len(chapters), dict(counts)
 
 
+def test_chinese_pages_number_results_as_the_english_do(pages):
+    """Each numbered result and exercise has the same number in both editions (Theorem 1(b) is 定理 1(b))."""
+    number = re.compile(r"(\d+(?:\.\d+)*(?:\([a-z]\))?)")
+    checked = 0
+    for zh in ZH_PAGES:
+        en = zh[3:]
+        if en not in pages:
+            continue
+        en_numbers = [(k, i, number.search(t)[1]) for k, i, t in pages[en].numbered]
+        zh_numbers = [(k, i, (number.search(t) or [None, None])[1]) for k, i, t in pages[zh].numbered]
+        assert zh_numbers == en_numbers, f"{zh}: numbered results differ from {en}"
+        for _, _, title in pages[zh].numbered:
+            assert re.match(r"[\u4e00-\u9fff]", title), f"{zh}: a box titled in English: {title!r}"
+        checked += len(en_numbers)
+    assert checked >= 50, f"only {checked} numbered results compared"
+
+
 def test_internal_links_land(pages, built_book):
-    """Every link to a page of the book, with or without #anchor, resolves."""
+    """Every link to a page of the book (either edition), with or without #anchor, resolves."""
     anchored = 0
-    for name in PAGES:
+    for name in [*PAGES, *ZH_PAGES]:
         for href, _ in pages[name].links:
             if re.match(r"^[a-z]+:", href) or href.startswith("//"):
                 continue

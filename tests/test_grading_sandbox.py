@@ -142,6 +142,10 @@ def test_the_detectors_see_what_they_look_for():
     assert listener.received == [b"hello"]
     proc = subprocess.Popen(["sleep", NONCE])
     try:
+        # Until the child has exec'd, /proc shows the parent's command line (pytest): wait for the exec.
+        deadline = time.monotonic() + 30
+        while not any(str(proc.pid) in s for s in survivors()) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert any(str(proc.pid) in s for s in survivors())
     finally:
         proc.kill()
