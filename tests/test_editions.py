@@ -278,8 +278,12 @@ def read(built_book: Path, page: str) -> tuple[str, Html]:
     return text, parsed
 
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def squash(text: str) -> str:
-    return " ".join(text.split())
+    """Text with runs of white space as one space, and element ids (plotly draws a fresh one per run) removed."""
+    return _UUID.sub("<id>", " ".join(text.split()))
 
 
 _SWITCH = re.compile(r'<a class="btn edition-switch" href="([^"]+)" hreflang="([^"]+)" lang="([^"]+)">([^<]+)</a>')
@@ -327,3 +331,10 @@ def test_the_chinese_pages_are_searchable_in_chinese(built_book):
         assert word in index["terms"], f"'{word}' is not in the Chinese search index (is jieba installed?)"
     english = json.loads((lambda s: s[s.index("(") + 1 : s.rindex(")")])((built_book / "searchindex.js").read_text()))
     assert "speculative" in english["terms"] or "specul" in english["terms"]
+
+
+def test_the_toggles_of_hidden_cells_speak_chinese():
+    body = '<p class="collapsed admonition-title">Show code cell source</p><p class="x">Hide code cell outputs</p>'
+    assert ext.translate_toggles(body) == (
+        '<p class="collapsed admonition-title">显示代码</p><p class="x">隐藏输出</p>'
+    )

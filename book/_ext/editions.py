@@ -1,7 +1,8 @@
 """The book in two languages: the English edition at the site's root, the Chinese one under ``zh/``.
 
 * Every page's header links to the same page in the other edition (``edition-switch.html``, an
-  ``<a>`` with ``hreflang`` and ``lang``), and its ``<head>`` names it as an alternate. A page of one
+  ``<a>`` with ``hreflang`` and ``lang``, styled by ``editions_static/editions.css``), and its
+  ``<head>`` names it as an alternate. A page of one
   edition only links to the other edition's closest page: an English lab to the Chinese page that
   lists the labs, a Chinese-only page to the English home page.
 * ``{en-doc}`text <../notebooks/lab01_markov_chains>``` (Chinese pages) links to an English page
@@ -53,9 +54,25 @@ def _counterpart(app: Any, docname: str) -> tuple[str, str, str, str]:
     return f"{up}zh/{target}.html", "中文", "zh-CN", "zh-CN"
 
 
+#: MyST-NB's toggles of hidden cells (``Show code cell {type}``), in Chinese.
+TOGGLES_ZH = {
+    f"{verb} code cell {kind}": f"{zh_verb}{zh_kind}"
+    for verb, zh_verb in (("Show", "显示"), ("Hide", "隐藏"))
+    for kind, zh_kind in (("source", "代码"), ("outputs", "输出"), ("output", "输出"), ("content", "代码和输出"))
+}
+
+
+def translate_toggles(body: str) -> str:
+    """A Chinese page's body with MyST-NB's English toggle prompts in Chinese."""
+    prompt = re.compile(r">((?:Show|Hide) code cell (?:source|outputs|output|content))<")
+    return prompt.sub(lambda m: f">{TOGGLES_ZH[m[1]]}<", body)
+
+
 def _page_context(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     if doctree is None and pagename not in app.env.all_docs:
         return
+    if _is_zh(app) and "body" in context:
+        context["body"] = translate_toggles(context["body"])
     href, text, lang, hreflang = _counterpart(app, pagename)
     context["edition_switch"] = {"href": href, "text": text, "lang": lang, "hreflang": hreflang}
     context["metatags"] = context.get("metatags", "") + (
@@ -153,7 +170,7 @@ def _doctree_read(app: Any, doctree: nodes.document) -> None:
 def _apply_captions(app: Any, doctree: nodes.document) -> None:
     figures = {name: fig for fig in doctree.findall(nodes.figure) for name in fig["names"]}
     for node in list(doctree.findall(zh_caption)):
-        fig = figures.get(node["figure"])
+        fig = figures.get(nodes.fully_normalize_name(node["figure"]))  # docutils keeps names in lower case
         caption = next(iter(fig.findall(nodes.caption)), None) if fig is not None else None
         if caption is None:
             raise ExtensionError(f"{app.env.docname}: zh-caption for {node['figure']}, which is no captioned figure")
@@ -204,6 +221,7 @@ def _zh_build(app: Any, exception: Exception | None) -> None:
 
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _add_switch)
+    app.add_css_file("editions.css", priority=900)
     app.add_role("en-doc", EnglishDoc())
     app.add_node(zh_caption)
     app.add_directive("zh-caption", ZhCaption)
@@ -216,6 +234,7 @@ def setup(app: Any) -> dict[str, Any]:
 
 def _add_switch(app: Any, config: Any) -> None:
     config.templates_path = [*config.templates_path, str(HERE / "editions_templates")]
+    config.html_static_path = [*config.html_static_path, str(HERE / "editions_static")]
     options = config.html_theme_options
     end = list(options.get("article_header_end") or ["article-header-buttons.html"])
     if "edition-switch.html" not in end:
