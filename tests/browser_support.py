@@ -153,6 +153,13 @@ def _run_node(script: Path, html: Path, workdir: Path, name: str, config: dict, 
     return json.loads(Path(config["result"]).read_text())
 
 
+def search_book(html: Path, searches: list[tuple[str, str]], workdir: Path) -> list[dict]:
+    """Run ``tools/browser/search_book.mjs``: each (search page, query) searched as a reader would; the links found."""
+    ensure_driver()
+    config = {"searches": [{"page": page, "query": query} for page, query in searches]}
+    return _run_node(TOOLS / "search_book.mjs", html, workdir, "search", config, timeout=600)
+
+
 # --- accessibility: axe-core on every page, light and dark, a keyboard walk and a phone's width ---
 #: The WCAG 2.1 A and AA rules of axe-core (its own tag names).
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]

@@ -338,3 +338,25 @@ def test_the_toggles_of_hidden_cells_speak_chinese():
     assert ext.translate_toggles(body) == (
         '<p class="collapsed admonition-title">显示代码</p><p class="x">隐藏输出</p>'
     )
+
+
+def test_a_reader_finds_chinese_words_with_the_search_box(built_book, tmp_path):
+    """In Chromium, Sphinx's search page of each edition finds the pages that use the words typed."""
+    from tests import browser_support as bs
+
+    bs.require_chromium()
+    searches = [
+        ("zh/search.html", "推测解码"),  # a term of zh/terms.yml, one word for jieba
+        ("zh/search.html", "目标模型调用"),  # two words typed without a space, in no title
+        ("zh/search.html", "总变差距离 马尔可夫链"),
+        ("search.html", "total variation"),
+    ]
+    results = bs.search_book(built_book, searches, tmp_path)
+    for r in results:
+        assert not r["errors"], f"{r['page']}?q={r['query']}: {r['errors']}"
+        assert r["found"], f"{r['page']}?q={r['query']} finds nothing"
+        edition = "zh/" if r["page"].startswith("zh/") else ""
+        for href in r["found"]:
+            assert href.startswith("book/") or href.startswith("notebooks/"), href
+        assert any(href.startswith("book/ch") for href in r["found"]), (r["query"], r["found"][:5])
+        assert edition or not any("zh/" in href for href in r["found"])

@@ -10,6 +10,8 @@
 * ``:::{zh-caption} fig-name`` (Chinese pages) gives a figure made by a code cell its Chinese
   caption. The code cell keeps its English caption in its metadata: the cell is identical in both
   editions, so the Chinese build reuses the English execution (jupyter-cache hashes code and metadata).
+* Chinese search: jieba (which Sphinx's Chinese index uses) gets the terms of ``zh/terms.yml`` as
+  words, and ``editions_static/zh_search.js`` cuts a query's Chinese into the index's words.
 * When the English HTML build ends, it builds ``zh/`` (same warning flags) with the English
   jupyter-cache, and copies it into ``zh/`` of its output: ``jupyter-book build .`` builds both.
   ``SPECDEC_BOOK_EDITIONS=en`` skips the Chinese build (a quicker build while writing English).
@@ -228,8 +230,24 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_directive("zh-terms", TermsTable)
     app.connect("doctree-read", _doctree_read)
     app.connect("html-page-context", _page_context)
+    app.connect("builder-inited", _search_dictionary)
     app.connect("build-finished", _zh_build, priority=900)  # after the other extensions fix the pages
     return {"parallel_read_safe": True, "parallel_write_safe": True}
+
+
+def _search_dictionary(app: Any) -> None:
+    """Chinese edition: jieba keeps each term of ``zh/terms.yml`` whole in the search index (and its parts)."""
+    if not _is_zh(app):
+        return
+    import yaml
+
+    terms = yaml.safe_load((ZH_DIR / "terms.yml").read_text(encoding="utf-8"))
+    words = sorted({t["zh"].replace(" ", "") for t in terms if re.search(f"[{_CJK}]", t["zh"])})
+    path = Path(app.doctreedir) / "jieba-terms.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"{w} 100000 n\n" for w in words), encoding="utf-8")
+    app.config.html_search_options = {**(app.config.html_search_options or {}), "dict": str(path)}
+    app.add_js_file("zh_search.js", priority=200)
 
 
 def _add_switch(app: Any, config: Any) -> None:
