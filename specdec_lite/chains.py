@@ -99,10 +99,9 @@ class MarkovChain:
         first = np.broadcast_to(self.init, (1, self.V, self.V))
         return np.concatenate([first, self.trans], axis=0)
 
+    @_lock.guarded("MarkovChain.marginals")
     def marginals(self) -> np.ndarray:
         """``(T, V)`` array of the marginal laws of ``x_1, ..., x_T``: ``mu_{n+1} = mu_n trans[n]``."""
-        if _lock.held:
-            _lock.refuse("MarkovChain.marginals")
         mu = np.empty((self.T, self.V))
         mu[0] = self.init
         for n in range(1, self.T):

@@ -256,7 +256,7 @@ def _law_of_proposal(r: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return kept + (1 - kept.sum()) * residual(p, q)
 
 
-@_guard("primitives.verify_step", "reference.speculative_one")
+@_guard(*_feedback.DECODERS)
 def check_draft_sampling(step: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check ``step(p, q, rng) -> (token, rejected)``: output law q and rejection rate TV(p, q)."""
     got, err = _step_counts(step, (P, Q), len(P), runs, seed)
@@ -316,7 +316,7 @@ def buggy_step_temperature(draft_logits, target_logits, temperature, rng):
 LOGITS = (np.array([2.0, 1.0, 0.5, 0.0, -1.0]), np.array([0.5, 1.5, 1.0, 0.8, -0.5]))
 
 
-@_guard("primitives.verify_step", "reference.speculative_one")
+@_guard(*_feedback.DECODERS, "llm.verify.probs_from_logits")
 def check_temperature(step: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check ``step(draft_logits, target_logits, temperature, rng)``: output law ``softmax(target_logits / T)``."""
     d, t = LOGITS
@@ -470,7 +470,7 @@ def decode_runs(
     return (np.bincount(sequence_index(seqs, target.V), minlength=target.V**target.T), calls), None
 
 
-@_guard("primitives.verify_step", "reference.speculative_one", "lookahead.speculative_k")
+@_guard(*_feedback.DECODERS)
 def check_bonus(fn: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check a decoder with lookahead K: sequence law of the target (chi-square) and Theorem 1's exact calls."""
     draft, target, K = bonus_pair()
@@ -532,7 +532,7 @@ def mystery_speculative_k(draft, target, K, rng):
     return np.array(tokens), calls
 
 
-@_guard("primitives.verify_step", "reference.speculative_one", "lookahead.speculative_k")
+@_guard(*_feedback.DECODERS)
 def check_mystery(fn: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check the last section's decoder: the target's sequence law (chi-square) and Chapter 7's exact calls."""
     draft, target, K = bonus_pair()

@@ -19,6 +19,7 @@ from ..chains import MarkovChain
 from ..laws import acceptance, residual, tv
 from ..stats import chi_square
 from .feedback import (
+    DECODERS,
     Feedback,
     _Refused,
     checker,
@@ -210,7 +211,7 @@ def _joint(accepted: np.ndarray, rejected: np.ndarray) -> np.ndarray:
     return np.concatenate([accepted, rejected])
 
 
-@checker("primitives.verify_step", "reference.speculative_one")
+@checker(*DECODERS)
 def check_speculative_step(
     student_step: Callable[[np.ndarray, np.ndarray, np.random.Generator], tuple[int, bool]],
     runs: int = 10_000,

@@ -140,7 +140,7 @@ def check_unbiased_member(p: Any, q: Any, accept: Any, rejection: Any, target_re
 # --- Chapter 5 ------------------------------------------------------------------
 
 
-@checker("tradeoff.tv_loss")
+@checker("tradeoff.tv_loss", "llm.verify.position_stats")
 def check_tv_loss(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
     """Check ``student(p, q, b)`` returning Theorem 4's smallest loss ``Loss*_TV(b)`` of the rule ``b``."""
     for p, q, b in _biased_cases() + _cases():

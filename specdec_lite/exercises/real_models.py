@@ -21,10 +21,9 @@ from ..laws import acceptance, residual
 from .feedback import Feedback, _Refused, checker, correct, integer, run, vector, wrong
 
 
+@_lock.guarded("exercises.real_models.verify_round")
 def verify_round(p: np.ndarray, q: np.ndarray, drafts: np.ndarray, u: np.ndarray) -> tuple[int, np.ndarray]:
     """Reference: accepted prefix length and the law of the round's last token."""
-    if _lock.held:
-        _lock.refuse("exercises.real_models.verify_round")
     K = len(drafts)
     b = acceptance(p, q[:K])[np.arange(K), drafts]
     ok = u < b
