@@ -186,15 +186,9 @@ def check_residual_guard(student_residual: Callable[[np.ndarray, np.ndarray], np
     """Check a residual ``[q - p]_+`` that returns a law for every pair, ``p = q`` included."""
     for name, p, q in _residual_cases():
         with np.errstate(divide="ignore", invalid="ignore"):
-            got, err = _student(student_residual, p, q)
+            got, err = _student(student_residual, p, q, convert=_feedback.vector(p.shape))  # read inside the lock
         if err:
-            return _failure(f"{err} on {name}")
-        try:
-            got = np.asarray(got, dtype=float)
-        except (TypeError, ValueError):
-            return wrong(f"return an array of probabilities, got {type(got).__name__} on {name}.")
-        if got.shape != p.shape:
-            return wrong(f"return one probability per token (shape {p.shape}), got shape {got.shape} on {name}.")
+            return _failure(f"{err} (one probability per token) on {name}")
         where = f"On {name} (p = {fmt(p)}, q = {fmt(q)}) you returned {fmt(got)}: "
         mass = np.maximum(q - p, 0).sum()
         if not np.all(np.isfinite(got)):
@@ -223,10 +217,10 @@ def check_residual_guard(student_residual: Callable[[np.ndarray, np.ndarray], np
 
 def _all_at_once_counts(student_residual: Callable, p: np.ndarray, q: np.ndarray) -> tuple[Any, str | None]:
     def guarded(a, b):
-        out, err = _student(student_residual, a, b)
+        out, err = _student(student_residual, a, b, convert=_feedback.vector(a.shape))
         if err:
             raise RuntimeError(err)
-        return np.asarray(out, dtype=float)
+        return out
 
     try:
         tokens, _ = buggy_step_all_at_once(p, q, 10_000, np.random.default_rng(0), residual=guarded)
@@ -367,15 +361,24 @@ def grid_acceptance(accept: Callable[..., Any], p: np.ndarray, q: np.ndarray, N:
     W = 100
     counts = np.zeros(len(p), dtype=np.int64)
     grid = [(p, q, int(x), k / N) for x in np.flatnonzero(p > 0) for k in range(N)]
-    outs, err = _repeat(accept, grid)
+    outs, err = _repeat(accept, grid, convert=_verdict)
     if err:
         return None, err
     for (_, _, x, _), out in zip(grid, outs, strict=True):
-        if isinstance(out, (bool, np.bool_)) and out:
+        if out:
             counts[x] += int(round(p[x] * W))
-        elif not isinstance(out, (bool, np.bool_)):
-            return None, f"return True or False, got {out!r}"
     return counts, None
+
+
+def _verdict(out: Any) -> bool:
+    """An acceptance test's answer as a plain ``bool``: only ``True``/``False`` (Python's or numpy's) pass."""
+    if type(out) not in (bool, np.bool_):  # the type itself: an object may claim to be a bool through __class__
+        if type(out) in (int, float, np.int64, np.float64):
+            got = f"the number {out!r}"
+        else:
+            got = _feedback.kind_of(out) if type(out).__module__ == "builtins" else f"a {type(out).__name__}"
+        raise _feedback._Refused(f"return True (accept) or False (reject), got {got}")
+    return bool(out)
 
 
 def _around(ratio: float) -> tuple[float, float]:
@@ -388,13 +391,11 @@ def check_accept(student_accept: Callable[..., Any]) -> Feedback:
     """Check ``accept(p, q, x, u)``: ``u < min(1, q(x)/p(x))``; never a token with ``q(x) = 0``, even at ``u = 0``."""
     p, q = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.5, 0.3, 0.2, 0.0])
     tests = [(p, q, x, u) for x in range(len(p)) for u in (0.0, 0.25, 0.5, 0.75, 0.999, *_around(q[x] / p[x]))]
-    outs, err = _repeat(student_accept, tests)
+    outs, err = _repeat(student_accept, tests, convert=_verdict)
     if err:
         return _failure(err)
     for (_, _, x, u), out in zip(tests, outs, strict=True):
         b = min(1.0, q[x] / p[x])
-        if not isinstance(out, (bool, np.bool_)):
-            return wrong(f"return True (accept) or False (reject), got {out!r}.")
         if b == 0 and out:
             return wrong(
                 f"at u = {u:.3f} you accept token {x}, whose target probability is q = 0"
