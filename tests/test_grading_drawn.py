@@ -87,3 +87,44 @@ def test_drawn_instances_are_new_at_every_check_and_cannot_be_rebound():
         instances.fresh = lambda: np.random.default_rng(0)
     with pytest.raises(AttributeError):
         instances.DRAWN = 0
+
+
+def _key(args) -> tuple:
+    out = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            out.append(a.tobytes())
+        elif hasattr(a, "trans"):
+            out.append((a.init.tobytes(), a.trans.tobytes()))
+        else:
+            out.append(repr(a))
+    return tuple(out)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "check_unbiased_rejection_law",
+        "check_tv_loss",
+        "check_optimal_rejection_law",
+        "check_over_accept",
+        "check_batch_improvement",
+        "check_expected_rejections_batch",
+        "check_tree_survivors",
+        "check_tokens_per_call",
+        "check_wallclock_speedup",
+    ],
+)
+def test_a_function_replaying_the_answers_of_an_earlier_run_fails(name):
+    """The student runs the check once with a recorder, then answers by lookup: the new draws are unknown."""
+    check, answer = A.FUNCTION_CHECKS[name]
+    seen = {}
+
+    def recorder(*args):
+        seen[_key(args)] = answer(*args)
+        return seen[_key(args)]
+
+    assert check(recorder).ok
+    replay = check(lambda *args: seen.get(_key(args), 0.0))
+    assert not replay.ok, replay.message
+    assert check(lambda *args: seen[_key(args)] if _key(args) in seen else answer(*args)).ok  # only draws differed

@@ -23,12 +23,17 @@ def fresh() -> np.random.Generator:
     return np.random.default_rng(_randbits(128))
 
 
-def law(rng: np.random.Generator, V: int, *, zeros: int = 0) -> np.ndarray:
-    """A law on ``V`` tokens with two decimals (``k / 100``), ``zeros`` of its entries forced to 0."""
+def law(rng: np.random.Generator, V: int, *, zeros: int = 0, positive: bool = False) -> np.ndarray:
+    """A law on ``V`` tokens with two decimals (``k / 100``), ``zeros`` of its entries forced to 0.
+
+    With ``positive`` every entry is at least 0.01 (as in the public instances that have no zero).
+    """
     weights = rng.dirichlet(np.ones(V))
     if zeros:
         weights[rng.choice(V, size=zeros, replace=False)] = 0.0
         weights /= weights.sum()
+    if positive:
+        return (1 + rng.multinomial(100 - V, weights)) / 100
     return rng.multinomial(100, weights) / 100
 
 
@@ -44,9 +49,9 @@ def pairs(rng: np.random.Generator, n: int = DRAWN) -> list[tuple[np.ndarray, np
 
 
 def chain(rng: np.random.Generator, T: int, V: int) -> MarkovChain:
-    """A chain of ``T`` tokens on ``V`` whose initial law and transition rows have two decimals."""
-    init = law(rng, V)
-    trans = np.array([[law(rng, V) for _ in range(V)] for _ in range(T - 1)]).reshape(T - 1, V, V)
+    """A chain of ``T`` tokens on ``V`` whose initial law and transition rows have two decimals, none 0."""
+    init = law(rng, V, positive=True)
+    trans = np.array([[law(rng, V, positive=True) for _ in range(V)] for _ in range(T - 1)]).reshape(T - 1, V, V)
     return MarkovChain(init, trans)
 
 
