@@ -27,6 +27,9 @@ ATOL = 1e-9
 #: Tolerance for a student's laws and numbers: float32 rounding passes, every typical mistake is far off.
 TOL = 1e-6
 
+#: How close a rule built by hand must come to the rejection probability asked for (Lab 4, exercise 2).
+REJECT_ATOL = 1e-3
+
 
 def _cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """``(p, q, b)`` triples with ``b <= min(1, q/p)``: generic, a zero in p, p == q, a one-hot target."""
@@ -139,11 +142,13 @@ def check_unbiased_member(p: Any, q: Any, accept: Any, rejection: Any, target_re
         k = int(np.argmax(np.abs(out - q)))
         return wrong(
             f"your output law is {fmt(out)}, not q = {fmt(q)} (worst at x={k}); with this b the only "
-            f"unbiased P is {fmt(unbiased_rejection_law(p, q, b))}."
+            f"unbiased P is {fmt(unbiased_rejection_law(p, q, b))}. The output law must equal q to within {TOL:g}: "
+            "compute P from b rather than typing rounded values."
         )
-    if target_reject is not None and abs(r - target_reject) > 1e-3:
+    if target_reject is not None and abs(r - target_reject) > REJECT_ATOL:
         return wrong(
-            f"unbiased, but it rejects with probability {r:.3f}, not {target_reject:.3f}. Lowering b on "
+            f"unbiased, but it rejects with probability {r:.4f}, not {target_reject:.3f} (within "
+            f"{REJECT_ATOL:g}). Lowering b on "
             "a token p proposes raises the rejection probability by p(x) times the drop."
         )
     return correct(
