@@ -222,6 +222,7 @@ def _check_size(x: Any, name: str) -> int:
     return check_int(x, name)
 
 
+@_lock.guarded("chains.sequence_law")
 def sequence_law(chain: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
     """Exact probability of all ``V^T`` sequences, flattened in row-major token order.
 

@@ -11,6 +11,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -235,3 +236,88 @@ def test_lab5_loss_and_lab4_law_handed_to_the_package_get_write_it_yourself():
     assert not fb.ok and "write it yourself" in fb.message, fb.message
     fb = part2.check_unbiased_rejection_law(lambda p, q, b: sd.optimality.unbiased_rejection_law(p, q, b))
     assert not fb.ok and "write it yourself" in fb.message, fb.message
+
+
+def test_lab1_marginals_summed_from_the_sequence_law_get_write_it_yourself():
+    from specdec_lite.exercises import part1
+
+    def marginals(chain):
+        law = sd.chains.sequence_law(chain).reshape((chain.V,) * chain.T)
+        return np.array([law.sum(axis=tuple(a for a in range(chain.T) if a != n)) for n in range(chain.T)])
+
+    chain = sd.MarkovChain.random(3, 4, rng=7, uniform_init=False)
+    assert np.allclose(marginals(chain), chain.marginals())  # the route works outside a check
+    fb = part1.check_marginals(marginals)
+    assert not fb.ok and "write it yourself" in fb.message, fb.message
+
+
+#: The modules whose functions compute (the llm subpackage's others load models, time or write files).
+MATHS = [
+    "laws", "tradeoff", "optimality", "biased", "batch", "lookahead", "theory", "chains", "primitives", "stats",
+    "reference", "batch_reference", "lookahead_reference", "decoding", "llm.verify",
+]  # fmt: skip
+
+
+def _sweep_cases():
+    from tests import check_answers as A
+
+    p, q, b = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5]), np.array([0.3, 0.9, 1.0])
+    unbiased = b * np.minimum(1, q / p)
+    chain = sd.MarkovChain.random(3, 4, rng=7, uniform_init=False)
+    d, t = sd.MarkovChain.random(3, 5, rng=1, uniform_init=False), sd.MarkovChain.random(3, 5, rng=2)
+    return {
+        "check_tv": (p, q),
+        "check_acceptance": (p, q),
+        "check_residual": (p, q),
+        "check_unbiased_rejection_law": (p, q, unbiased),
+        "check_tv_loss": (p, q, b),
+        "check_optimal_rejection_law": (p, q, b),
+        "check_over_accept": (p, q, 0.1),
+        "check_batch_improvement": (p, q, 3),
+        "check_tokens_per_call": (0.6, 3),
+        "check_wallclock_speedup": (0.6, 3, 0.1),
+        "check_marginals": (chain,),
+        "check_expected_rejections_batch": (d, t, 3),
+    }, A
+
+
+def _readings(out) -> list:
+    """What a result offers: itself, its items, its public attributes."""
+    found = list(out) if isinstance(out, tuple) else [out]
+    if not isinstance(out, np.ndarray | torch.Tensor | tuple | float | int):
+        found += [v for k, v in vars(out).items() if not k.startswith("_")] if hasattr(out, "__dict__") else []
+    return found
+
+
+def test_no_package_function_hands_a_check_its_answer_while_the_check_runs():
+    """Every public function of the computing modules, called on a check's inputs under its lock, is refused,
+    fails, or returns something other than the answer (numpy or torch arguments alike)."""
+    cases, A = _sweep_cases()
+    functions = [
+        (f"{m}.{k}", v)
+        for m in MATHS
+        for k, v in vars(importlib.import_module(f"specdec_lite.{m}")).items()
+        if not k.startswith("_") and inspect.isfunction(v) and v.__module__ == f"specdec_lite.{m}"
+    ]
+    assert len(functions) > 100
+    handed = []
+    for name, args in cases.items():
+        check, answer = A.FUNCTION_CHECKS[name]
+        want = np.asarray(answer(*args), dtype=float)
+        tensors = tuple(torch.tensor(a) if isinstance(a, np.ndarray) else a for a in args)
+        for where, fn in functions:
+            for call in (args, tensors, args[:-1]):
+                with _lock.hold(check.__held__), np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # torch tensors in numpy code
+                    try:
+                        out = fn(*call)
+                    except Exception:  # noqa: BLE001 - refused (WriteItYourself) or not callable this way
+                        continue
+                for got in _readings(out):
+                    try:
+                        got = np.asarray(got, dtype=float)
+                    except Exception:  # noqa: BLE001 - not numbers
+                        continue
+                    if got.shape == want.shape and np.allclose(got, want, atol=1e-9):
+                        handed.append(f"{where} gives {name}'s answer")
+    assert not handed, handed

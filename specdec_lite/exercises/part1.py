@@ -90,7 +90,7 @@ def check_tv(student_tv: Callable[[np.ndarray, np.ndarray], float]) -> Feedback:
     return correct("TV is half the L1 distance, equivalently the mass of p above q (or of q above p).")
 
 
-@checker("MarkovChain.marginals")
+@checker("MarkovChain.marginals", "chains.sequence_law")
 def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> Feedback:
     """Check ``student_marginals(chain)`` returning the ``(T, V)`` marginal laws of ``x_1..x_T``."""
     drawn = instances.fresh()
