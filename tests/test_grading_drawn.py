@@ -128,3 +128,25 @@ def test_a_function_replaying_the_answers_of_an_earlier_run_fails(name):
     replay = check(lambda *args: seen.get(_key(args), 0.0))
     assert not replay.ok, replay.message
     assert check(lambda *args: seen[_key(args)] if _key(args) in seen else answer(*args)).ok  # only draws differed
+
+
+def test_lab9_residual_and_acceptance_tabulated_on_the_public_instances_fail():
+    from specdec_lite.exercises import bugs
+
+    def residual(p, q):
+        pos = np.maximum(q - p, 0)
+        return pos / pos.sum() if pos.sum() > 1e-12 else q
+
+    public = {_pair_key(p, q): residual(p, q) for _, p, q in bugs._residual_cases()}
+    fb = bugs.check_residual_guard(tabulated(public, _pair_key, lambda p, q: np.maximum(q - p, 0)))
+    assert not fb.ok and "drawn for this check (p = [" in fb.message, fb.message
+    P = np.array([0.4, 0.3, 0.2, 0.1])
+
+    def accept(p, q, x, u):
+        return u < min(1.0, q[x] / p[x]) if np.array_equal(p, P) else bool(u < 0.5)
+
+    fb = bugs.check_accept(accept)
+    assert not fb.ok and "p = [" in fb.message and "q = [" in fb.message, fb.message
+    for _ in range(10):
+        assert bugs.check_residual_guard(residual).ok
+        assert bugs.check_accept(lambda p, q, x, u: u < min(1.0, q[x] / p[x])).ok

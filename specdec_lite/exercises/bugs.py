@@ -26,6 +26,7 @@ from ..laws import residual, tv
 from ..lookahead import expected_oracle_calls_k
 from ..stats import chi_square, sequence_index
 from . import feedback as _feedback
+from . import instances
 from .feedback import Feedback, correct, fmt, wrong
 
 try:  # the KV-cache and bfloat16 bugs run on torch models; the others need numpy only
@@ -184,7 +185,11 @@ def _residual_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
 @_guard("laws.residual", "laws.rejected_mass", "tradeoff.optimal_rejection_law")
 def check_residual_guard(student_residual: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
     """Check a residual ``[q - p]_+`` that returns a law for every pair, ``p = q`` included."""
-    for name, p, q in _residual_cases():
+    rng = instances.fresh()
+    same = instances.law(rng, int(rng.integers(3, 7)))
+    drawn = [("a pair drawn for this check", p, q) for p, q in instances.pairs(rng, 2)]
+    drawn.append(("p = q drawn for this check", same, same.copy()))
+    for name, p, q in _residual_cases() + drawn:
         with np.errstate(divide="ignore", invalid="ignore"):
             got, err = _student(student_residual, p, q, convert=_feedback.vector(p.shape))  # read inside the lock
         if err:
@@ -391,14 +396,19 @@ def check_accept(student_accept: Callable[..., Any]) -> Feedback:
     """Check ``accept(p, q, x, u)``: ``u < min(1, q(x)/p(x))``; never a token with ``q(x) = 0``, even at ``u = 0``."""
     p, q = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.5, 0.3, 0.2, 0.0])
     tests = [(p, q, x, u) for x in range(len(p)) for u in (0.0, 0.25, 0.5, 0.75, 0.999, *_around(q[x] / p[x]))]
+    rng = instances.fresh()  # and a pair drawn now, with a token the target cannot emit
+    V = int(rng.integers(3, 7))
+    p2, q2 = instances.law(rng, V, positive=True), instances.law(rng, V, zeros=1)
+    drawn_u = [int(k) / 1000 for k in rng.integers(0, 1000, 3)]
+    tests += [(p2, q2, x, u) for x in range(V) for u in (0.0, *drawn_u, *_around(q2[x] / p2[x]))]
     outs, err = _repeat(student_accept, tests, convert=_verdict)
     if err:
         return _failure(err)
-    for (_, _, x, u), out in zip(tests, outs, strict=True):
-        b = min(1.0, q[x] / p[x])
+    for (pt, qt, x, u), out in zip(tests, outs, strict=True):
+        b = min(1.0, qt[x] / pt[x])
         if b == 0 and out:
             return wrong(
-                f"at u = {u:.3f} you accept token {x}, whose target probability is q = 0"
+                f"at u = {u:.3f} you accept token {x} of p = {fmt(pt)}, whose target probability is 0 in q = {fmt(qt)}"
                 + (
                     ": `u <= b` is true for u = b = 0 (sglang #35771). The output then has mass where "
                     "the target has none; accept on u < b, false for every u when b = 0."
@@ -407,9 +417,13 @@ def check_accept(student_accept: Callable[..., Any]) -> Feedback:
                 )
             )
         if u < b and not out:
-            return wrong(f"token {x} (p = {p[x]}, q = {q[x]}) must be accepted at u = {u:.3f} < min(1, q/p) = {b:.3f}.")
+            return wrong(
+                f"token {x} (p = {fmt(pt)}, q = {fmt(qt)}) must be accepted at u = {u:.3f} < min(1, q/p) = {b:.3f}."
+            )
         if u > b and out:
-            return wrong(f"token {x} (p = {p[x]}, q = {q[x]}) must be rejected at u = {u:.3f} > min(1, q/p) = {b:.3f}.")
+            return wrong(
+                f"token {x} (p = {fmt(pt)}, q = {fmt(qt)}) must be rejected at u = {u:.3f} > min(1, q/p) = {b:.3f}."
+            )
     counts, err = grid_acceptance(student_accept, p, q)
     if err:
         return _failure(err)
