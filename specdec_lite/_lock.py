@@ -1,28 +1,41 @@
 """The labs' lock: while a check runs a student's code, the package's own answer to that exercise refuses to run.
 
 A lab asks, say, for ``tv``; its check runs the student's function with the names
-``{"tv", ...}`` held here. Each guarded public function starts with the line
-``if _lock.held: _lock.refuse("tv")``, so while the name is held every route to it
-(``laws.tv``, ``sd.tv``, an alias bound earlier, a method, a package function that
-calls it) raises :class:`WriteItYourself`, which the check turns into feedback.
-Unlocked the cost is one attribute read. The held names also travel to child
-processes through the environment variable ``SPECDEC_LITE_LOCKED``.
+``{"laws.tv", ...}`` held here. A function is declared guarded once, by its decorator::
 
-Only ``specdec_lite.exercises`` holds names (with :func:`hold`); the rest of the
-package only calls :func:`refuse`.
+    @_lock.guarded("laws.tv")
+    def tv(p, q, *, check=True): ...
+
+so while the name is held every route to it (``laws.tv``, ``sd.tv``, an alias bound
+earlier, a method, a package function that calls it) raises :class:`WriteItYourself`,
+which the check turns into feedback. Unlocked the cost is one attribute read and one
+call. The held names also travel to child processes through the environment variable
+``SPECDEC_LITE_LOCKED``. :data:`GUARDED` lists every guarded function by its name.
+
+Only ``specdec_lite.exercises`` holds names (with :func:`hold`, through its checks,
+which may hold only names in :data:`GUARDED`: :func:`declared`).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import types
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any, TypeVar
 
 _ENV = "SPECDEC_LITE_LOCKED"
 
 #: The names switched off right now (empty outside a check).
 held: frozenset[str] = frozenset(n for n in os.environ.get(_ENV, "").split(",") if n)
+
+
+_GUARDED: dict[str, Callable[..., Any]] = {}
+#: Every guarded function, by the name a check holds (``{"laws.tv": laws.tv, ...}``), read-only.
+GUARDED: Mapping[str, Callable[..., Any]] = types.MappingProxyType(_GUARDED)
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class WriteItYourself(RuntimeError):
@@ -36,6 +49,44 @@ def refuse(name: str) -> None:
             f"specdec_lite's {name} is switched off while this exercise is checked: the exercise asks you to "
             "write it yourself (numpy is fine)"
         )
+
+
+def guarded(name: str) -> Callable[[_F], _F]:
+    """Declare the decorated function guarded by ``name``: it raises :class:`WriteItYourself` while ``name`` is held.
+
+    The wrapper keeps the function's name, signature and docstring (``functools.wraps``)
+    and is recorded in :data:`GUARDED`; a name may guard one function only.
+    """
+
+    def wrap(fn: _F) -> _F:
+        if name in _GUARDED:
+            raise ValueError(f"{name!r} already guards {_GUARDED[name].__module__}.{_GUARDED[name].__qualname__}")
+
+        @functools.wraps(fn)
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            if held:
+                refuse(name)
+            return fn(*args, **kwargs)
+
+        locked.__guarded__ = name  # type: ignore[attr-defined]
+        _GUARDED[name] = locked
+        return locked  # type: ignore[return-value]
+
+    return wrap
+
+
+#: Names under these prefixes are declared when their subpackage is imported (``llm`` needs torch, which
+#: a check does not import for them); ``tests/test_grading_lock.py`` checks them with the others.
+_DECLARED_ON_IMPORT = ("llm.",)
+
+
+def declared(names: Iterable[str]) -> frozenset[str]:
+    """``names`` as a set, each the name of a function in :data:`GUARDED`; a ``LookupError`` names any other."""
+    names = frozenset(names)
+    unknown = sorted(n for n in names - _GUARDED.keys() if not n.startswith(_DECLARED_ON_IMPORT))
+    if unknown:
+        raise LookupError(f"no function is declared @_lock.guarded({unknown[0]!r}) (unknown: {unknown})")
+    return names
 
 
 @contextmanager

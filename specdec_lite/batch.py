@@ -50,6 +50,7 @@ def _check_M(M: Any, name: str = "M") -> int:
 # --- one token: the residual cascade ------------------------------------------
 
 
+@_lock.guarded("batch.residual_cascade")
 def residual_cascade(p: Any, q: Any, M: int, *, check: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """The laws ``q^1 = q, q^{m+1} = [q^m - p]_+`` and the chance of reaching each stage.
 
@@ -60,8 +61,6 @@ def residual_cascade(p: Any, q: Any, M: int, *, check: bool = True) -> tuple[np.
     ``q^{m+1} = q^m``: the stage is never reached, so any law would do. ``check=False``
     skips validating ``p`` and ``q`` (for a chain's laws, already checked).
     """
-    if _lock.held:
-        _lock.refuse("batch.residual_cascade")
     M = _check_M(M)
     if check_flag(check, "check"):
         p, q = check_pair(p, q)
@@ -76,10 +75,9 @@ def residual_cascade(p: Any, q: Any, M: int, *, check: bool = True) -> tuple[np.
     return reach, laws
 
 
+@_lock.guarded("batch.batch_improvement")
 def batch_improvement(p: Any, q: Any, M: int) -> Any:
     """Batch improvement of one token: ``TV(q, p) - prod_{m=1}^M TV(q^m, p)`` (>= 0)."""
-    if _lock.held:
-        _lock.refuse("batch.batch_improvement")
     p, q = check_pair(p, q)
     reach, _ = residual_cascade(p, q, M, check=False)
     return tv(q, p, check=False) - reach[-1]
@@ -112,6 +110,7 @@ def batch_improvement_uniform(r: float, M: int) -> float:
 # --- Algorithm 4 on first-order chains: Theorem 3 and Proposition 1 -----------
 
 
+@_lock.guarded("batch.batch_forward")
 def batch_forward(draft: MarkovChain, target: MarkovChain, rho: np.ndarray, rho_q: np.ndarray) -> np.ndarray:
     """Theorem 3's forward pass: per-position ``E[R_n]``, shape ``(T,)``, on first-order chains.
 
@@ -124,8 +123,6 @@ def batch_forward(draft: MarkovChain, target: MarkovChain, rho: np.ndarray, rho_
     ``f_n(x) = sum_u (mu - f)(u) h_n(u, x) + f(u) rho_q_n(u, x)``
     (``check_round_start`` checks ``rho`` and ``rho_q`` first).
     """
-    if _lock.held:
-        _lock.refuse("batch.batch_forward")
     _check_pair(draft, target)
     p, q = draft.laws(), target.laws()
     rho, rho_q = check_round_start(q, rho, rho_q)
@@ -168,19 +165,17 @@ def check_round_start(q: np.ndarray, rho: Any, rho_q: Any) -> tuple[np.ndarray, 
     return rho, rho_q
 
 
+@_lock.guarded("batch.batch_rejection_profile")
 def batch_rejection_profile(draft: MarkovChain, target: MarkovChain, M: int) -> np.ndarray:
     """Theorem 3 per position: ``E[R_n]`` under Algorithm 4 with ``M`` drafts, shape ``(T,)``."""
-    if _lock.held:
-        _lock.refuse("batch.batch_rejection_profile")
     _check_pair(draft, target)
     reach, laws = residual_cascade(draft.laws(), target.laws(), M, check=False)
     return batch_forward(draft, target, reach[-1], reach[-1][..., None] * laws[-1])
 
 
+@_lock.guarded("batch.expected_rejections_batch")
 def expected_rejections_batch(draft: MarkovChain, target: MarkovChain, M: int) -> float:
     """Theorem 3: ``E[N_rej]`` of Algorithm 4, O(T V^2 M). Equals Theorem 1 at ``M = 1``."""
-    if _lock.held:
-        _lock.refuse("batch.expected_rejections_batch")
     return float(batch_rejection_profile(draft, target, M).sum())
 
 
@@ -347,6 +342,7 @@ def _cascade_tables(draft: MarkovChain, target: MarkovChain, M: int) -> tuple[np
     return p, cumulative(p), cumulative(laws), acceptance(p, laws, check=False)
 
 
+@_lock.guarded("batch.batch_speculative")
 def batch_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int, rng: RNGLike = None) -> DecodeResult:
     """Algorithm 4 with ``M`` drafts, all runs at once (loop over positions).
 
@@ -368,6 +364,7 @@ def batch_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int
     return DecodeResult(tokens, rejected, 1 + rejected[:, :-1].sum(axis=1))
 
 
+@_lock.guarded("batch.tree_speculative")
 def tree_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int, rng: RNGLike = None) -> DecodeResult:
     """The draft tree with ``M`` drafts, all runs at once (loop over positions).
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _lock
 from ._rng import RNGLike, as_generator, check_generator, check_runs
 from .batch import _check_M
 from .chains import MarkovChain, _check_pair
@@ -39,6 +40,7 @@ def _cascade(candidates: list[int], p: np.ndarray, q: np.ndarray, gen: np.random
     return int(gen.choice(len(q), p=qm)), None
 
 
+@_lock.guarded("batch_reference.batch_one")
 def batch_one(draft: MarkovChain, target: MarkovChain, M: int, gen: np.random.Generator):
     """One run of Algorithm 4; returns (tokens, rejected flags, oracle calls)."""
     _check_pair(draft, target)
@@ -69,6 +71,7 @@ def batch_one(draft: MarkovChain, target: MarkovChain, M: int, gen: np.random.Ge
     return np.array(tokens), np.array(rejected), oracle_calls
 
 
+@_lock.guarded("batch_reference.tree_one")
 def tree_one(draft: MarkovChain, target: MarkovChain, M: int, gen: np.random.Generator):
     """One run of the draft tree; returns (tokens, rejected flags, oracle calls)."""
     _check_pair(draft, target)
@@ -101,11 +104,13 @@ def _collect(one, draft: MarkovChain, target: MarkovChain, M: int, runs: int, rn
     return DecodeResult(np.stack([o[0] for o in out]), np.stack([o[1] for o in out]), np.array([o[2] for o in out]))
 
 
+@_lock.guarded("batch_reference.batch_speculative")
 def batch_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int, rng: RNGLike = None) -> DecodeResult:
     """``runs`` independent runs of ``batch_one``."""
     return _collect(batch_one, draft, target, M, runs, rng)
 
 
+@_lock.guarded("batch_reference.tree_speculative")
 def tree_speculative(draft: MarkovChain, target: MarkovChain, M: int, runs: int, rng: RNGLike = None) -> DecodeResult:
     """``runs`` independent runs of ``tree_one``."""
     return _collect(tree_one, draft, target, M, runs, rng)

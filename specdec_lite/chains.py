@@ -99,10 +99,9 @@ class MarkovChain:
         first = np.broadcast_to(self.init, (1, self.V, self.V))
         return np.concatenate([first, self.trans], axis=0)
 
+    @_lock.guarded("MarkovChain.marginals")
     def marginals(self) -> np.ndarray:
         """``(T, V)`` array of the marginal laws of ``x_1, ..., x_T``: ``mu_{n+1} = mu_n trans[n]``."""
-        if _lock.held:
-            _lock.refuse("MarkovChain.marginals")
         mu = np.empty((self.T, self.V))
         mu[0] = self.init
         for n in range(1, self.T):
@@ -223,6 +222,7 @@ def _check_size(x: Any, name: str) -> int:
     return check_int(x, name)
 
 
+@_lock.guarded("chains.sequence_law")
 def sequence_law(chain: MarkovChain, max_sequences: int = 2_000_000) -> np.ndarray:
     """Exact probability of all ``V^T`` sequences, flattened in row-major token order.
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _lock
 from ._rng import RNGLike, as_generator, check_runs
 from .batch import batch_speculative, tree_speculative  # noqa: F401 (façade)
 from .biased import biased_speculative  # noqa: F401 (façade)
@@ -41,6 +42,7 @@ def autoregressive(target: MarkovChain, runs: int, rng: RNGLike = None) -> Decod
     return DecodeResult(tokens, np.zeros(tokens.shape, bool), np.full(runs, target.T))
 
 
+@_lock.guarded("decoding.speculative")
 def speculative(draft: MarkovChain, target: MarkovChain, runs: int, rng: RNGLike = None) -> DecodeResult:
     """Algorithm 1 (speculative decoding, lookahead to the end), all runs at once.
 

@@ -209,10 +209,9 @@ def check_pair(p: Any, q: Any, a: str = "p", b: str = "q") -> tuple[Any, Any]:
     return out[0], out[1]
 
 
+@_lock.guarded("laws.tv")
 def tv(p: Any, q: Any, *, check: bool = True) -> Any:
     """Total variation ``TV(p, q) = 1/2 sum_x |p(x) - q(x)|`` over the last axis."""
-    if _lock.held:
-        _lock.refuse("laws.tv")
     if check:
         check_pair(p, q)
     if _is_torch(p) or _is_torch(q):
@@ -222,10 +221,9 @@ def tv(p: Any, q: Any, *, check: bool = True) -> Any:
     return 0.5 * np.abs(p - q).sum(axis=-1)
 
 
+@_lock.guarded("laws.accepted_mass")
 def accepted_mass(p: Any, q: Any, *, check: bool = True) -> Any:
     """``min(p, q)``: the probability that Algorithm 1 outputs ``x`` as an accepted draft, ``p min(1, q/p)``."""
-    if _lock.held:
-        _lock.refuse("laws.accepted_mass")
     if check:
         p, q = check_pair(p, q)
     if _is_torch(p) or _is_torch(q):
@@ -233,14 +231,13 @@ def accepted_mass(p: Any, q: Any, *, check: bool = True) -> Any:
     return np.minimum(p, q)
 
 
+@_lock.guarded("laws.rejected_mass")
 def rejected_mass(p: Any, q: Any, *, check: bool = True) -> Any:
     """``max(q - p, 0)``: the probability that Algorithm 1 outputs ``x`` after a rejection, ``TV(p, q) [q - p]_+(x)``.
 
     It sums to ``TV(p, q)``, the rejection probability, when ``p`` and ``q`` are laws
     (``check=False`` takes any measures).
     """
-    if _lock.held:
-        _lock.refuse("laws.rejected_mass")
     if check:
         p, q = check_pair(p, q)
     if _is_torch(p) or _is_torch(q):
@@ -258,6 +255,7 @@ def law_split(p: Any, q: Any, *, check: bool = True) -> tuple[Any, Any]:
     return accepted_mass(p, q, check=False), rejected_mass(p, q, check=False)
 
 
+@_lock.guarded("laws.residual")
 def residual(p: Any, q: Any, *, check: bool = True) -> Any:
     """The residual law ``[q - p]_+ = max(q - p, 0) / sum_x max(q - p, 0)``.
 
@@ -273,8 +271,6 @@ def residual(p: Any, q: Any, *, check: bool = True) -> Any:
     With ``check=False`` ``p`` may be any nonnegative measure (Theorem 4's
     ``[q - b p]_+`` is ``residual(b * p, q, check=False)``).
     """
-    if _lock.held:
-        _lock.refuse("laws.residual")
     if check:
         check_pair(p, q)
     if _is_torch(p) or _is_torch(q):
@@ -294,6 +290,7 @@ def residual(p: Any, q: Any, *, check: bool = True) -> Any:
     return np.where(ok, pos / np.where(ok, mass, 1.0), np.broadcast_to(q, pos.shape))
 
 
+@_lock.guarded("laws.over_accept")
 def over_accept(p: Any, q: Any, eps: Any) -> Any:
     """The rule ``b(x) = min(1, max(0, (q(x) + eps)/p(x)))``: over-acceptance for ``eps >= 0``.
 
@@ -304,8 +301,6 @@ def over_accept(p: Any, q: Any, eps: Any) -> Any:
     ``p``, ``q`` and ``eps >= 0``; ``acceptance`` validates the laws); numpy inputs
     give float64, torch tensors keep their dtype and device.
     """
-    if _lock.held:
-        _lock.refuse("laws.over_accept")
     if _is_torch(p) or _is_torch(q):
         safe = p.where(p > 0, p.new_ones(()))
         return ((q + eps) / safe).clamp(min=0.0, max=1.0).where(p > 0, p.new_ones(()))
@@ -314,6 +309,7 @@ def over_accept(p: Any, q: Any, eps: Any) -> Any:
         return np.where(p > 0, np.clip((q + eps) / np.where(p > 0, p, 1.0), 0.0, 1.0), 1.0)
 
 
+@_lock.guarded("laws.acceptance")
 def acceptance(p: Any, q: Any, *, check: bool = True) -> Any:
     """Speculative acceptance probability ``min(1, q(x)/p(x))`` (``over_accept`` with ``eps = 0``).
 
@@ -321,8 +317,6 @@ def acceptance(p: Any, q: Any, *, check: bool = True) -> Any:
     skips it). Where ``p(x) = 0`` the token is never proposed; we return 1 there so
     the array stays finite (the value is never used).
     """
-    if _lock.held:
-        _lock.refuse("laws.acceptance")
     if check:
         p, q = check_pair(p, q)
     return over_accept(p, q, 0.0)

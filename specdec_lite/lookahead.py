@@ -203,14 +203,13 @@ def best_lookahead(draft: MarkovChain, target: MarkovChain, c: float, *, K_max: 
 # --- the i.i.d. model of Leviathan et al. ---------------------------------------------
 
 
+@_lock.guarded("lookahead.expected_tokens_per_call")
 def expected_tokens_per_call(alpha: Any, K: int) -> Any:
     """Leviathan et al.'s ``E[tokens per round] = (1 - alpha^(K+1)) / (1 - alpha)`` (``K + 1`` at alpha = 1).
 
     Acceptances i.i.d. with rate ``alpha = 1 - TV`` and no horizon: a round emits
     ``min(G, K + 1)`` tokens with ``G`` geometric, so the mean is ``1 + alpha + ... + alpha^K``.
     """
-    if _lock.held:
-        _lock.refuse("lookahead.expected_tokens_per_call")
     K = check_lookahead(K)
     a = check_alpha(alpha)
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -218,10 +217,9 @@ def expected_tokens_per_call(alpha: Any, K: int) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
+@_lock.guarded("lookahead.iid_speedup")
 def iid_speedup(alpha: Any, K: int, c: float) -> Any:
     """Leviathan et al.'s wall-clock speed-up ``(1 - alpha^(K+1)) / ((1 - alpha)(K c + 1))``."""
-    if _lock.held:
-        _lock.refuse("lookahead.iid_speedup")
     return expected_tokens_per_call(alpha, K) / (check_lookahead(K) * check_cost(c) + 1.0)
 
 
@@ -344,6 +342,7 @@ class LookaheadResult(DecodeResult):
         return np.where(self.rejected | self.bonus, 0, self.round_position + 1)
 
 
+@_lock.guarded("lookahead.speculative_k")
 def speculative_k(draft: MarkovChain, target: MarkovChain, K: int, runs: int, rng: RNGLike = None) -> LookaheadResult:
     """Speculative decoding with lookahead ``K`` (see the module docstring), all runs at once.
 
@@ -352,8 +351,6 @@ def speculative_k(draft: MarkovChain, target: MarkovChain, K: int, runs: int, rn
     ``decoding.speculative``; with ``K >= T`` it uses the same random numbers as
     ``decoding.speculative`` and so reproduces it draw for draw.
     """
-    if _lock.held:
-        _lock.refuse("lookahead.speculative_k")
     _check_pair(draft, target)
     K, runs, gen = check_lookahead(K), check_runs(runs), as_generator(rng)
     p_laws, q_laws = draft.laws(), target.laws()

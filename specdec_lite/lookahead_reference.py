@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import _lock
 from ._rng import RNGLike, as_generator, check_generator, check_runs
 from .chains import MarkovChain, _check_pair
 from .laws import residual
 from .lookahead import LookaheadResult, check_lookahead
 
 
+@_lock.guarded("lookahead_reference.speculative_k_one")
 def speculative_k_one(draft: MarkovChain, target: MarkovChain, K: int, gen: np.random.Generator):
     """One run; returns (tokens, rejected flags, bonus flags, oracle calls, draft calls)."""
     _check_pair(draft, target)
@@ -55,6 +57,7 @@ def speculative_k_one(draft: MarkovChain, target: MarkovChain, K: int, gen: np.r
     return np.array(tokens), np.array(rejected), np.array(bonus), oracle_calls, draft_calls
 
 
+@_lock.guarded("lookahead_reference.speculative_k")
 def speculative_k(draft: MarkovChain, target: MarkovChain, K: int, runs: int, rng: RNGLike = None) -> LookaheadResult:
     """``runs`` independent runs of ``speculative_k_one``, collected like the vectorised engine."""
     _check_pair(draft, target)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _lock
 from ._rng import RNGLike, as_generator
 from .chains import MarkovChain, _check_pair, sequence_law
 from .laws import acceptance, check_pair, residual, tv
@@ -46,6 +47,7 @@ def rejection_excess(p: Any, q: Any, accept: Any) -> np.ndarray:
     return ((acceptance(p, q, check=False) - b) * p).sum(axis=-1)
 
 
+@_lock.guarded("optimality.unbiased_rejection_law")
 def unbiased_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
     """Corollary 1: the only rejection law making ``b`` unbiased, ``(q - b p) / sum_x (1 - b) p``.
 

@@ -244,6 +244,7 @@ def draft_and_test(
     return x, rejected
 
 
+@_lock.guarded("primitives.verify_step")
 def verify_step(
     gen: np.random.Generator, cdf_p: np.ndarray, accept: np.ndarray, cdf_rejection: np.ndarray, prev: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -253,8 +254,6 @@ def verify_step(
     it by a draw from the rejection law ``P(. | prev)`` (``[q - p]_+`` for Algorithm 1)
     whose CDF table is ``cdf_rejection``. Returns ``(x, rejected)``.
     """
-    if _lock.held:
-        _lock.refuse("primitives.verify_step")
     x, rejected = draft_and_test(gen, cdf_p, accept, prev)
     if rejected.any():
         x[rejected] = sample_rows(cdf_rejection, prev[rejected], gen.random(int(rejected.sum())))

@@ -15,10 +15,9 @@ from .laws import residual
 from .primitives import DecodeResult
 
 
+@_lock.guarded("reference.speculative_one")
 def speculative_one(draft: MarkovChain, target: MarkovChain, gen: np.random.Generator):
     """One run of speculative decoding; returns (tokens, rejected flags, oracle calls)."""
-    if _lock.held:
-        _lock.refuse("reference.speculative_one")
     _check_pair(draft, target)
     check_generator(gen)
     T, V = target.T, target.V
@@ -49,6 +48,7 @@ def speculative_one(draft: MarkovChain, target: MarkovChain, gen: np.random.Gene
     return np.array(tokens), np.array(rejected), oracle_calls
 
 
+@_lock.guarded("reference.speculative")
 def speculative(draft: MarkovChain, target: MarkovChain, runs: int, rng: RNGLike = None) -> DecodeResult:
     """``runs`` independent runs of ``speculative_one``, collected like the vectorised engine."""
     _check_pair(draft, target)

@@ -93,6 +93,7 @@ def bias(p: Any, q: Any, accept: Any, rejection: Any) -> np.ndarray:
     return tv(output_law(p, accept, rejection), q, check=False)
 
 
+@_lock.guarded("tradeoff.optimal_rejection_law")
 def optimal_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
     """Theorem 4's optimal rejection law, canonical choice ``P* = [q - b p]_+`` (normalised).
 
@@ -105,16 +106,13 @@ def optimal_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
     optimal and, like ``laws.residual``, we fall back to ``q`` when the positive part
     is rounding noise.
     """
-    if _lock.held:
-        _lock.refuse("tradeoff.optimal_rejection_law")
     p, q, b = _laws_and_accept(p, q, accept)
     return residual(b * p, q, check=False)
 
 
+@_lock.guarded("tradeoff.tv_loss")
 def tv_loss(p: Any, q: Any, accept: Any) -> np.ndarray:
     """Theorem 4: ``Loss*_TV(b) = 1/2 sum|q - b p| - 1/2 sum (1 - b) p = sum_x max(0, b p - q)``."""
-    if _lock.held:
-        _lock.refuse("tradeoff.tv_loss")
     p, q, b = _laws_and_accept(p, q, accept)
     return np.maximum(b * p - q, 0.0).sum(axis=-1)
 
@@ -128,14 +126,13 @@ def pareto_point(p: Any, q: Any, accept: Any) -> tuple[np.ndarray, np.ndarray]:
     return reject_probability(p, b), tv_loss(p, q, b)
 
 
+@_lock.guarded("tradeoff.over_accept")
 def over_accept(p: Any, q: Any, eps: Any) -> np.ndarray:
     """Over-acceptance ``b(x) = min(1, (q(x) + eps)/p(x))`` with ``eps >= 0``, after checking ``p``, ``q``, ``eps``.
 
     ``eps = 0`` is speculative decoding; ``eps >= max(p - q)`` accepts everything.
     Where ``p(x) = 0`` the token is never proposed and we return 1 (``laws.over_accept``).
     """
-    if _lock.held:
-        _lock.refuse("tradeoff.over_accept")
     p, q = check_pair(p, q)
     return laws.over_accept(p, q, check_eps(eps, np.broadcast_shapes(np.shape(p), np.shape(q))))
 

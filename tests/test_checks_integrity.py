@@ -55,8 +55,9 @@ def test_the_eleven_functions_of_the_report_are_all_switched_off():
         lookahead.expected_tokens_per_call,
     ]
     for fn in named:
-        src = inspect.getsource(fn)
-        assert re.search(r'if _lock\.held:\n\s+_lock\.refuse\("[\w.]+"\)', src), fn.__qualname__
+        name = getattr(fn, "__guarded__", None)
+        assert name and _lock.GUARDED[name] is fn, fn.__qualname__
+        assert inspect.getsource(fn).lstrip().startswith(f'@_lock.guarded("{name}")\n'), fn.__qualname__
     delegated = {n for n in A.DELEGATING}
     assert {
         "check_tv",

@@ -17,6 +17,7 @@ import numpy as np
 from .. import _lock, batch, theory
 from ..chains import MarkovChain
 from ..laws import tv
+from . import instances
 from .feedback import Feedback, checker, correct, fmt, number, run, wrong
 
 #: Tolerance for a student's numbers: float32 rounding passes, every typical mistake is far off.
@@ -57,7 +58,9 @@ def _product_variants(p: np.ndarray, q: np.ndarray, M: int) -> dict[str, float]:
 @checker("batch.batch_improvement", "batch.residual_cascade")
 def check_batch_improvement(student_fn: Callable[[np.ndarray, np.ndarray, int], float]) -> Feedback:
     """Check ``student_fn(p, q, M)`` returning the batch improvement of one token with ``M`` drafts."""
-    for p, q, M in _improvement_cases():
+    rng = instances.fresh()
+    drawn = [(p, q, int(rng.integers(1, 7))) for p, q in instances.pairs(rng)]
+    for p, q, M in _improvement_cases() + drawn:
         got, err = run(student_fn, p, q, M, convert=number)
         where = f"For p = {fmt(p)}, q = {fmt(q)}, M = {M}"
         nan_law = err is not None and "contains NaN" in err  # ``tv`` refused the NaN law the mistake builds
@@ -127,9 +130,17 @@ def check_expected_rejections_batch(student_fn: Callable[[MarkovChain, MarkovCha
         (MarkovChain.random(5, 12, rng=3, uniform_init=False), MarkovChain.random(5, 12, rng=4), 4),
         (MarkovChain.random(4, 8, rng=5), MarkovChain.random(4, 8, rng=6), 1),
     ]
-    for draft, target, M in cases:
+    rng = instances.fresh()
+    T, V = int(rng.integers(3, 6)), int(rng.integers(2, 4))
+    cases.append((instances.chain(rng, T, V), instances.chain(rng, T, V), int(rng.integers(2, 5))))
+    for i, (draft, target, M) in enumerate(cases):
         got, err = run(student_fn, draft, target, M, convert=number)
         where = f"On a V = {target.V}, T = {target.T} pair with M = {M}"
+        if i == 3:
+            where = (
+                f"On a pair drawn for this check (draft: {instances.describe_chain(draft)}; target: "
+                f"{instances.describe_chain(target)}) with M = {M}"
+            )
         if err:
             return wrong(f"{where}: {err}.")
         want = batch.expected_rejections_batch(draft, target, M)
@@ -167,6 +178,10 @@ def check_expected_rejections_batch(student_fn: Callable[[MarkovChain, MarkovCha
 def check_tree_survivors(student_fn: Callable[[int, int, float], float]) -> Feedback:
     """Check ``student_fn(k, m, p_x)``: expected survivors after candidate m of k is accepted as token x."""
     cases = [(5, 2, 0.3), (8, 1, 0.5), (3, 3, 0.9), (10, 4, 0.0), (1, 1, 0.25)]
+    rng = instances.fresh()
+    for _ in range(instances.DRAWN):
+        k = int(rng.integers(2, 13))
+        cases.append((k, int(rng.integers(1, k)), int(rng.integers(1, 100)) / 100))
     for k, m, px in cases:
         got, err = run(student_fn, k, m, px, convert=number)
         where = f"For k = {k}, m = {m}, p(x) = {px}"

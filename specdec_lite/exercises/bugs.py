@@ -26,6 +26,7 @@ from ..laws import residual, tv
 from ..lookahead import expected_oracle_calls_k
 from ..stats import chi_square, sequence_index
 from . import feedback as _feedback
+from . import instances
 from .feedback import Feedback, correct, fmt, wrong
 
 try:  # the KV-cache and bfloat16 bugs run on torch models; the others need numpy only
@@ -184,17 +185,15 @@ def _residual_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
 @_guard("laws.residual", "laws.rejected_mass", "tradeoff.optimal_rejection_law")
 def check_residual_guard(student_residual: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
     """Check a residual ``[q - p]_+`` that returns a law for every pair, ``p = q`` included."""
-    for name, p, q in _residual_cases():
+    rng = instances.fresh()
+    same = instances.law(rng, int(rng.integers(3, 7)))
+    drawn = [("a pair drawn for this check", p, q) for p, q in instances.pairs(rng, 2)]
+    drawn.append(("p = q drawn for this check", same, same.copy()))
+    for name, p, q in _residual_cases() + drawn:
         with np.errstate(divide="ignore", invalid="ignore"):
-            got, err = _student(student_residual, p, q)
+            got, err = _student(student_residual, p, q, convert=_feedback.vector(p.shape))  # read inside the lock
         if err:
-            return _failure(f"{err} on {name}")
-        try:
-            got = np.asarray(got, dtype=float)
-        except (TypeError, ValueError):
-            return wrong(f"return an array of probabilities, got {type(got).__name__} on {name}.")
-        if got.shape != p.shape:
-            return wrong(f"return one probability per token (shape {p.shape}), got shape {got.shape} on {name}.")
+            return _failure(f"{err} (one probability per token) on {name}")
         where = f"On {name} (p = {fmt(p)}, q = {fmt(q)}) you returned {fmt(got)}: "
         mass = np.maximum(q - p, 0).sum()
         if not np.all(np.isfinite(got)):
@@ -223,10 +222,10 @@ def check_residual_guard(student_residual: Callable[[np.ndarray, np.ndarray], np
 
 def _all_at_once_counts(student_residual: Callable, p: np.ndarray, q: np.ndarray) -> tuple[Any, str | None]:
     def guarded(a, b):
-        out, err = _student(student_residual, a, b)
+        out, err = _student(student_residual, a, b, convert=_feedback.vector(a.shape))
         if err:
             raise RuntimeError(err)
-        return np.asarray(out, dtype=float)
+        return out
 
     try:
         tokens, _ = buggy_step_all_at_once(p, q, 10_000, np.random.default_rng(0), residual=guarded)
@@ -256,7 +255,7 @@ def _law_of_proposal(r: np.ndarray, p: np.ndarray, q: np.ndarray) -> np.ndarray:
     return kept + (1 - kept.sum()) * residual(p, q)
 
 
-@_guard("primitives.verify_step", "reference.speculative_one")
+@_guard(*_feedback.DECODERS)
 def check_draft_sampling(step: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check ``step(p, q, rng) -> (token, rejected)``: output law q and rejection rate TV(p, q)."""
     got, err = _step_counts(step, (P, Q), len(P), runs, seed)
@@ -316,7 +315,7 @@ def buggy_step_temperature(draft_logits, target_logits, temperature, rng):
 LOGITS = (np.array([2.0, 1.0, 0.5, 0.0, -1.0]), np.array([0.5, 1.5, 1.0, 0.8, -0.5]))
 
 
-@_guard("primitives.verify_step", "reference.speculative_one")
+@_guard(*_feedback.DECODERS, "llm.verify.probs_from_logits")
 def check_temperature(step: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check ``step(draft_logits, target_logits, temperature, rng)``: output law ``softmax(target_logits / T)``."""
     d, t = LOGITS
@@ -367,15 +366,24 @@ def grid_acceptance(accept: Callable[..., Any], p: np.ndarray, q: np.ndarray, N:
     W = 100
     counts = np.zeros(len(p), dtype=np.int64)
     grid = [(p, q, int(x), k / N) for x in np.flatnonzero(p > 0) for k in range(N)]
-    outs, err = _repeat(accept, grid)
+    outs, err = _repeat(accept, grid, convert=_verdict)
     if err:
         return None, err
     for (_, _, x, _), out in zip(grid, outs, strict=True):
-        if isinstance(out, (bool, np.bool_)) and out:
+        if out:
             counts[x] += int(round(p[x] * W))
-        elif not isinstance(out, (bool, np.bool_)):
-            return None, f"return True or False, got {out!r}"
     return counts, None
+
+
+def _verdict(out: Any) -> bool:
+    """An acceptance test's answer as a plain ``bool``: only ``True``/``False`` (Python's or numpy's) pass."""
+    if type(out) not in (bool, np.bool_):  # the type itself: an object may claim to be a bool through __class__
+        if type(out) in (int, float, np.int64, np.float64):
+            got = f"the number {out!r}"
+        else:
+            got = _feedback.kind_of(out) if type(out).__module__ == "builtins" else f"a {type(out).__name__}"
+        raise _feedback._Refused(f"return True (accept) or False (reject), got {got}")
+    return bool(out)
 
 
 def _around(ratio: float) -> tuple[float, float]:
@@ -388,16 +396,19 @@ def check_accept(student_accept: Callable[..., Any]) -> Feedback:
     """Check ``accept(p, q, x, u)``: ``u < min(1, q(x)/p(x))``; never a token with ``q(x) = 0``, even at ``u = 0``."""
     p, q = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.5, 0.3, 0.2, 0.0])
     tests = [(p, q, x, u) for x in range(len(p)) for u in (0.0, 0.25, 0.5, 0.75, 0.999, *_around(q[x] / p[x]))]
-    outs, err = _repeat(student_accept, tests)
+    rng = instances.fresh()  # and a pair drawn now, with a token the target cannot emit
+    V = int(rng.integers(3, 7))
+    p2, q2 = instances.law(rng, V, positive=True), instances.law(rng, V, zeros=1)
+    drawn_u = [int(k) / 1000 for k in rng.integers(0, 1000, 3)]
+    tests += [(p2, q2, x, u) for x in range(V) for u in (0.0, *drawn_u, *_around(q2[x] / p2[x]))]
+    outs, err = _repeat(student_accept, tests, convert=_verdict)
     if err:
         return _failure(err)
-    for (_, _, x, u), out in zip(tests, outs, strict=True):
-        b = min(1.0, q[x] / p[x])
-        if not isinstance(out, (bool, np.bool_)):
-            return wrong(f"return True (accept) or False (reject), got {out!r}.")
+    for (pt, qt, x, u), out in zip(tests, outs, strict=True):
+        b = min(1.0, qt[x] / pt[x])
         if b == 0 and out:
             return wrong(
-                f"at u = {u:.3f} you accept token {x}, whose target probability is q = 0"
+                f"at u = {u:.3f} you accept token {x} of p = {fmt(pt)}, whose target probability is 0 in q = {fmt(qt)}"
                 + (
                     ": `u <= b` is true for u = b = 0 (sglang #35771). The output then has mass where "
                     "the target has none; accept on u < b, false for every u when b = 0."
@@ -406,9 +417,13 @@ def check_accept(student_accept: Callable[..., Any]) -> Feedback:
                 )
             )
         if u < b and not out:
-            return wrong(f"token {x} (p = {p[x]}, q = {q[x]}) must be accepted at u = {u:.3f} < min(1, q/p) = {b:.3f}.")
+            return wrong(
+                f"token {x} (p = {fmt(pt)}, q = {fmt(qt)}) must be accepted at u = {u:.3f} < min(1, q/p) = {b:.3f}."
+            )
         if u > b and out:
-            return wrong(f"token {x} (p = {p[x]}, q = {q[x]}) must be rejected at u = {u:.3f} > min(1, q/p) = {b:.3f}.")
+            return wrong(
+                f"token {x} (p = {fmt(pt)}, q = {fmt(qt)}) must be rejected at u = {u:.3f} > min(1, q/p) = {b:.3f}."
+            )
     counts, err = grid_acceptance(student_accept, p, q)
     if err:
         return _failure(err)
@@ -470,7 +485,7 @@ def decode_runs(
     return (np.bincount(sequence_index(seqs, target.V), minlength=target.V**target.T), calls), None
 
 
-@_guard("primitives.verify_step", "reference.speculative_one", "lookahead.speculative_k")
+@_guard(*_feedback.DECODERS)
 def check_bonus(fn: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check a decoder with lookahead K: sequence law of the target (chi-square) and Theorem 1's exact calls."""
     draft, target, K = bonus_pair()
@@ -532,7 +547,7 @@ def mystery_speculative_k(draft, target, K, rng):
     return np.array(tokens), calls
 
 
-@_guard("primitives.verify_step", "reference.speculative_one", "lookahead.speculative_k")
+@_guard(*_feedback.DECODERS)
 def check_mystery(fn: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check the last section's decoder: the target's sequence law (chi-square) and Chapter 7's exact calls."""
     draft, target, K = bonus_pair()

@@ -13,9 +13,9 @@ A check module uses these (Lab 1's ``check_tv`` is the model)::
     _lock.make_read_only(__name__)                         # last line: ``module.check_tv = ...`` raises
 
 * ``checker(*names)``: while the check runs, the package functions guarded by those
-  names (their first line is ``if _lock.held: _lock.refuse("name")``) raise
-  ``WriteItYourself``, which ``run`` reports as "write it yourself"; any failure of the
-  check itself becomes feedback, never an exception;
+  names (declared ``@_lock.guarded("name")``; a name no function declares is an error
+  when the check is defined) raise ``WriteItYourself``, which ``run`` reports as "write
+  it yourself"; any failure of the check itself becomes feedback, never an exception;
 * ``run(fn, *args, convert=...)``: calls the student's ``fn`` on copies of the
   arguments with stdout and warnings silenced, converts the result inside the lock,
   and returns ``(value, None)`` or ``(None, message)``; ``with session():`` around a
@@ -48,7 +48,25 @@ from typing import Any
 
 import numpy as np
 
-from .. import _lock
+from .. import _lock, batch_reference, decoding, lookahead_reference, reference  # noqa: F401 - they declare DECODERS
+
+#: The package's speculative decoders, each of which decodes a token as Algorithm 1 does (with one draft, a
+#: lookahead of 1, or one token): the checks of a student's decoder or decoding step switch them all off.
+DECODERS = (
+    "primitives.verify_step",
+    "reference.speculative_one",
+    "reference.speculative",
+    "decoding.speculative",
+    "lookahead.speculative_k",
+    "lookahead_reference.speculative_k_one",
+    "lookahead_reference.speculative_k",
+    "batch.batch_speculative",
+    "batch.tree_speculative",
+    "batch_reference.batch_one",
+    "batch_reference.tree_one",
+    "batch_reference.batch_speculative",
+    "batch_reference.tree_speculative",
+)
 
 #: The most characters of a student's output or error kept in a message.
 _SHOWN = 300
@@ -402,7 +420,10 @@ def checker(*held: str) -> Callable[[Callable[..., Feedback]], Callable[..., Fee
     """Decorate a ``check_...``: hold ``held`` while it runs student code, and never let it raise.
 
     The feedback carries the check's name (``Feedback.check``), which the outcome names.
+    Each name must be declared by a guarded function (``_lock.GUARDED``), or this raises
+    ``LookupError``; the check's ``__held__`` lists them.
     """
+    names = _lock.declared(held)
 
     def wrap(check: Callable[..., Feedback]) -> Callable[..., Feedback]:
         @functools.wraps(check)
@@ -423,6 +444,7 @@ def checker(*held: str) -> Callable[[Callable[..., Feedback]], Callable[..., Fee
                 _HELD.pop()
             return Feedback(out.ok, out.message, check.__name__)
 
+        checked.__held__ = names  # type: ignore[attr-defined]
         return checked
 
     return wrap

@@ -19,10 +19,17 @@ import numpy as np
 from .. import _lock
 from .. import lookahead as la
 from ..stats import chi_square, mean_and_se
+from . import instances
 from .feedback import Feedback, checker, convert_answer, correct, integer, number, run, vector, wrong
 
 #: Relative tolerance for a student's numbers: float32 rounding passes, every typical mistake is far off.
 TOL = 1e-6
+
+
+def _drawn_cases() -> list[tuple[float, int]]:
+    """``(alpha, K)`` drawn now: alpha with two decimals in (0, 1), K in 1..8."""
+    rng = instances.fresh()
+    return [(int(rng.integers(1, 100)) / 100, int(rng.integers(1, 9))) for _ in range(instances.DRAWN)]
 
 
 def _close(a: float, b: float) -> bool:
@@ -36,7 +43,7 @@ CASES = [(0.6, 3), (0.9, 1), (0.3, 6), (0.0, 4), (0.75, 0), (1.0, 5)]
 @checker("lookahead.expected_tokens_per_call", "lookahead.iid_speedup")
 def check_tokens_per_call(student: Callable[[float, int], float]) -> Feedback:
     """Check ``student(alpha, K)``: the expected number of tokens one round emits, with i.i.d. acceptances."""
-    for alpha, K in CASES:
+    for alpha, K in CASES + _drawn_cases():
         got, err = run(student, alpha, K, convert=number)
         where = f"For alpha = {alpha}, K = {K}"
         if err:
@@ -87,7 +94,9 @@ def check_tokens_per_call(student: Callable[[float, int], float]) -> Feedback:
 @checker("lookahead.iid_speedup")
 def check_wallclock_speedup(student: Callable[[float, int, float], float]) -> Feedback:
     """Check ``student(alpha, K, c)``: the predicted wall-clock speed-up of the i.i.d. model."""
-    for (alpha, K), c in zip(CASES, [0.05, 0.2, 0.1, 0.3, 0.5, 0.02], strict=True):
+    public = list(zip(CASES, [0.05, 0.2, 0.1, 0.3, 0.5, 0.02], strict=True))
+    drawn = [(case, int(instances.fresh().integers(1, 51)) / 100) for case in _drawn_cases()]
+    for (alpha, K), c in public + drawn:
         got, err = run(student, alpha, K, c, convert=number)
         where = f"For alpha = {alpha}, K = {K}, c = {c}"
         if err:

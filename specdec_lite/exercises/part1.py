@@ -18,7 +18,9 @@ from .. import _lock, theory
 from ..chains import MarkovChain
 from ..laws import acceptance, residual, tv
 from ..stats import chi_square
+from . import instances
 from .feedback import (
+    DECODERS,
     Feedback,
     _Refused,
     checker,
@@ -50,6 +52,11 @@ def _cases() -> list[tuple[np.ndarray, np.ndarray]]:
     ]
 
 
+def _graded_cases() -> list[tuple[np.ndarray, np.ndarray]]:
+    """The public pairs, then pairs drawn now (two decimals, stated in full by the messages)."""
+    return _cases() + instances.pairs(instances.fresh())
+
+
 def _near(a: Any, b: Any, atol: float = ATOL) -> bool:
     return bool(np.allclose(a, b, rtol=ATOL, atol=atol))
 
@@ -60,7 +67,7 @@ def _near(a: Any, b: Any, atol: float = ATOL) -> bool:
 @checker("laws.tv", "laws.accepted_mass", "laws.rejected_mass")
 def check_tv(student_tv: Callable[[np.ndarray, np.ndarray], float]) -> Feedback:
     """Check a function ``student_tv(p, q)`` returning the total variation distance of two laws."""
-    for p, q in _cases():
+    for p, q in _graded_cases():
         where = f"For p = {fmt(p)}, q = {fmt(q)}"
         got, err = run(student_tv, p, q, convert=number)
         if err:
@@ -83,32 +90,46 @@ def check_tv(student_tv: Callable[[np.ndarray, np.ndarray], float]) -> Feedback:
     return correct("TV is half the L1 distance, equivalently the mass of p above q (or of q above p).")
 
 
-@checker("MarkovChain.marginals")
+@checker("MarkovChain.marginals", "chains.sequence_law")
 def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> Feedback:
     """Check ``student_marginals(chain)`` returning the ``(T, V)`` marginal laws of ``x_1..x_T``."""
-    chain = MarkovChain.random(3, 4, rng=7, uniform_init=False)
+    drawn = instances.fresh()
+    chains = [MarkovChain.random(3, 4, rng=7, uniform_init=False), instances.chain(drawn, 4, 3)]
+    chains.append(instances.chain(drawn, 3, 4))
+    for i, chain in enumerate(chains):
+        where = f"On a chain drawn for this check ({instances.describe_chain(chain)}): " if i else ""
+        fb = _marginals_feedback(student_marginals, chain, where)
+        if not fb.ok:
+            return fb
+    return correct("each marginal is the previous one, as a row vector, times the transition matrix.")
+
+
+def _marginals_feedback(student_marginals: Callable[..., Any], chain: MarkovChain, where: str) -> Feedback:
+    """The verdict of ``student_marginals`` on one chain; ``where`` (empty for the public chain) opens the message."""
     got, err = run(student_marginals, chain, convert=vector((chain.T, chain.V)))
     if err:
-        return wrong(f"{err} (one row per position: shape (T, V) = {(chain.T, chain.V)}).")
+        return wrong(f"{where}{err} (one row per position: shape (T, V) = {(chain.T, chain.V)}).")
     want = chain.marginals()  # computed after the student's code returned: no frame of this check holds it before
     if _near(got, want):
-        return correct("each marginal is the previous one, as a row vector, times the transition matrix.")
+        return correct("")
     if not _near(got[0], chain.init):
-        return wrong(f"row 0 must be the law of the first token, chain.init = {fmt(chain.init)}; got {fmt(got[0])}.")
+        return wrong(
+            f"{where}row 0 must be the law of the first token, chain.init = {fmt(chain.init)}; got {fmt(got[0])}."
+        )
     transposed = np.empty_like(want)
     transposed[0] = chain.init
     for n in range(1, chain.T):
         transposed[n] = chain.trans[n - 1] @ transposed[n - 1]
     if _near(got, transposed):
         return wrong(
-            "you multiplied trans[n] @ mu (column convention); rows of trans are laws of the next "
+            f"{where}you multiplied trans[n] @ mu (column convention); rows of trans are laws of the next "
             "token, so the marginal is the row vector mu @ trans[n]."
         )
     sums = got.sum(axis=1)
     if not np.all(np.isfinite(got)) or not _near(sums, 1):
-        return wrong(f"each row must be a law summing to 1; your row sums are {fmt(sums)}.")
+        return wrong(f"{where}each row must be a law summing to 1; your row sums are {fmt(sums)}.")
     n = int(np.argmax(np.abs(got - want).max(axis=1)))
-    return wrong(f"row {n} is {fmt(got[n])}, expected {fmt(want[n])}; use mu_n = mu_(n-1) @ trans[n-1].")
+    return wrong(f"{where}row {n} is {fmt(got[n])}, expected {fmt(want[n])}; use mu_n = mu_(n-1) @ trans[n-1].")
 
 
 # --- Chapter 2 ------------------------------------------------------------------
@@ -117,7 +138,7 @@ def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> F
 @checker("laws.acceptance", "laws.over_accept", "tradeoff.over_accept")
 def check_acceptance(student_acceptance: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
     """Check ``student_acceptance(p, q)``: one acceptance probability per token (any value where ``p(x) = 0``)."""
-    for p, q in _cases():
+    for p, q in _graded_cases():
         where = f"For p = {fmt(p)}, q = {fmt(q)}"
         got, err = run(student_acceptance, p, q, convert=vector(p.shape))
         if err:
@@ -146,7 +167,7 @@ def check_acceptance(student_acceptance: Callable[[np.ndarray, np.ndarray], np.n
 @checker("laws.residual", "laws.rejected_mass", "tradeoff.optimal_rejection_law")
 def check_residual(student_residual: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
     """Check ``student_residual(p, q)`` returning the residual law (any law when ``p == q``)."""
-    for p, q in _cases():
+    for p, q in _graded_cases():
         where = f"For p = {fmt(p)}, q = {fmt(q)}"
         got, err = run(student_residual, p, q, convert=vector(p.shape))
         if err:
@@ -210,7 +231,7 @@ def _joint(accepted: np.ndarray, rejected: np.ndarray) -> np.ndarray:
     return np.concatenate([accepted, rejected])
 
 
-@checker("primitives.verify_step", "reference.speculative_one")
+@checker(*DECODERS)
 def check_speculative_step(
     student_step: Callable[[np.ndarray, np.ndarray, np.random.Generator], tuple[int, bool]],
     runs: int = 10_000,

@@ -18,6 +18,7 @@ from .. import _lock
 from ..laws import acceptance, residual, tv
 from ..optimality import unbiased_rejection_law
 from ..tradeoff import over_accept, tv_loss
+from . import instances
 from .feedback import Feedback, checker, convert_answer, correct, fmt, number, run, vector, wrong
 
 #: Below this rejected mass nothing is ever rejected (every rejection law is then right).
@@ -25,6 +26,9 @@ ATOL = 1e-9
 
 #: Tolerance for a student's laws and numbers: float32 rounding passes, every typical mistake is far off.
 TOL = 1e-6
+
+#: How close a rule built by hand must come to the rejection probability asked for (Lab 4, exercise 2).
+REJECT_ATOL = 1e-3
 
 
 def _cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -47,6 +51,20 @@ def _biased_cases() -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     ]
 
 
+def _drawn(*, biased: bool) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``(p, q, b)`` drawn now, with two decimals: ``b <= min(1, q/p)`` unless ``biased`` (then any ``b`` in [0, 1])."""
+    rng = instances.fresh()
+    out = []
+    for p, q in instances.pairs(rng):
+        b = rng.integers(0, 101, p.size) / 100
+        if not biased:
+            top = np.minimum(1.0, np.divide(q, p, out=np.ones_like(p), where=p > 0))
+            b = np.floor(b * top * 100 + 1e-9) / 100
+            b = np.where(b > top, top, b)  # a last rounding never lifts b above the speculative rule
+        out.append((p, q, b))
+    return out
+
+
 def _close(a: Any, b: Any) -> bool:
     return bool(np.allclose(a, b, rtol=TOL, atol=TOL))
 
@@ -57,7 +75,7 @@ def _close(a: Any, b: Any) -> bool:
 @checker("optimality.unbiased_rejection_law", "tradeoff.optimal_rejection_law", "laws.residual")
 def check_unbiased_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
     """Check ``student(p, q, b)`` returning Corollary 1's rejection law for a rule ``b <= min(1, q/p)``."""
-    for p, q, b in _cases():
+    for p, q, b in _cases() + _drawn(biased=False):
         if ((1 - b) * p).sum() <= ATOL:
             continue  # nothing is ever rejected: every law is fine
         where = f"For p = {fmt(p)}, q = {fmt(q)}, b = {fmt(b)}"
@@ -124,11 +142,13 @@ def check_unbiased_member(p: Any, q: Any, accept: Any, rejection: Any, target_re
         k = int(np.argmax(np.abs(out - q)))
         return wrong(
             f"your output law is {fmt(out)}, not q = {fmt(q)} (worst at x={k}); with this b the only "
-            f"unbiased P is {fmt(unbiased_rejection_law(p, q, b))}."
+            f"unbiased P is {fmt(unbiased_rejection_law(p, q, b))}. The output law must equal q to within {TOL:g}: "
+            "compute P from b rather than typing rounded values."
         )
-    if target_reject is not None and abs(r - target_reject) > 1e-3:
+    if target_reject is not None and abs(r - target_reject) > REJECT_ATOL:
         return wrong(
-            f"unbiased, but it rejects with probability {r:.3f}, not {target_reject:.3f}. Lowering b on "
+            f"unbiased, but it rejects with probability {r:.4f}, not {target_reject:.3f} (within "
+            f"{REJECT_ATOL:g}). Lowering b on "
             "a token p proposes raises the rejection probability by p(x) times the drop."
         )
     return correct(
@@ -140,10 +160,10 @@ def check_unbiased_member(p: Any, q: Any, accept: Any, rejection: Any, target_re
 # --- Chapter 5 ------------------------------------------------------------------
 
 
-@checker("tradeoff.tv_loss")
+@checker("tradeoff.tv_loss", "llm.verify.position_stats")
 def check_tv_loss(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
     """Check ``student(p, q, b)`` returning Theorem 4's smallest loss ``Loss*_TV(b)`` of the rule ``b``."""
-    for p, q, b in _biased_cases() + _cases():
+    for p, q, b in _biased_cases() + _cases() + _drawn(biased=True) + _drawn(biased=False):
         where = f"For p = {fmt(p)}, q = {fmt(q)}, b = {fmt(b)}"
         got, err = run(student, p, q, b, convert=number)
         if err:
@@ -177,7 +197,7 @@ def check_tv_loss(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) 
 @checker("tradeoff.optimal_rejection_law", "optimality.unbiased_rejection_law", "laws.residual")
 def check_optimal_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.ndarray], Any]) -> Feedback:
     """Check ``student(p, q, b)`` returns *an* optimal law of Theorem 4 (any member of the optimal set)."""
-    for p, q, b in _biased_cases() + _cases():
+    for p, q, b in _biased_cases() + _cases() + _drawn(biased=True) + _drawn(biased=False):
         r = float(((1 - b) * p).sum())
         if r <= ATOL:
             continue  # nothing is rejected: every law is optimal
@@ -216,7 +236,9 @@ def check_optimal_rejection_law(student: Callable[[np.ndarray, np.ndarray, np.nd
 @checker("tradeoff.over_accept", "laws.over_accept", "laws.acceptance")
 def check_over_accept(student: Callable[[np.ndarray, np.ndarray, float], Any]) -> Feedback:
     """Check ``student(p, q, eps)`` returning the over-acceptance rule of the lab (any value where ``p = 0``)."""
-    for (p, q, _), eps in zip(_cases() + _biased_cases(), [0.0, 0.05, 0.1, 0.3, 0.02, 0.0, 0.2, 1.0], strict=False):
+    public = list(zip(_cases() + _biased_cases(), [0.0, 0.05, 0.1, 0.3, 0.02, 0.0, 0.2, 1.0], strict=True))
+    drawn = [(case, int(instances.fresh().integers(0, 31)) / 100) for case in _drawn(biased=True)]
+    for (p, q, _), eps in public + drawn:
         where = f"For p = {fmt(p)}, q = {fmt(q)}, eps = {eps}"
         b, err = run(student, p, q, eps, convert=vector(p.size))
         if err:

@@ -18,13 +18,13 @@ import numpy as np
 
 from .. import _lock
 from ..laws import acceptance, residual
+from . import instances
 from .feedback import Feedback, _Refused, checker, correct, integer, run, vector, wrong
 
 
+@_lock.guarded("exercises.real_models.verify_round")
 def verify_round(p: np.ndarray, q: np.ndarray, drafts: np.ndarray, u: np.ndarray) -> tuple[int, np.ndarray]:
     """Reference: accepted prefix length and the law of the round's last token."""
-    if _lock.held:
-        _lock.refuse("exercises.real_models.verify_round")
     K = len(drafts)
     b = acceptance(p, q[:K])[np.arange(K), drafts]
     ok = u < b
@@ -33,22 +33,47 @@ def verify_round(p: np.ndarray, q: np.ndarray, drafts: np.ndarray, u: np.ndarray
 
 
 def _cases(seed: int = 0) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """The public rounds: 40 random ones (every fourth with every draft accepted), and ``p == q``."""
     rng = np.random.default_rng(seed)
+    cases = _random_rounds(rng, 40, "random")
     V, K = 6, 4
-    cases = []
-    for i in range(40):
-        p = rng.dirichlet(np.full(V, 0.7), size=K)
-        q = rng.dirichlet(np.full(V, 0.7), size=K + 1)
-        drafts = np.array([rng.choice(V, p=row) for row in p])
-        u = rng.random(K)
-        if i % 4 == 0:  # every draft accepted: the bonus law
-            u = np.zeros(K)
-        cases.append(("random", p, q, drafts, u))
     p = rng.dirichlet(np.ones(V), size=K)
     q = np.vstack([p, rng.dirichlet(np.ones(V))])
     u = np.full(K, np.nextafter(1.0, 0.0))  # the largest value a uniform draw in [0, 1) can take
     cases.append(("p == q", p, q, np.array([rng.choice(V, p=row) for row in p]), u))  # every draft is kept
     return cases
+
+
+def _drawn_cases() -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Rounds drawn while the check runs (no one knows them before), with their laws to two decimals."""
+    rng = instances.fresh()
+    return _random_rounds(rng, 2 * instances.DRAWN, "drawn", round_laws=True)
+
+
+def _random_rounds(
+    rng: np.random.Generator, n: int, name: str, *, round_laws: bool = False
+) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    V, K = 6, 4
+    cases = []
+    for i in range(n):
+        p = rng.dirichlet(np.full(V, 0.7), size=K)
+        q = rng.dirichlet(np.full(V, 0.7), size=K + 1)
+        if round_laws:  # two decimals, so that a message states them exactly
+            p, q = (np.array([instances.law(rng, V, positive=True) for _ in rows]) for rows in (p, q))
+        drafts = np.array([rng.choice(V, p=row) for row in p])
+        u = np.round(rng.random(K), 4) if round_laws else rng.random(K)
+        if i % 4 == 0:  # every draft accepted: the bonus law
+            u = np.zeros(K)
+        cases.append((name, p, q, drafts, u))
+    return cases
+
+
+def _stated(p: np.ndarray, q: np.ndarray, drafts: np.ndarray, u: np.ndarray) -> str:
+    """The round's inputs in full, for a message."""
+    def full(x: np.ndarray) -> str:
+        return " ".join(np.array2string(x, precision=4, suppress_small=True, threshold=10_000).split())
+
+    return f"drafts = {drafts.tolist()}, u = {full(u)}, p = {full(p)}, q = {full(q)}"
 
 
 def _round_output(V: int) -> Any:
@@ -74,54 +99,63 @@ def _round_output(V: int) -> Any:
 @checker("exercises.real_models.verify_round")
 def check_verify_round(fn: Callable[..., Any]) -> Feedback:
     """Compare the student's ``verify_round`` with the reference on random rounds and edge cases."""
-    for name, p, q, drafts, u in _cases():
-        out, err = run(fn, p, q, drafts, u, convert=_round_output(p.shape[1]))
-        if err:
-            return wrong(f"on a {name} round: {err}.")
-        want_n, want_law = verify_round(p, q, drafts, u)  # after the student's code returned
-        got_n, got_law = out
-        K = len(drafts)
-        if got_n != want_n:
-            ratio = q[np.arange(K), drafts] / p[np.arange(K), drafts]
-            kept_all = int((u < np.minimum(1, ratio)).sum())
-            if got_n == kept_all:
-                return wrong(
-                    f"you counted every accepted draft ({got_n}), but a round stops at the first "
-                    f"rejection: only the first {want_n} are kept."
-                )
-            flipped = int(np.cumprod(u < np.minimum(1, 1 / ratio)).sum())
-            if got_n == flipped:
-                return wrong("your acceptance uses p/q; the rule is min(1, q(x)/p(x)) with q the target.")
-            return wrong(f"on a {name} round you accepted {got_n} drafts; {want_n} should be kept.")
-        if np.allclose(got_law, want_law, rtol=1e-6, atol=1e-6):
-            continue
-        if want_n == K:
-            if np.allclose(got_law, q[K - 1]):
-                return wrong(
-                    "after all drafts are accepted, the bonus token comes from q at the position "
-                    "after the last draft, q[K], not q[K-1]."
-                )
-            return wrong(
-                "after all drafts are accepted the next token is a bonus token from q[K], the target's "
-                "law after the last draft."
-            )
-        n = want_n
-        if np.allclose(got_law, q[n]):
-            return wrong(
-                f"after the rejection of draft {n} you sample from q; the unbiased law is the residual "
-                "[q - p]_+ (sampling q is Decoding-UNO, which is biased)."
-            )
-        if np.any(got_law < -1e-12):
-            return wrong("your law has negative entries: take the positive part max(q - p, 0) before normalising.")
-        if abs(got_law.sum() - 1) > 1e-6:
-            return wrong(f"your residual is not normalised: it sums to {got_law.sum():.4f}.")
-        return wrong(
-            f"after the rejection of draft {n}, your law differs from [q - p]_+ by "
-            f"{0.5 * np.abs(got_law - want_law).sum():.3f} in TV."
-        )
+    for name, p, q, drafts, u in _cases() + _drawn_cases():
+        fb = _round_feedback(fn, name, p, q, drafts, u)
+        if not fb.ok:
+            return Feedback(False, f"{fb.message} (The round: {_stated(p, q, drafts, u)}.)")
     return correct(
         "your verification keeps the accepted prefix, resamples the first rejection from the residual "
         "and draws a bonus token from q[K] when every draft survives."
+    )
+
+
+def _round_feedback(
+    fn: Callable[..., Any], name: str, p: np.ndarray, q: np.ndarray, drafts: np.ndarray, u: np.ndarray
+) -> Feedback:
+    """The verdict of ``fn`` on one round."""
+    out, err = run(fn, p, q, drafts, u, convert=_round_output(p.shape[1]))
+    if err:
+        return wrong(f"on a {name} round: {err}.")
+    want_n, want_law = verify_round(p, q, drafts, u)  # after the student's code returned
+    got_n, got_law = out
+    K = len(drafts)
+    if got_n != want_n:
+        ratio = q[np.arange(K), drafts] / p[np.arange(K), drafts]
+        kept_all = int((u < np.minimum(1, ratio)).sum())
+        if got_n == kept_all:
+            return wrong(
+                f"you counted every accepted draft ({got_n}), but a round stops at the first "
+                f"rejection: only the first {want_n} are kept."
+            )
+        flipped = int(np.cumprod(u < np.minimum(1, 1 / ratio)).sum())
+        if got_n == flipped:
+            return wrong("your acceptance uses p/q; the rule is min(1, q(x)/p(x)) with q the target.")
+        return wrong(f"on a {name} round you accepted {got_n} drafts; {want_n} should be kept.")
+    if np.allclose(got_law, want_law, rtol=1e-6, atol=1e-6):
+        return correct("")
+    if want_n == K:
+        if np.allclose(got_law, q[K - 1]):
+            return wrong(
+                "after all drafts are accepted, the bonus token comes from q at the position "
+                "after the last draft, q[K], not q[K-1]."
+            )
+        return wrong(
+            "after all drafts are accepted the next token is a bonus token from q[K], the target's "
+            "law after the last draft."
+        )
+    n = want_n
+    if np.allclose(got_law, q[n]):
+        return wrong(
+            f"after the rejection of draft {n} you sample from q; the unbiased law is the residual "
+            "[q - p]_+ (sampling q is Decoding-UNO, which is biased)."
+        )
+    if np.any(got_law < -1e-12):
+        return wrong("your law has negative entries: take the positive part max(q - p, 0) before normalising.")
+    if abs(got_law.sum() - 1) > 1e-6:
+        return wrong(f"your residual is not normalised: it sums to {got_law.sum():.4f}.")
+    return wrong(
+        f"after the rejection of draft {n}, your law differs from [q - p]_+ by "
+        f"{0.5 * np.abs(got_law - want_law).sum():.3f} in TV."
     )
 
 

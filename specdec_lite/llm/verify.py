@@ -15,6 +15,7 @@ from ..laws import REJECTION_LAWS, over_accept, rejection_law, tv
 __all__ = ["REJECTION_LAWS", "over_accept", "position_stats", "probs_from_logits", "rejection_law"]
 
 
+@_lock.guarded("llm.verify.probs_from_logits")
 def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "logits") -> torch.Tensor:
     """The sampling law ``softmax(logits / temperature)`` in float32 on the last axis.
 
@@ -25,8 +26,6 @@ def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "
     with no finite logit raise a ``FloatingPointError`` naming ``name``: such laws are
     reported, never sampled. ``-inf`` marks a token of probability 0.
     """
-    if _lock.held:
-        _lock.refuse("llm.verify.probs_from_logits")
     logits = logits.float()
     bad = torch.isnan(logits) | (logits == torch.inf)
     dead = ~torch.isfinite(logits).any(dim=-1)
@@ -47,6 +46,7 @@ def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "
     return torch.where(overflow, greedy, probs) if bool(overflow.any()) else probs
 
 
+@_lock.guarded("llm.verify.position_stats")
 def position_stats(
     p: torch.Tensor, q: torch.Tensor, accept: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
