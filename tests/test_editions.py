@@ -225,10 +225,15 @@ def test_the_two_configurations_agree():
 
 
 def test_line_breaks_between_chinese_characters_are_joined():
-    assert ext.join_cjk_lines("下面的链接\n打开英文页面") == "下面的链接打开英文页面"
-    assert ext.join_cjk_lines("页面，\n  见下") == "页面，见下"
-    assert ext.join_cjk_lines("分布 $p$\n的") == "分布 $p$\n的"  # next to Latin text a break is a space
-    assert ext.join_cjk_lines("draft\nmodel") == "draft\nmodel"
+    join = ext.join_cjk_html
+    assert join("下面的链接\n打开英文页面") == "下面的链接打开英文页面"
+    assert join("页面，\n  见下") == "页面，见下"
+    assert join("的分布，\n<strong>预测</strong>") == "的分布，<strong>预测</strong>"  # across inline markup
+    assert join("论文\n<em>推测</em>") == "论文<em>推测</em>"
+    assert join("分布 $p$\n的") == "分布 $p$\n的"  # next to Latin text or maths a break is a space
+    assert join("论文\n<em>A Theoretical</em>") == "论文\n<em>A Theoretical</em>"
+    assert join("draft\nmodel") == "draft\nmodel"
+    assert join("<pre>代码\n代码</pre>") == "<pre>代码\n代码</pre>"  # code keeps its lines
 
 
 # --- The built site: both editions, as the build writes them -------------------------------------
@@ -360,3 +365,15 @@ def test_a_reader_finds_chinese_words_with_the_search_box(built_book, tmp_path):
             assert href.startswith("book/") or href.startswith("notebooks/"), href
         assert any(href.startswith("book/ch") for href in r["found"]), (r["query"], r["found"][:5])
         assert edition or not any("zh/" in href for href in r["found"])
+
+
+def test_chinese_paragraphs_have_no_line_breaks_between_characters(built_book):
+    """A source line break between two Chinese characters would show as a space: the build joins them."""
+    cjk_break = re.compile(r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]\n[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]")
+    paragraphs = 0
+    for page in ed.toc_files(ROOT / "zh" / "_toc.yml"):
+        html = (built_book / "zh" / f"{page}.html").read_text(encoding="utf-8")
+        for p in re.findall(r"<p>(.*?)</p>", html, flags=re.S):
+            paragraphs += 1
+            assert not cjk_break.search(re.sub(r"<[^>]+>", "", p)), f"zh/{page}: a line break inside {p[:80]!r}"
+    assert paragraphs > 500

@@ -74,7 +74,7 @@ def _page_context(app: Any, pagename: str, templatename: str, context: dict[str,
     if doctree is None and pagename not in app.env.all_docs:
         return
     if _is_zh(app) and "body" in context:
-        context["body"] = translate_toggles(context["body"])
+        context["body"] = join_cjk_html(translate_toggles(context["body"]))
     href, text, lang, hreflang = _counterpart(app, pagename)
     context["edition_switch"] = {"href": href, "text": text, "lang": lang, "hreflang": hreflang}
     context["metatags"] = context.get("metatags", "") + (
@@ -146,27 +146,30 @@ class ZhCaption(Directive):
 
 
 _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
-_CJK_BREAK = re.compile(f"(?<=[{_CJK}])[ \\t]*\\n[ \\t]*(?=[{_CJK}])")
 
 
-def join_cjk_lines(text: str) -> str:
-    """Source line breaks between two Chinese characters removed: a browser would show each as a space."""
-    return _CJK_BREAK.sub("", text)
 
 
-def _join_lines(doctree: nodes.document) -> None:
-    for node in list(doctree.findall(nodes.Text)):
-        if isinstance(node.parent, (nodes.literal_block, nodes.raw, nodes.math_block)):
-            continue
-        joined = join_cjk_lines(str(node))
-        if joined != str(node):
-            node.parent.replace(node, nodes.Text(joined))
+_HTML_BREAK = re.compile(f"(?<=[{_CJK}])((?:<[^<>]*>)*)[ \\t]*\\n[ \\t]*((?:<[^<>]*>)*)(?=[{_CJK}])")
+_LITERAL_HTML = re.compile(r"(<(pre|script|style|textarea)\b.*?</\2>)", re.S)
+
+
+def join_cjk_html(body: str) -> str:
+    """A page body with the source line breaks between two Chinese characters removed, across inline
+    tags too (``的分布，\\n<strong>预测``); code, scripts and styles are left as they are."""
+    parts = _LITERAL_HTML.split(body)
+    out = []
+    for i, part in enumerate(parts):
+        # split() with two groups yields: text, whole literal, its tag name, text, ...
+        if i % 3 == 0:
+            out.append(_HTML_BREAK.sub(r"\1\2", part))
+        elif i % 3 == 1:
+            out.append(part)
+    return "".join(out)
 
 
 def _doctree_read(app: Any, doctree: nodes.document) -> None:
     _apply_captions(app, doctree)
-    if _is_zh(app):
-        _join_lines(doctree)
 
 
 def _apply_captions(app: Any, doctree: nodes.document) -> None:
