@@ -298,10 +298,14 @@ def prose(source: str, glossary: bool = True) -> str:
             continue
         if literal:
             continue
-        if line.strip().startswith("$$"):
-            in_math = not in_math or line.strip() != "$$" and line.strip().endswith("$$") and len(line.strip()) > 2
+        bare = line.strip()
+        if in_math:
+            in_math = not bare.endswith("$$")
             continue
-        if in_math or _HEADING.match(line) or line.startswith("%") or re.match(r"^\s*:[a-z-]+:", line):
+        if bare.startswith("$$"):
+            in_math = not (len(bare) > 2 and bare.endswith("$$"))  # a one-line formula opens nothing
+            continue
+        if _HEADING.match(line) or line.startswith("%") or re.match(r"^\s*:[a-z-]+:", line):
             continue
         keep.append(line)
     return _INLINE_LITERAL.sub(" ", "\n".join(keep))
