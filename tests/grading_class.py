@@ -13,7 +13,11 @@ in bubblewrap), then ``report`` and ``nbgrader export``. The students:
 * ``honest``: right answers that log to stderr, the check cell of exercise 1 deleted, the
   cells of exercise 2 stripped of their nbgrader metadata and its check cell pasted twice;
 * ``broken``: a file that is not a notebook (graded first after the attacker: the others
-  are graded all the same).
+  are graded all the same);
+* ``tabulator``: both functions answer from a table of the checks' public instances, computed
+  before the checks run (the checks also grade instances drawn while they run);
+* ``evader``: right marginals, and a ``tv`` that calls a second copy of the package imported
+  before the check (what no in-process lock stops: ``report`` lists it for review).
 
 Shared by ``test_grading_sandbox.py`` and ``test_grading_scores.py`` (one run for both, whichever workers run
 them: ``tests/shared_once.py``).
@@ -42,7 +46,7 @@ from .shared_once import once
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = "lab01_markov_chains"
-STUDENTS = ("attacker", "broken", "cheater", "honest")
+STUDENTS = ("attacker", "broken", "cheater", "evader", "honest", "tabulator")
 #: A token in the command line of the processes the attacker leaves behind (none may survive grading).
 NONCE = "86399.31415"
 
@@ -126,6 +130,35 @@ import logging
 logging.basicConfig(level=logging.INFO, force=True)'''
 
 
+#: Answers looked up in a table of the checks' public instances, computed outside the checks (where the
+#: package's functions are not switched off); a flat guess elsewhere.
+TABULATED_MARGINALS = '''import numpy as np
+import specdec_lite as _sd
+from specdec_lite.exercises import part1 as _p1
+_public = _sd.MarkovChain.random(3, 4, rng=7, uniform_init=False)
+_want = [_public.init]
+for _P in _public.trans:
+    _want.append(_want[-1] @ _P)
+_want = np.array(_want)
+def marginals(chain):
+    if np.array_equal(chain.trans, _public.trans) and np.array_equal(chain.init, _public.init):
+        return _want
+    return np.full((chain.T, chain.V), 1 / chain.V)'''
+TABULATED_TV = '''_table = {(p.tobytes(), q.tobytes()): float(_sd.tv(p, q)) for p, q in _p1._cases()}
+def tv(p, q):
+    return _table.get((np.asarray(p).tobytes(), np.asarray(q).tobytes()), 0.25)'''
+
+#: The package imported a second time, before the check runs: its copy of the lock holds nothing.
+SECOND_IMPORT = '''import sys
+_saved = {k: v for k, v in sys.modules.items() if k.startswith("specdec_lite")}
+for _k in _saved:
+    del sys.modules[_k]
+import specdec_lite as _copy
+sys.modules.update(_saved)
+def tv(p, q):
+    return _copy.tv(p, q)'''
+
+
 def notebooks() -> dict[str, nbformat.NotebookNode]:
     """The submitted notebook of each student (the attacker's needs the course path and a port: filled later)."""
     master = _master()
@@ -140,7 +173,18 @@ def notebooks() -> dict[str, nbformat.NotebookNode]:
     pasted = copy.deepcopy(honest.cells[_index(honest, "check_tv")])
     pasted.id = "pasted-check"
     honest.cells.insert(_index(honest, "check_tv") + 1, pasted)  # the check cell pasted twice, metadata and all
-    return {"cheater": cheater, "honest": honest, "attacker": copy.deepcopy(released)}
+    tabulator = copy.deepcopy(released)
+    tabulator.cells[_index(tabulator, "marginals")].source = TABULATED_MARGINALS
+    tabulator.cells[_index(tabulator, "tv")].source = TABULATED_TV
+    evader = copy.deepcopy(master)
+    evader.cells[_index(evader, "tv")].source = SECOND_IMPORT
+    return {
+        "cheater": cheater,
+        "honest": honest,
+        "attacker": copy.deepcopy(released),
+        "tabulator": tabulator,
+        "evader": evader,
+    }
 
 
 class _Listener:

@@ -4,7 +4,9 @@ The class of ``tests/grading_class.py`` (graded once, in the sandbox): the ``che
 (``ast_node_interactivity = "all"`` above untouched stubs, a planted answer cache, forged
 outcomes) scores 0; the ``honest`` student (an answer that logs on stderr, a deleted check
 cell, cells stripped of their metadata, a check cell pasted twice) scores full marks, and
-the report says what was put back; a ``broken`` file stops no one else.
+the report says what was put back; a ``broken`` file stops no one else; the ``tabulator`` (answers
+looked up from the public instances) scores 0; the ``evader`` (a second import of the package) keeps
+its points and is listed for review.
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ def test_one_bad_notebook_stops_no_one(graded):
     (line,) = report_lines("broken")
     assert "not autograded" in line
     log = (graded["course"] / "autograded" / f".autograde_{LAB}.log").read_text()
-    for student in ("attacker", "broken", "cheater", "honest"):
+    for student in ("attacker", "broken", "cheater", "evader", "honest", "tabulator"):
         assert f"=== {student}/{LAB}" in log
 
 
@@ -212,3 +214,21 @@ def test_restore_keeps_the_last_of_a_pasted_cell():
     assert "check_tv was held by 2 cells" in line
     assert _ids(nb).count("check_tv") == 1 and _ids(nb).index("check_tv") == i + 1
     assert "nbgrader" not in nb.cells[i].metadata, "no empty metadata left for nbgrader to stop on"
+
+
+@pytest.mark.slow
+def test_answers_tabulated_from_the_public_instances_score_0(graded):
+    """Right on every public instance, wrong on the instances the checks draw while they run."""
+    assert graded["scores"]["tabulator"] == 0, report_lines("tabulator")
+    cells = _graded_cells(autograded("tabulator"))
+    for gid in ("check_marginals", "check_tv"):
+        errors = [o for o in cells[gid].outputs if o.output_type == "error"]
+        assert errors and errors[0].ename == "NotYet", (gid, [o.output_type for o in cells[gid].outputs])
+
+
+@pytest.mark.slow
+def test_a_second_copy_of_the_package_is_listed_for_review(graded):
+    """What no lock in the student's process stops: the points stand, and the report asks a person to read it."""
+    assert graded["scores"]["evader"] == AUTO
+    (line,) = report_lines("evader")
+    assert "to review by hand, its code uses a second import of a module" in line, line
