@@ -150,3 +150,63 @@ def test_the_detectors_see_what_they_look_for():
     finally:
         proc.kill()
         proc.wait()
+
+
+#: Run by a normal user's grader: the sandbox's own probe, then a sandboxed child that tries what it must not.
+NORMAL_USER_PROBE = r'''
+import json, os, subprocess, sys, tempfile
+from pathlib import Path
+from specdec_lite.classroom import sandbox
+secret, port = Path(sys.argv[1]), int(sys.argv[2])
+child = """
+import json, os, socket, sys
+out = {"uid": os.getuid()}
+for name, act in [("read the course", lambda: open(sys.argv[1]).read()),
+                  ("write beside it", lambda: open(sys.argv[1] + ".forged", "w").write("x")),
+                  ("connect to the host", lambda: socket.create_connection(("127.0.0.1", int(sys.argv[2])), 3))]:
+    try:
+        act()
+        out[name] = "ALLOWED"
+    except Exception as e:
+        out[name] = "DENIED " + type(e).__name__
+print(json.dumps(out))
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    ipc = Path(tmp) / "ipc"
+    ipc.mkdir()
+    cmd = sandbox.wrap([sys.executable, "-c", child, str(secret), str(port)], files=[], ipc_dir=ipc, env={})
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+print(json.dumps({"euid": os.geteuid(), "missing": sandbox.missing(), "statement": sandbox.statement()[0],
+                  "child": proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-500:]}))
+'''
+
+
+@pytest.mark.slow
+def test_the_sandbox_denies_the_same_for_a_normal_user(tmp_path):
+    """An instructor's own Linux account (not root): bwrap makes the user namespace itself. Run here as uid
+    1000 in a user namespace (``unshare --user``), the sandboxed child still cannot read or write the course
+    or reach the host's network."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root's unshare to play a normal user")
+    secret = tmp_path / "course" / "gradebook.db"
+    secret.parent.mkdir()
+    secret.write_text("scores")
+    listener = gc._Listener()
+    try:
+        proc = subprocess.run(
+            ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c", NORMAL_USER_PROBE,
+             str(secret), str(listener.port)],
+            capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        time.sleep(0.5)
+    finally:
+        listener.close()
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["euid"] == 1000 and result["missing"] is None
+    assert "your own uid (1000), in a user namespace" in result["statement"]
+    child = json.loads(result["child"])
+    assert child["uid"] == 1000, child
+    for what in ("read the course", "write beside it", "connect to the host"):
+        assert child[what].startswith("DENIED"), (what, child)
+    assert listener.received == [] and not (tmp_path / "course" / "gradebook.db.forged").exists()
