@@ -2,9 +2,9 @@
 
 * Every page's header links to the same page in the other edition (``edition-switch.html``, an
   ``<a>`` with ``hreflang`` and ``lang``, styled by ``editions_static/editions.css``), and its
-  ``<head>`` names it as an alternate. A page of one
-  edition only links to the other edition's closest page: an English lab to the Chinese page that
-  lists the labs, a Chinese-only page to the English home page.
+  ``<head>`` names it as an alternate. A page of one edition only links to the other edition's
+  closest page: an English lab to the Chinese page that lists the labs, that page to the first
+  English lab, the Chinese terminology table to the English glossary.
 * ``{en-doc}`text <../notebooks/lab01_markov_chains>``` (Chinese pages) links to an English page
   (the labs stay in English); the target is written as the English page would write it.
 * ``:::{zh-caption} fig-name`` (Chinese pages) gives a figure made by a code cell its Chinese
