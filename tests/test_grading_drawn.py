@@ -125,7 +125,8 @@ def test_a_function_replaying_the_answers_of_an_earlier_run_fails(name):
         return seen[_key(args)]
 
     assert check(recorder).ok
-    replay = check(lambda *args: seen.get(_key(args), 0.0))
+    # Off by one where the table has no answer: a guess such as 0.0 is right on some drawn instances (a loss of 0).
+    replay = check(lambda *args: seen[_key(args)] if _key(args) in seen else np.asarray(answer(*args)) + 1.0)
     assert not replay.ok, replay.message
     assert check(lambda *args: seen[_key(args)] if _key(args) in seen else answer(*args)).ok  # only draws differed
 
