@@ -3,19 +3,9 @@
 import re
 from pathlib import Path
 
-import yaml
+from tools.editions import toc_files  # the pages of a _toc.yml, read for both editions
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def toc_files(toc: Path = ROOT / "_toc.yml") -> list[str]:
-    toc = yaml.safe_load(toc.read_text())
-    files = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            files.append(chapter["file"])
-            files += [s["file"] for s in chapter.get("sections", [])]
-    return [str(Path(f).with_suffix("")) for f in files]
 
 
 def site_pages() -> list[str]:

@@ -138,13 +138,15 @@ def fingerprint(text: str) -> str:
     return hashlib.sha256(norm.encode()).hexdigest()[:12]
 
 
-def toc_files(toc_path: Path) -> list[str]:
+def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
     """The files of a Jupyter Book ``_toc.yml``, root first, in reading order."""
     toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
     files = [toc["root"]]
     for part in toc.get("parts", []):
-        files += [c["file"] for c in part.get("chapters", []) if "file" in c]
-    return files
+        for chapter in part.get("chapters", []):
+            files += [chapter["file"]] if "file" in chapter else []
+            files += [s["file"] for s in chapter.get("sections", [])]
+    return [str(Path(f).with_suffix("")) for f in files]
 
 
 def _code(page: Page) -> list[str]:
