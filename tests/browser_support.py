@@ -2,8 +2,9 @@
 
 The book is served from ``_build/html`` on loopback by a thread running
 ``http.server``; ``tools/browser/check_book.mjs`` (Playwright's ``playwright-core``
-from npm, driving ``/usr/bin/chromium``, never a downloaded browser) opens each page once
-per mode (light, dark, phone) and runs every browser check of the suite on that load.
+from npm, driving ``/usr/bin/chromium``, never a downloaded browser) opens each page twice,
+at a desktop's width and at a phone's, and runs every browser check of the suite on those
+loads (the dark mode's on the first, once the reader's system has turned dark).
 Online readers fetch a few assets from CDNs. ``CDN_ASSETS`` names every one of them
 with the npm package (and exact version) it comes from: the browser's requests for
 them are answered from local copies fetched with ``npm pack``, and any other request
@@ -30,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools" / "browser"
 CACHE = TOOLS / "cdn-cache"
 CHROMIUM = Path("/usr/bin/chromium")
-#: The one browser pass: every page in light, dark and phone, every check on each load.
+#: The one browser pass: every page in light, dark and phone, every check on two loads of it.
 SCRIPT = TOOLS / "check_book.mjs"
 #: A phone's viewport width in CSS pixels (iPhone 12 to 15); pages are also checked at this width.
 PHONE_WIDTH = 390
@@ -163,7 +164,7 @@ def search_book(html: Path, searches: list[tuple[str, str]], workdir: Path) -> l
 # --- accessibility: axe-core on every page, light and dark, a keyboard walk and a phone's width ---
 #: The WCAG 2.1 A and AA rules of axe-core (its own tag names).
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-#: Each page is loaded and audited in the theme's two colour modes, and in light mode at a phone's width.
+#: Each page is audited in the theme's two colour modes, and in light mode at a phone's width.
 AXE_MODES = ["light", "dark", "phone"]
 
 
@@ -197,7 +198,9 @@ def check_book(
     timeout: int = 3300,
 ) -> dict[str, dict]:
     """Run ``tools/browser/check_book.mjs`` over ``pages`` (paths relative to ``html``): each page
-    loaded once in light mode, once in a browser that prefers dark and once at a phone's width.
+    loaded once in light mode at a desktop's width, where it is also audited once the reader's
+    system has turned dark (the theme's "auto" mode follows it in place), and once at a phone's
+    width in a browser that prefers dark as the page comes up, then light.
 
     One entry per page, with the three reports the tests read: ``read`` (what a reader sees:
     errors, requests, math, widgets, figures drawn, sliders moved by mouse, screenshots, the
@@ -205,8 +208,8 @@ def check_book(
     violations, each with ``where`` it is, the theme mode shown, in light mode the tab stops
     from the top in ``keyboard``, at a phone's width ``displayMath`` and ``backToTop``) and
     ``figures`` (names, descriptions, data tables, the keyboard walk through the slider
-    controls in ``walk``, the themes switched in place, the page coming up dark by itself in
-    ``autoDark``). Every report carries ``ms``: its stages' times.
+    controls in ``walk``, the themes switched in place, the page coming up dark by itself on
+    the phone in ``autoDark``). Every report carries ``ms``: its stages' times.
 
     A figure not drawn ``draw_timeout_ms`` after the load counts as not drawn, one that
     figures.js has not set up ``setup_late_ms`` after navigation as never set up, and a

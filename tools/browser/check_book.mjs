@@ -1,6 +1,6 @@
 // Every page of the built book in Debian's headless Chromium, in one pass: each page is loaded
-// once per mode (light at a desktop's width, a reader's dark colour scheme, a phone) and every
-// check runs on that load.
+// twice (at a desktop's width and at a phone's), and the checks of the three modes (light, dark,
+// phone) run on those two loads.
 //
 //   light  JavaScript and console errors, requests outside the book, failed local requests;
 //          axe-core (WCAG 2.1 A/AA) on the settled page; each figure's name, description and data
@@ -9,11 +9,13 @@
 //          arrow keys, End and Home; the page switched to dark and back (each figure's theme and
 //          contrasts); then, with every folded part opened, math typeset, widgets rendered,
 //          figures drawn, each slider moved by the mouse, and a screenshot.
-//   dark   the page in a browser that prefers dark (the theme's "auto" mode): the figures come up
-//          dark by themselves; axe-core on the settled page.
-//   phone  390 CSS pixels, touch: axe-core on the settled page, display formulas that overflow,
-//          the "Back to top" button; with every folded part opened, the layout (sideways scroll,
-//          each plot's share of its figure, text cut at a figure's edge) and a screenshot.
+//   dark   on the same load, after the keyboard walk: the reader's system turns dark (the theme's
+//          "auto" mode follows it in place), axe-core on the settled page, and back to light.
+//   phone  390 CSS pixels, touch, in a browser that prefers dark at first: the figures come up
+//          dark by themselves; then the system turns light, and axe-core on the settled page,
+//          display formulas that overflow, the "Back to top" button; with every folded part
+//          opened, the layout (sideways scroll, each plot's share of its figure, text cut at a
+//          figure's edge) and a screenshot.
 //
 // Usage: node check_book.mjs config.json   (written by tests/browser_support.py)
 // Requests to the book's own server go through; requests to the CDN assets named in
@@ -141,7 +143,7 @@ async function runAxe(tags) {
 }
 
 async function audit(page) {
-  await page.addScriptTag({ path: config.axe });
+  if (!(await page.evaluate(() => Boolean(window.axe)))) await page.addScriptTag({ path: config.axe });
   return page.evaluate(runAxe, config.tags);
 }
 
@@ -516,6 +518,25 @@ async function stage(res, name, fn) {
   }
 }
 
+// The reader's system switches to `scheme` ("light" or "dark"); the theme's "auto" mode follows it in
+// place. Then the figures' relayouts and the page settle again, as after a load.
+async function switchScheme(page, scheme) {
+  await page.emulateMedia({ colorScheme: scheme });
+  await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+  await page.evaluate(figuresSettled);
+  return page.evaluate(pageSettled, DRAW_MS);
+}
+
+// What a reader whose browser prefers dark meets as the page comes up (the theme's "auto" mode).
+function autoDarkFacts() {
+  return {
+    mode: document.documentElement.getAttribute("data-mode"),
+    theme: document.documentElement.getAttribute("data-theme"),
+    figures: [...document.querySelectorAll(".plotly-graph-div")].map((gd) => ({
+      attr: gd.getAttribute("data-sd-theme"), paper: gd._fullLayout ? gd._fullLayout.paper_bgcolor : null })),
+  };
+}
+
 // Load, then let the figures and the theme settle (the figures' wait is reported, not thrown).
 async function load(page, path, res) {
   await stage(res, "load", () => page.goto(config.baseUrl + path, { waitUntil: "load", timeout: 120000 }));
@@ -592,6 +613,14 @@ async function lightMode(context, path) {
       }
       return themes;
     });
+    // The dark mode's audit: the reader's system turns dark, from the top of the page as loaded.
+    res.dark = await stage(res, "dark", async () => {
+      await page.evaluate(() => { if (document.activeElement) document.activeElement.blur(); window.scrollTo(0, 0); });
+      const settled = await switchScheme(page, "dark");
+      const axe = await audit(page);
+      await switchScheme(page, "light");
+      return { settled, axe };
+    });
     await stage(res, "reading", async () => {
       await openFolded(page);
       res.math = await page.evaluate(waitForMath);
@@ -644,30 +673,16 @@ async function lightMode(context, path) {
   return res;
 }
 
-async function darkMode(context, path) {
-  const res = newResult(path, "dark");
-  const page = await open(context, path, res);
-  try {
-    if (!(await load(page, path, res))) return res;
-    // the theme's mode left at "auto": the figures must come up dark by themselves
-    res.autoDark = await stage(res, "autoDark", () => page.evaluate(() => ({
-      mode: document.documentElement.getAttribute("data-mode"),
-      theme: document.documentElement.getAttribute("data-theme"),
-      figures: [...document.querySelectorAll(".plotly-graph-div")].map((gd) => ({
-        attr: gd.getAttribute("data-sd-theme"), paper: gd._fullLayout ? gd._fullLayout.paper_bgcolor : null })),
-    })));
-    res.axe = await stage(res, "axe", () => audit(page));
-  } finally {
-    await page.close();
-  }
-  return res;
-}
-
 async function phoneMode(context, path) {
   const res = newResult(path, "phone");
   const page = await open(context, path, res);
   try {
     if (!(await load(page, path, res))) return res;
+    // the phone's browser prefers dark as the page comes up: the figures must come up dark by themselves
+    res.autoDark = await stage(res, "autoDark", () => page.evaluate(autoDarkFacts));
+    // then the reader's system turns light, and every check below runs in light mode
+    const light = await stage(res, "toLight", () => switchScheme(page, "light"));
+    if (light) res.settled = light;
     await stage(res, "steady", () => page.evaluate(steadyPhoneLayout, phoneLayout.toString()));
     // the narrow layout may have changed the page: the theme's catch-up again (figures were waited for)
     await stage(res, "settle2", () => page.evaluate(pageSettled, 0));
@@ -693,7 +708,16 @@ function stageError(r, ...names) {
   return null;
 }
 
-function reports(path, light, dark, phone) {
+// The dark mode's report, from its stage of the light load.
+function darkReport(light) {
+  const dark = { ...newResult(light.page, "dark"), external: light.external, ms: { dark: light.ms.dark } };
+  dark.fatal = stageError(light, "settle", "dark");
+  if (light.dark) { dark.settled = light.dark.settled; dark.axe = light.dark.axe; }
+  return dark;
+}
+
+function reports(path, light, phone) {
+  const dark = darkReport(light);
   const phoneFatal = stageError(phone, "layout");
   const read = {
     page: path, fatal: stageError(light, "reading", "sliders", "screenshot"),
@@ -707,65 +731,74 @@ function reports(path, light, dark, phone) {
   };
   const axe = Object.fromEntries([light, dark, phone].map((r) => [r.mode, {
     page: path, mode: r.mode, external: r.external,
-    fatal: stageError(r, "settle", "axe", ...(r.mode === "light" ? ["keyboard"] : []),
-      ...(r.mode === "phone" ? ["steady", "settle2", "displayMath", "backToTop"] : [])),
+    fatal: r.mode === "dark" ? r.fatal : stageError(r, "settle", "axe", ...(r.mode === "light" ? ["keyboard"] : []),
+      ...(r.mode === "phone" ? ["toLight", "steady", "settle2", "displayMath", "backToTop"] : [])),
     theme: r.settled ? r.settled.theme : null, axe: r.axe || null,
     ...(r.mode === "light" ? { keyboard: r.keyboard || [] } : {}),
     ...(r.mode === "phone" ? { displayMath: r.displayMath || [], backToTop: r.backToTop || null } : {}),
     ms: r.ms,
   }]));
-  const autoDarkError = stageError(dark, "autoDark");
+  const autoDarkError = stageError(phone, "autoDark");
   const figures = {
     page: path, fatal: stageError(light, "figures", "keyboard", "themes"),
-    jsErrors: [...light.jsErrors, ...dark.jsErrors.map((e) => `(in a browser that prefers dark) ${e}`)],
-    external: [...light.external, ...dark.external], scripts: light.scripts || null, figures: light.figures || [],
+    jsErrors: [...light.jsErrors, ...phone.jsErrors.map((e) => `(on a phone that prefers dark at first) ${e}`)],
+    external: [...light.external, ...phone.external], scripts: light.scripts || null, figures: light.figures || [],
     walk: light.walk || null, themes: light.themes || [],
-    autoDark: autoDarkError ? { fatal: autoDarkError } : dark.autoDark,
-    ms: { light: light.ms, dark: dark.ms },
+    autoDark: autoDarkError ? { fatal: autoDarkError } : phone.autoDark,
+    ms: { light: light.ms, phone: phone.ms },
   };
   return { page: path, read, axe, figures };
 }
 
 // --- the pass ----------------------------------------------------------------------------------
-const browser = await chromium.launch({
-  executablePath: config.chromium,
-  args: [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-  ],
-});
-const contexts = {
-  light: await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light" }),
-  dark: await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "dark" }),
-  // A phone: 390 CSS pixels wide (an iPhone 12-15), touch, scaled like a phone's screen.
-  phone: await browser.newContext({
-    viewport: { width: config.phoneWidth, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
-    colorScheme: "light",
-  }),
-};
-const run = { light: lightMode, dark: darkMode, phone: phoneMode };
+// Each worker below drives a browser of its own: pages of one browser share its compositor, and a
+// long page's full-page screenshot there held up the other page's animation frames by seconds.
+async function startBrowser() {
+  const browser = await chromium.launch({
+    executablePath: config.chromium,
+    args: [
+      "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    ],
+  });
+  const contexts = {
+    light: await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light" }),
+    // A phone: 390 CSS pixels wide (an iPhone 12-15), touch, scaled like a phone's screen; its browser
+    // prefers dark until the page has come up (phoneMode then turns it light).
+    phone: await browser.newContext({
+      viewport: { width: config.phoneWidth, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
+      colorScheme: "dark",
+    }),
+  };
+  return { browser, contexts };
+}
+const run = { light: lightMode, phone: phoneMode };
 // A few loads at a time: a page spends much of its time waiting on its own requests.
-const jobs = config.pages.flatMap((p) => ["light", "dark", "phone"].map((m) => [p, m]));
+const jobs = config.pages.flatMap((p) => ["light", "phone"].map((m) => [p, m]));
 const done = {};
 async function worker() {
-  while (jobs.length) {
-    const [path, mode] = jobs.shift();
-    let res;
-    try {
-      res = await run[mode](contexts[mode], path);
-    } catch (e) {
-      res = newResult(path, mode);
-      res.fatal = errorText(e);
+  const { browser, contexts } = await startBrowser();
+  try {
+    while (jobs.length) {
+      const [path, mode] = jobs.shift();
+      let res;
+      try {
+        res = await run[mode](contexts[mode], path);
+      } catch (e) {
+        res = newResult(path, mode);
+        res.fatal = errorText(e);
+      }
+      (done[path] = done[path] || {})[mode] = res;
+      // progress, for a run cut short: the stages' times of each load as it ends, each page's reports once it is done
+      appendFileSync(config.result + ".progress", JSON.stringify({ page: path, mode, ms: res.ms }) + "\n");
+      const d = done[path];
+      if (d.light && d.phone) appendFileSync(config.result + ".pages", JSON.stringify(reports(path, d.light, d.phone)) + "\n");
     }
-    (done[path] = done[path] || {})[mode] = res;
-    // progress, for a run cut short: the stages' times of each load as it ends, each page's reports once it is done
-    appendFileSync(config.result + ".progress", JSON.stringify({ page: path, mode, ms: res.ms }) + "\n");
-    const d = done[path];
-    if (d.light && d.dark && d.phone) appendFileSync(config.result + ".pages", JSON.stringify(reports(path, d.light, d.dark, d.phone)) + "\n");
+  } finally {
+    await browser.close();
   }
 }
 const t0 = Date.now();
 await Promise.all(Array.from({ length: config.concurrency || 1 }, worker));
-await browser.close();
-const out = config.pages.map((p) => reports(p, done[p].light, done[p].dark, done[p].phone));
+const out = config.pages.map((p) => reports(p, done[p].light, done[p].phone));
 writeFileSync(config.result, JSON.stringify({ ms: Date.now() - t0, pages: out }, null, 1));
