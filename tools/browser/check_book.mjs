@@ -616,10 +616,12 @@ async function lightMode(context, path) {
     // The dark mode's audit: the reader's system turns dark, from the top of the page as loaded.
     res.dark = await stage(res, "dark", async () => {
       await page.evaluate(() => { if (document.activeElement) document.activeElement.blur(); window.scrollTo(0, 0); });
-      const settled = await switchScheme(page, "dark");
-      const axe = await audit(page);
-      await switchScheme(page, "light");
-      return { settled, axe };
+      try {
+        const settled = await switchScheme(page, "dark");
+        return { settled, axe: await audit(page) };
+      } finally {
+        await switchScheme(page, "light"); // the checks below run in light mode, whatever happened here
+      }
     });
     await stage(res, "reading", async () => {
       await openFolded(page);
