@@ -733,7 +733,7 @@ function reports(path, light, phone) {
   };
   const axe = Object.fromEntries([light, dark, phone].map((r) => [r.mode, {
     page: path, mode: r.mode, external: r.external,
-    fatal: r.mode === "dark" ? r.fatal : stageError(r, "settle", "axe", ...(r.mode === "light" ? ["keyboard"] : []),
+    fatal: stageError(r, "settle", "axe", ...(r.mode === "light" ? ["keyboard"] : []),
       ...(r.mode === "phone" ? ["toLight", "steady", "settle2", "displayMath", "backToTop"] : [])),
     theme: r.settled ? r.settled.theme : null, axe: r.axe || null,
     ...(r.mode === "light" ? { keyboard: r.keyboard || [] } : {}),
