@@ -210,3 +210,84 @@ def test_the_sandbox_denies_the_same_for_a_normal_user(tmp_path):
     for what in ("read the course", "write beside it", "connect to the host"):
         assert child[what].startswith("DENIED"), (what, child)
     assert listener.received == [] and not (tmp_path / "course" / "gradebook.db.forged").exists()
+
+
+#: Run by a virtual environment's Python: the sandbox's own probe, then a sandboxed child that imports the package
+#: and tries to see the folders beside it (the clone's masters, a course directory).
+WHEREVER_PROBE = r'''
+import json, os, subprocess, sys, tempfile
+from pathlib import Path
+from specdec_lite.classroom import sandbox
+masters, course = sys.argv[1], sys.argv[2]
+child = """
+import json, os, sys
+import specdec_lite
+out = {"executable": sys.executable, "package": specdec_lite.__file__}
+for name, path in [("the masters", sys.argv[1]), ("the course", sys.argv[2])]:
+    try:
+        os.listdir(path)
+        out[name] = "ALLOWED"
+    except Exception as e:
+        out[name] = "DENIED " + type(e).__name__
+print(json.dumps(out))
+"""
+with tempfile.TemporaryDirectory() as tmp:
+    ipc = Path(tmp) / "ipc"
+    ipc.mkdir()
+    cmd = sandbox.wrap([sys.executable, "-c", child, masters, course], files=[], ipc_dir=ipc, env={},
+                       hidden=[Path(course)])
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+print(json.dumps({"missing": sandbox.missing(), "package": str(sandbox.package_dir()),
+                  "child": proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-800:]}))
+'''
+
+
+def _venv_with_package(where, editable: bool):
+    """A venv (``--system-site-packages``) at ``where/venv`` whose ``specdec_lite`` is a copy of this one: in a
+    clone-like folder beside it, named by a ``.pth`` (as an editable install does), or inside its site-packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(where / "venv")], check=True,
+                   timeout=120)
+    (site,) = (where / "venv" / "lib").glob("python*/site-packages")
+    clone = where / "clone"
+    (clone / "notebooks" / "source").mkdir(parents=True)
+    (clone / "notebooks" / "source" / "master.ipynb").write_text("{}")
+    ignore = shutil.ignore_patterns("__pycache__", "offline_pair")
+    if editable:
+        shutil.copytree(ROOT / "specdec_lite", clone / "specdec_lite", ignore=ignore)
+        (site / "specdec_lite_clone.pth").write_text(f"{clone}\n")
+        return where / "venv" / "bin" / "python", clone / "specdec_lite"
+    shutil.copytree(ROOT / "specdec_lite", site / "specdec_lite", ignore=ignore)
+    return where / "venv" / "bin" / "python", site / "specdec_lite"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("folder, editable", [("venv-in-tmp", True), ("a folder with spaces", False)])
+def test_the_sandbox_starts_wherever_python_and_the_package_live(tmp_path, folder, editable):
+    """A venv and the package under /tmp (which the sandbox replaces by a private tmpfs) or under a path with
+    spaces: the kernel still finds Python and specdec_lite, and still sees neither the masters beside the package
+    nor the course directory."""
+    where = tmp_path / folder
+    python, pkg = _venv_with_package(where, editable)
+    course = where / "course"
+    (course / "submitted").mkdir(parents=True)
+    proc = subprocess.run(
+        [str(python), "-c", WHEREVER_PROBE, str(where / "clone" / "notebooks"), str(course)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert result["missing"] is None and result["package"] == str(pkg), result
+    child = json.loads(result["child"])
+    assert child["package"] == str(pkg / "__init__.py") and child["executable"] == str(python), child
+    assert child["the masters"].startswith("DENIED") and child["the course"].startswith("DENIED"), child
+
+
+def test_a_visible_folder_holding_the_course_is_refused(tmp_path):
+    """Were Python or the package installed above the course directory, binding it would show the course:
+    the sandbox refuses to start rather than do so."""
+    ipc = tmp_path / "ipc"
+    ipc.mkdir()
+    with pytest.raises(sandbox.SandboxUnavailable, match="must not see"):
+        sandbox.wrap([sys.executable, "-c", "pass"], files=[], ipc_dir=ipc, env={},
+                     hidden=[sandbox.package_dir() / "classroom"])

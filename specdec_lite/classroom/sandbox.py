@@ -35,6 +35,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -131,11 +132,27 @@ class _Args(list):
         self.made.add(str(dest))
 
 
+def visible(kernel_python: str | None = None) -> list[Path]:
+    """What the kernel sees of the host's folders beside the system's, read-only: Python, its packages,
+    ``specdec_lite`` (an editable install's source folder) and the model caches, wherever they live."""
+    return _python_paths(kernel_python) + [package_dir()] + _read_only_extras()
+
+
 def wrap(
-    cmd: list[str], *, files: list[Path], ipc_dir: Path, env: dict[str, str], limits: Limits = Limits()
+    cmd: list[str],
+    *,
+    files: list[Path],
+    ipc_dir: Path,
+    env: dict[str, str],
+    limits: Limits = Limits(),
+    hidden: Sequence[Path] = (),
 ) -> list[str]:
-    """The command that runs ``cmd`` (a kernel) in the sandbox; ``files`` appear read-only in its home."""
+    """The command that runs ``cmd`` (a kernel) in the sandbox; ``files`` appear read-only in its home.
+
+    ``hidden``: folders the kernel must not see (the course directory); a folder it must see that holds one
+    raises :class:`SandboxUnavailable` rather than show it."""
     pkg = package_dir()
+    hidden = [Path(h).resolve() for h in hidden]
     a = _Args()
     a += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
     a += [] if _as_root() else ["--unshare-user"]
@@ -148,12 +165,20 @@ def wrap(
         elif path.is_dir():
             a.bind(path)
     a.bind(Path("/etc"))
-    for path in _python_paths(cmd[0]) + [pkg] + _read_only_extras():
-        a.bind(path)
     a += ["--dev", "/dev", "--proc", "/proc"]
+    # the private folders first, then what the kernel must see bound over them: Python, its packages and
+    # specdec_lite may live under /tmp or a home folder (a clone and a venv in /tmp, an editable install)
     for tmp in (HOME, "/tmp"):
         a.parents(Path(tmp))
         a += ["--perms", "1777", "--size", str(limits.scratch_bytes), "--tmpfs", tmp]
+        a.made.add(tmp)
+    for path in visible(cmd[0]):
+        if any(_under(h, path) for h in hidden):
+            raise SandboxUnavailable(
+                f"{path} (Python or a package the kernel needs) holds {next(h for h in hidden if _under(h, path))}, "
+                "which the kernel must not see: install Python and specdec_lite outside the course directory"
+            )
+        a.bind(path)
     for f in files:
         a += ["--ro-bind", str(f), f"{HOME}/{f.name}"]
     a.bind(ipc_dir, ro=False)
@@ -264,7 +289,7 @@ class SandboxedKernelManager(PatientKernelManager):
         files = self._copy_files(Path(kw.get("cwd") or os.getcwd()))
         kw["cwd"] = str(self._run_dir)
         cmd = wrap(kernel_cmd, files=files, ipc_dir=Path(self.connection_file).parent, env=kw.get("env") or {},
-                   limits=self.limits)
+                   limits=self.limits, hidden=[Path.cwd()])  # nbgrader runs in the course directory
         await super()._async_launch_kernel(cmd, **kw)
 
     def _copy_files(self, folder: Path) -> list[Path]:
