@@ -174,7 +174,7 @@ def test_the_unnamed_slip_accepts_every_draft_and_both_tools_see_it():
 
 def test_the_lab_shows_the_unnamed_slip_verbatim_and_never_names_it():
     text = MASTER_MD.read_text()
-    section = text.split("## 9.", 1)[1].split("### BEGIN SOLUTION", 1)[0]
+    section = text.split("## 10.", 1)[1].split("### BEGIN SOLUTION", 1)[0]
     assert inspect.getsource(bugs.mystery_speculative_k) in section
     for word in ["accept every", "accepts every", "#28508", "maximum", "n_matches bug"]:
         assert word not in section.replace("np.maximum", ""), word
@@ -200,6 +200,48 @@ def test_bfloat16_sampling_is_biased_at_a_low_temperature(pair):
     assert chi_square(counts, q).pvalue < ALPHA
     counts, q = bugs.one_position_counts(FIX["fixed_sampling_law"], d, t, 0.3, 1_000_000, seed=1)
     assert chi_square(counts, q).pvalue >= ALPHA
+
+
+def _race_draft_without_law(logits, rng):
+    p = bugs.softmax(logits)
+    return int(np.argmax(p / rng.exponential(size=len(p)))), None
+
+
+def test_the_overwritten_draft_law_is_biased_and_the_missing_one_rejects_too_often():
+    """Bug 8: the race's scores in the ratio fail the chi-square test; no law at all passes it but not Theorem 1."""
+    logits, q = bugs.RACE
+    p = bugs.softmax(logits)
+    t, runs = float(tv(p, q)), 4000
+    (counts, rejected, drafted, _), err = bugs.verified_runs(bugs.buggy_draft, logits, q, runs)
+    assert err is None and chi_square(counts, q).pvalue < ALPHA
+    assert chi_square(np.bincount(drafted, minlength=len(p)), p).pvalue >= ALPHA, "the race itself draws from p"
+    (counts, rejected, _, _), _ = bugs.verified_runs(_race_draft_without_law, logits, q, runs)
+    assert chi_square(counts, q).pvalue >= ALPHA, "the one-hot fallback is unbiased"
+    one_hot = 1 - float(p @ q)
+    assert abs(rejected.mean() - one_hot) <= Z * np.sqrt(one_hot * (1 - one_hot) / runs)
+    assert one_hot - t > 2 * Z * np.sqrt(t * (1 - t) / runs), "Theorem 1's rate TV(p, q) is far below"
+    (counts, rejected, _, _), _ = bugs.verified_runs(FIX["fixed_draft"], logits, q, runs)
+    assert chi_square(counts, q).pvalue >= ALPHA and abs(rejected.mean() - t) <= Z * np.sqrt(t * (1 - t) / runs)
+
+
+def test_verify_drafted_is_exact_for_the_law_handed_over():
+    """The verifier's output law, summed over its uniform numbers exactly: q for p, and q for the one-hot law too."""
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    grid = (np.arange(400) + 0.5) / 400
+    for law in (p, None):
+        out = np.zeros(3)
+        for x in range(3):
+            for u in grid:
+                token, rejected = bugs.verify_drafted(x, law, q, u, 0.5)
+                if not rejected:
+                    out[token] += p[x] / len(grid)
+                else:  # the residual's law, weighted by this rejection's probability
+                    fallback = residual(np.eye(3)[x] if law is None else law, q, check=False)
+                    out += p[x] / len(grid) * fallback
+        assert np.allclose(out, q, atol=1e-2), (law, out)
+    fallback = residual(p, q)
+    drawn = [bugs.verify_drafted(0, p, q, 0.999, v)[0] for v in grid]  # token 0 rejected: the inverse of the residual
+    assert np.allclose(np.bincount(drawn, minlength=3) / len(grid), fallback, atol=1e-2)
 
 
 # --- the checks ---------------------------------------------------------------------------------
@@ -246,6 +288,17 @@ CASES = {
             (bugs.buggy_speculative_k, "do not follow the target"),
         ],
     ),
+    "draft_probs": (
+        bugs.check_draft_probs,
+        "fixed_draft",
+        bugs.buggy_draft,
+        "#16952",
+        [
+            (_race_draft_without_law, "#40149"),
+            (lambda z, rng: (int(np.argmax(bugs.softmax(z))), bugs.softmax(z)), "argmax of p"),
+            (lambda z, rng: (int(rng.choice(len(z), p=bugs.softmax(z))), bugs.softmax(z) / 2), "not the law p"),
+        ],
+    ),
     "sampling_law": (
         bugs.check_sampling_law,
         "fixed_sampling_law",
@@ -275,6 +328,23 @@ def test_check_on_fix_bug_wrong_fixes_stub_and_garbage(name):
     for junk in GARBAGE:
         fb = check(junk)
         assert isinstance(fb, Feedback) and not fb.ok, (junk, fb)
+
+
+@pytest.mark.slow
+def test_check_draft_probs_passes_the_fix_on_ten_draws_and_fails_a_tabulated_answer():
+    """The drawn pairs: the fix passes whatever is drawn; right on the lab's logits only is wrong, and says the draw."""
+    for _ in range(10):
+        fb = bugs.check_draft_probs(FIX["fixed_draft"])
+        assert fb.ok, fb
+    public = bugs.RACE[0].tobytes()
+
+    def tabulated(logits, rng):
+        if logits.tobytes() == public:
+            return FIX["fixed_draft"](logits, rng)
+        return bugs.buggy_draft(logits, rng)
+
+    fb = bugs.check_draft_probs(tabulated)
+    assert not fb.ok and "On logits drawn for this check, log p (p = [" in fb.message and "#16952" in fb.message, fb
 
 
 @pytest.mark.slow
@@ -336,6 +406,9 @@ def test_every_report_is_linked():
         "paiml/aprender/pull/2014",
         "ml-explore/mlx-lm/pull/1109",
         "deepseek-ai/DeepSpec/issues/31",
+        "vllm-project/vllm/pull/16952",
+        "vllm-project/vllm/issues/40149",
+        "vllm-project/vllm/pull/40269",
     ]:
         assert f"https://github.com/{ref}" in text, ref
 
