@@ -170,14 +170,21 @@ _ALT = re.compile(r"^  image:\s*\n\s+alt:", re.M)
 
 def alt_names(page: Page) -> list[str]:
     """The figures whose code cell gives their image an English alt text, which the Chinese must translate."""
-    return [n for b in page.blocks if b.name.startswith("code-cell") and _ALT.search(b.text)
-            for n in _FIGURE_NAME.findall(b.text)]
+    return [
+        n
+        for b in page.blocks
+        if b.name.startswith("code-cell") and _ALT.search(b.text)
+        for n in _FIGURE_NAME.findall(b.text)
+    ]
 
 
 def caption_alts(page: Page) -> list[str]:
     """The figures whose ``zh-caption`` has an ``:alt:``."""
-    return [b.text.splitlines()[0].split("}", 1)[1].strip() for b in page.blocks
-            if b.name == CAPTION and re.search(r"^:alt:\s*\S", b.text, re.M)]
+    return [
+        b.text.splitlines()[0].split("}", 1)[1].strip()
+        for b in page.blocks
+        if b.name == CAPTION and re.search(r"^:alt:\s*\S", b.text, re.M)
+    ]
 
 
 def caption_names(page: Page) -> list[str]:
@@ -254,8 +261,10 @@ def differences(en_path: Path, zh_path: Path) -> list[str]:
             f"{figure_names(zh)}, captions {caption_names(zh)}"
         )
     if alt_names(zh) != caption_alts(zh):
-        out.append(f"{name}: the figures {alt_names(zh)} have an English alt text in their cell: give each zh-caption "
-                   f"an ':alt:' (now {caption_alts(zh)})")
+        out.append(
+            f"{name}: the figures {alt_names(zh)} have an English alt text in their cell: give each zh-caption "
+            f"an ':alt:' (now {caption_alts(zh)})"
+        )
     if Counter(_GLUE.findall(en.source)) != Counter(_GLUE.findall(zh.source)):
         a, b = Counter(_GLUE.findall(en.source)), Counter(_GLUE.findall(zh.source))
         out.append(f"{name}: glued numbers differ: only English {dict(a - b)}, only Chinese {dict(b - a)}")
@@ -268,7 +277,13 @@ def differences(en_path: Path, zh_path: Path) -> list[str]:
 
 
 def terms() -> list[dict]:
-    """The terminology table ``zh/terms.yml``: one Chinese term per English concept."""
+    """The terminology table ``zh/terms.yml``: one Chinese term per English concept.
+
+    Each entry: ``en``, ``zh``, ``avoid`` (variants the book does not use), ``allow`` (other words that contain a
+    variant and are right, e.g. 奖励模型 for "reward model" beside the variant 奖励 of "bonus token"), ``explain:
+    false`` (no English needed at first use) and ``phrase: true`` (a recurring wording rather than a term; with
+    ``under: <heading>``, every section of that heading contains it).
+    """
     return yaml.safe_load((ROOT / ZH / "terms.yml").read_text(encoding="utf-8"))
 
 
@@ -313,17 +328,37 @@ def prose(source: str, glossary: bool = True) -> str:
     return _INLINE_LITERAL.sub(" ", "\n".join(keep))
 
 
+_CJK_BREAK = re.compile(r"(?<=[^\x00-\x7f])[ \t]*\n[ \t]*(?=[^\x00-\x7f])")
+
+
+def joined(text: str) -> str:
+    """Text with the line breaks between two non-ASCII characters removed (the build joins them too)."""
+    return _CJK_BREAK.sub("", text)
+
+
+def variants_in(text: str, term: dict) -> list[str]:
+    """The variants of ``term`` in ``text``, once its own term and its ``allow`` words are taken out."""
+    text = joined(text)
+    for word in sorted([term["zh"], *term.get("allow", [])], key=len, reverse=True):
+        text = text.replace(word, "\0")
+    return [variant for variant in term.get("avoid", []) if variant in text]
+
+
 def term_problems(zh_path: Path) -> list[str]:
-    """Variants the table avoids, and terms whose first use on the page lacks the English in parentheses."""
+    """Variants the table avoids, terms whose first use on the page lacks the English in parentheses, and
+    recurring phrases missing from the sections that must carry them."""
     source = zh_path.read_text(encoding="utf-8")
     text, first_use_text = prose(source), prose(source, glossary=False)
     name = _shown(zh_path)
     out = []
     for term in terms():
-        for variant in term.get("avoid", []):
-            if variant in text:
-                out.append(f"{name}: '{variant}' for {term['en']}: the book writes '{term['zh']}'")
-        if term.get("explain", True) and term["zh"] != term["en"]:
+        for variant in variants_in(text, term):
+            out.append(f"{name}: '{variant}' for {term['en']}: the book writes '{term['zh']}'")
+        if term.get("under"):
+            for k, sec in enumerate(parse(source).sections, 1):
+                if sec.heading == term["under"] and term["zh"] not in joined(prose(sec.text)):
+                    out.append(f"{name} §{k} '{sec.heading}': it opens with the fixed phrase '{term['zh']}'")
+        if term.get("explain", not term.get("phrase")) and term["zh"] != term["en"]:
             at = first_use_text.find(term["zh"])
             if at >= 0:
                 after = first_use_text[at + len(term["zh"]) : at + len(term["en"]) + len(term["zh"]) + 8].lower()
