@@ -161,18 +161,28 @@ _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
 
 
 _HTML_BREAK = re.compile(f"(?<=[{_CJK}])((?:<[^<>]*>)*)[ \\t]*\\n[ \\t]*((?:<[^<>]*>)*)(?=[{_CJK}])")
+#: Full-width punctuation, with the curly quotes Chinese text uses (they are ambiguous-width characters).
+FULL_WIDTH_PUNCT = (
+    "\u3001-\u3011\u3014-\u301f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u2018\u2019\u201c\u201d"
+)
+_INLINE_END = r"(?:</(?:strong|em|a|span|code)>)*"
+# a break after full-width punctuation, whatever follows (a formula, Latin text, a link), and one before it
+_PUNCT_BREAK = re.compile(f"(?<=[{FULL_WIDTH_PUNCT}])({_INLINE_END})[ \\t]*\\n[ \\t]*")
+_BREAK_PUNCT = re.compile(f"([^\\s>]|</span>|</a>|</em>)[ \\t]*\\n[ \\t]*(?=(?:<(?:strong|em)>)?[{FULL_WIDTH_PUNCT}])")
 _LITERAL_HTML = re.compile(r"(<(pre|script|style|textarea)\b.*?</\2>)", re.S)
 
 
 def join_cjk_html(body: str) -> str:
     """A page body with the source line breaks between two Chinese characters removed, across inline
-    tags too (``的分布，\\n<strong>预测``); code, scripts and styles are left as they are."""
+    tags too (``的分布，\\n<strong>预测``), and those after or before full-width punctuation whatever is on
+    the other side (``，\\n<span class="math">``): a break shows as a space. Code, scripts and styles keep theirs."""
     parts = _LITERAL_HTML.split(body)
     out = []
     for i, part in enumerate(parts):
         # split() with two groups yields: text, whole literal, its tag name, text, ...
         if i % 3 == 0:
-            out.append(_HTML_BREAK.sub(r"\1\2", part))
+            part = _HTML_BREAK.sub(r"\1\2", part)
+            out.append(_BREAK_PUNCT.sub(r"\1", _PUNCT_BREAK.sub(r"\1", part)))
         elif i % 3 == 1:
             out.append(part)
     return "".join(out)
@@ -271,7 +281,7 @@ def use_cjk_emphasis() -> list[str]:
     changed = []
     for name in MD_PARSER_USERS:
         module = importlib.import_module(name)
-        if getattr(module, "create_md_parser", None) in (original, mdit.create_md_parser):
+        if getattr(module, "create_md_parser", None) is original:
             module.create_md_parser = create_md_parser
             changed.append(name)
     return changed
