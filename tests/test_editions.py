@@ -232,7 +232,7 @@ def _page_problems(tmp_path, text: str) -> list[str]:
         ("每个草稿调用花费 $c$。", "草稿调用"),
         ("**前置知识**：第 1 章。书外知识：条件概率。", "书外知识"),  # the recurring phrases, one wording each
         ("本书以外：二项分布。", "本书以外"),
-        ("*编程（实验 1）*。打开英文实验。", "*编程（实验"),
+        ("*编程（实验 1）*。打开英文实验。", "编程（实验"),
         ("*提示；本问题由实验评分*。", "本问题由实验评分"),
     ],
 )
@@ -509,7 +509,7 @@ class Paragraphs(HTMLParser):
         block = self._stack[-1][2] if self._stack else None
         if skip and not (self._stack and self._stack[-1][1]) and block is not None and self._article:
             self.blocks[block] += "X"  # what is left out (a formula, code) still stands between its neighbours
-        if tag in self.BLOCKS and not skip:
+        if tag in self.BLOCKS and not skip and self._article:
             self.blocks.append("")
             block = len(self.blocks) - 1
         self._stack.append((tag, bool(skip), block))
@@ -549,6 +549,21 @@ def test_chinese_paragraphs_have_no_line_breaks_between_characters(built_book):
 
 
 _AFTER_PUNCT = re.compile(f"[{ext.FULL_WIDTH_PUNCT}][ \\t\\n\\u00a0\\u3000]+\\S")
+
+
+def test_the_paragraph_reader_finds_literal_markup_and_spaces_after_punctuation():
+    """What the next test reads, on a page written here: prose yes; code, formulas and cell outputs no."""
+    page = (
+        '<html><p>主题</p><article class="bd-article"><p>**平均是前缀取的，**而不是 '
+        '<span class="math notranslate">\\(p^*\\)</span></p><ul><li>文字。 下一句</li></ul>'
+        '<p>字母：<span class="math notranslate">\\(p\\)</span> 是草稿模型</p>'
+        '<div class="cell_output"><p>输出 *x*</p></div><pre>代码， *</pre><dl><dt>术语，\nterm</dt></dl>'
+        "</article><p>作者： 页脚</p></html>"
+    )
+    parsed = Paragraphs()
+    parsed.feed(page)
+    assert parsed.blocks == ["**平均是前缀取的，**而不是 X", "文字。 下一句", "字母：X 是草稿模型", "术语，\nterm"]
+    assert [m[0][0] for b in parsed.blocks for m in [_AFTER_PUNCT.search(b)] if m] == ["。", "，"]
 
 
 def test_chinese_paragraphs_show_no_markup_and_no_space_after_punctuation(built_book):
