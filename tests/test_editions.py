@@ -208,6 +208,63 @@ def test_terms_are_checked(tmp_path, monkeypatch):
     assert "'草案模型' for draft model" in found
 
 
+def _page_problems(tmp_path, text: str) -> list[str]:
+    page = tmp_path / "p.md"
+    page.write_text(f"# 标题\n\n{text}\n", encoding="utf-8")
+    return ed.term_problems(page)
+
+
+@pytest.mark.parametrize(
+    "text, variant",
+    [
+        ("再从 $q$ 中抽出一个奖励词元（bonus token）。", "奖励"),  # bonus token: 额外词元; 奖励 is an RL reward
+        ("4. **奖励**。如果全部被接受", "奖励"),
+        ("两个分布共有的质量 $\\min(p, q)$", "共有的质量"),  # mass: 概率质量; 质量 alone reads "quality"
+        ("损失就是过度接受的质量。", "过度接受的质量"),
+        ("残差分布把质量放在 $q > p$ 的地方。", "质量放在"),
+        ("在词元浏览器（token explorer）中选择", "词元浏览器"),  # explorer: 探索器; 浏览器 is a web browser
+        ("运行拒绝次数浏览器。", "拒绝次数浏览器"),
+        ("从拒绝分布中抽取", "拒绝分布"),  # rejection law: 拒绝后分布
+        ("使挂钟时间（wall-clock）最短", "挂钟"),  # wall-clock: 墙钟时间
+        ("每个请求的键值缓存", "键值缓存"),
+        ("接受才恰好是 i.i.d. 的。", "i.i.d."),  # i.i.d.: 独立同分布
+        ("输出服从目标的分布。", "服从目标的"),  # the models are 目标模型 / 草稿模型
+        ("每个草稿调用花费 $c$。", "草稿调用"),
+        ("**前置知识**：第 1 章。书外知识：条件概率。", "书外知识"),  # the recurring phrases, one wording each
+        ("本书以外：二项分布。", "本书以外"),
+        ("*编程（实验 1）*。打开英文实验。", "编程（实验"),
+        ("*提示；本问题由实验评分*。", "本问题由实验评分"),
+    ],
+)
+def test_the_terminology_table_rejects_each_variant(tmp_path, text, variant):
+    found = _page_problems(tmp_path, text)
+    assert any(f"'{variant}' for" in d for d in found), found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "再从 $q$ 中抽出一个额外词元（bonus token）；论文用奖励模型评判输出。",
+        "草稿模型的质量设为 0：以质量换速度。两个分布共有的概率质量。",
+        "浏览器绘制图形之前；在词元探索器中选择预设。",
+        "从拒绝后分布（rejection law）中抽取。",
+        "各次接受独立同分布（i.i.d.）时。",
+        "目标模型（target model）的分布，草稿模型（draft model）调用。",
+        "本书之外：条件概率。",
+    ],
+)
+def test_the_decided_terms_pass_the_check(tmp_path, text):
+    first_uses = "词元（token）、草稿模型（draft model）、目标模型（target model）。"
+    assert _page_problems(tmp_path, first_uses + text) == []
+
+
+def test_a_self_check_opens_with_the_fixed_phrase(tmp_path):
+    fixed = next(t["zh"] for t in ed.terms() if t.get("under") == "自测")
+    assert _page_problems(tmp_path, f"正文。\n\n### 自测\n\n{fixed}\n\n**1.** 问题？") == []
+    found = _page_problems(tmp_path, "正文。\n\n### 自测\n\n以下小问题用来检验阅读。\n\n**1.** 问题？")
+    assert [d for d in found if "fixed phrase" in d] and "§2 '自测'" in found[0], found
+
+
 def test_the_two_configurations_agree():
     en = yaml.safe_load((ROOT / "_config.yml").read_text())
     zh = yaml.safe_load((ROOT / "zh" / "_config.yml").read_text())
@@ -234,6 +291,63 @@ def test_line_breaks_between_chinese_characters_are_joined():
     assert join("论文\n<em>A Theoretical</em>") == "论文\n<em>A Theoretical</em>"
     assert join("draft\nmodel") == "draft\nmodel"
     assert join("<pre>代码\n代码</pre>") == "<pre>代码\n代码</pre>"  # code keeps its lines
+
+
+def test_line_breaks_next_to_full_width_punctuation_are_joined():
+    join = ext.join_cjk_html
+    math = '<span class="math notranslate nohighlight">\\(p\\)</span>'
+    assert join(f"的分布，\n{math}") == f"的分布，{math}"  # after punctuation, whatever follows
+    assert join("见下。</em>\nEnglish") == "见下。</em>English"
+    assert join(f"{math}\n，下一个") == f"{math}，下一个"  # and before it
+    assert join("“超出”\n的图景") == "“超出”的图景"
+    assert join(f"分布 {math}\n的") == f"分布 {math}\n的"  # a break beside Latin text or maths stays a space
+
+
+@pytest.mark.parametrize(
+    "source, html",
+    [
+        ("**平均是对目标模型的前缀取的，**而不是", "<strong>平均是对目标模型的前缀取的，</strong>而不是"),
+        ("**输入：**草稿", "<strong>输入：</strong>草稿"),
+        ("*推测解码（speculative decoding）*让一个", "<em>推测解码（speculative decoding）</em>让一个"),
+        ("它们**共有**的概率质量", "它们<strong>共有</strong>的概率质量"),
+        ("**自动规则**。审核", "<strong>自动规则</strong>。审核"),
+        ("称为**“过度接受”**的规则", "称为<strong>“过度接受”</strong>的规则"),
+        ("目标模型（target model）**$q$", "目标模型（target model）**$q$"),  # an opening run needs a closing one
+    ],
+)
+def test_bold_and_italic_next_to_full_width_punctuation_render(source, html):
+    from markdown_it import MarkdownIt
+
+    assert MarkdownIt("commonmark").use(ext.cjk_emphasis_plugin).renderInline(source) == html
+
+
+@pytest.mark.parametrize(
+    "source",
+    ["**foo.**bar", "a **b** c", "x**y**z", "*a*b", "snake_case_name", "__init__", "**a** (b)", "2 * 3 * 4", "*(a)*b"],
+)
+def test_emphasis_without_chinese_follows_commonmark(source):
+    from markdown_it import MarkdownIt
+
+    plain, cjk = MarkdownIt("commonmark"), MarkdownIt("commonmark").use(ext.cjk_emphasis_plugin)
+    assert cjk.renderInline(source) == plain.renderInline(source)
+
+
+def test_the_chinese_build_gives_every_myst_parser_the_emphasis_rule(monkeypatch):
+    """MyST has no setting for markdown-it plugins: the Chinese build wraps ``create_md_parser`` where it is used."""
+    import importlib
+
+    from markdown_it.renderer import RendererHTML
+    from myst_parser.config.main import MdParserConfig
+
+    for name in ext.MD_PARSER_USERS:  # undone after the test
+        module = importlib.import_module(name)
+        monkeypatch.setattr(module, "create_md_parser", module.create_md_parser)
+    changed = ext.use_cjk_emphasis()
+    assert "myst_nb.sphinx_" in changed and "myst_parser.parsers.sphinx_" in changed, changed
+    for name in changed:
+        md = importlib.import_module(name).create_md_parser(MdParserConfig(), RendererHTML)
+        assert "<strong>输入：</strong>草稿" in md.render("**输入：**草稿"), name
+    assert ext.use_cjk_emphasis() == [], "applied twice"
 
 
 # --- The built site: both editions, as the build writes them -------------------------------------
@@ -367,6 +481,61 @@ def test_a_reader_finds_chinese_words_with_the_search_box(built_book, tmp_path):
         assert edition or not any("zh/" in href for href in r["found"])
 
 
+class Paragraphs(HTMLParser):
+    """The text of each block (paragraph, list item, table cell, term, caption, heading) of a page's article,
+    without code, formulas and cell outputs (those are the English edition's, byte for byte)."""
+
+    BLOCKS = ("p", "li", "td", "th", "dt", "dd", "figcaption", "caption", "h1", "h2", "h3", "h4", "h5", "h6")
+    VOID = ("br", "img", "meta", "link", "input", "hr", "source", "wbr", "col", "area", "base", "embed")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks: list[str] = []
+        self._stack: list[tuple[str, bool, int | None]] = []  # (tag, skipped, index of its block)
+        self._article = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.VOID:
+            return
+        if tag == "article":
+            self._article = True
+        classes = (dict(attrs).get("class") or "").split()
+        skip = (
+            (self._stack and self._stack[-1][1])
+            or tag in ("pre", "code", "script", "style", "kbd")
+            or "math" in classes
+            or "cell_output" in classes
+        )
+        block = self._stack[-1][2] if self._stack else None
+        if skip and not (self._stack and self._stack[-1][1]) and block is not None and self._article:
+            self.blocks[block] += "X"  # what is left out (a formula, code) still stands between its neighbours
+        if tag in self.BLOCKS and not skip and self._article:
+            self.blocks.append("")
+            block = len(self.blocks) - 1
+        self._stack.append((tag, bool(skip), block))
+
+    def handle_endtag(self, tag):
+        if tag == "article":
+            self._article = False
+        while self._stack:
+            if self._stack.pop()[0] == tag:
+                break
+
+    def handle_data(self, data):
+        if self._article and self._stack and not self._stack[-1][1] and self._stack[-1][2] is not None:
+            self.blocks[self._stack[-1][2]] += data
+
+
+def chinese_blocks(built_book: Path) -> list[tuple[str, str]]:
+    """(page, text) of every block of text of every Chinese page."""
+    out = []
+    for page in ed.toc_files(ROOT / "zh" / "_toc.yml"):
+        parsed = Paragraphs()
+        parsed.feed((built_book / "zh" / f"{page}.html").read_text(encoding="utf-8"))
+        out += [(page, text) for text in parsed.blocks if re.search(r"[\u4e00-\u9fff]", text)]
+    return out
+
+
 def test_chinese_paragraphs_have_no_line_breaks_between_characters(built_book):
     """A source line break between two Chinese characters would show as a space: the build joins them."""
     cjk_break = re.compile(r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]\n[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]")
@@ -377,3 +546,36 @@ def test_chinese_paragraphs_have_no_line_breaks_between_characters(built_book):
             paragraphs += 1
             assert not cjk_break.search(re.sub(r"<[^>]+>", "", p)), f"zh/{page}: a line break inside {p[:80]!r}"
     assert paragraphs > 500
+
+
+_AFTER_PUNCT = re.compile(f"[{ext.FULL_WIDTH_PUNCT}][ \\t\\n\\u00a0\\u3000]+\\S")
+
+
+def test_the_paragraph_reader_finds_literal_markup_and_spaces_after_punctuation():
+    """What the next test reads, on a page written here: prose yes; code, formulas and cell outputs no."""
+    page = (
+        '<html><p>主题</p><article class="bd-article"><p>**平均是前缀取的，**而不是 '
+        '<span class="math notranslate">\\(p^*\\)</span></p><ul><li>文字。 下一句</li></ul>'
+        '<p>字母：<span class="math notranslate">\\(p\\)</span> 是草稿模型</p>'
+        '<div class="cell_output"><p>输出 *x*</p></div><pre>代码， *</pre><dl><dt>术语，\nterm</dt></dl>'
+        "</article><p>作者： 页脚</p></html>"
+    )
+    parsed = Paragraphs()
+    parsed.feed(page)
+    assert parsed.blocks == ["**平均是前缀取的，**而不是 X", "文字。 下一句", "字母：X 是草稿模型", "术语，\nterm"]
+    assert [m[0][0] for b in parsed.blocks for m in [_AFTER_PUNCT.search(b)] if m] == ["。", "，"]
+
+
+def test_chinese_paragraphs_show_no_markup_and_no_space_after_punctuation(built_book):
+    """Every block of Chinese text on the site: bold and italic rendered (no literal ``*``), and no space after
+    full-width punctuation (neither typed nor a source line break)."""
+    blocks = chinese_blocks(built_book)
+    assert len(blocks) > 1500, f"only {len(blocks)} blocks of Chinese text: is the article parsed?"
+    stars = [f"zh/{page}: {text.strip()[:100]!r}" for page, text in blocks if "*" in text]
+    assert not stars, "literal asterisks (emphasis that did not render):\n" + "\n".join(stars)
+    spaces = [
+        f"zh/{page}: ...{text[max(0, m.start() - 20) : m.end() + 10]!r}"
+        for page, text in blocks
+        for m in _AFTER_PUNCT.finditer(text)
+    ]
+    assert not spaces, f"{len(spaces)} spaces after full-width punctuation:\n" + "\n".join(spaces)

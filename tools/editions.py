@@ -268,7 +268,13 @@ def differences(en_path: Path, zh_path: Path) -> list[str]:
 
 
 def terms() -> list[dict]:
-    """The terminology table ``zh/terms.yml``: one Chinese term per English concept."""
+    """The terminology table ``zh/terms.yml``: one Chinese term per English concept.
+
+    Each entry: ``en``, ``zh``, ``avoid`` (variants the book does not use), ``allow`` (other words that contain a
+    variant and are right, e.g. 奖励模型 for "reward model" beside the variant 奖励 of "bonus token"), ``explain:
+    false`` (no English needed at first use) and ``phrase: true`` (a recurring wording rather than a term; with
+    ``under: <heading>``, every section of that heading contains it).
+    """
     return yaml.safe_load((ROOT / ZH / "terms.yml").read_text(encoding="utf-8"))
 
 
@@ -313,17 +319,37 @@ def prose(source: str, glossary: bool = True) -> str:
     return _INLINE_LITERAL.sub(" ", "\n".join(keep))
 
 
+_CJK_BREAK = re.compile(r"(?<=[^\x00-\x7f])[ \t]*\n[ \t]*(?=[^\x00-\x7f])")
+
+
+def joined(text: str) -> str:
+    """Text with the line breaks between two non-ASCII characters removed (the build joins them too)."""
+    return _CJK_BREAK.sub("", text)
+
+
+def variants_in(text: str, term: dict) -> list[str]:
+    """The variants of ``term`` in ``text``, once its own term and its ``allow`` words are taken out."""
+    text = joined(text)
+    for word in sorted([term["zh"], *term.get("allow", [])], key=len, reverse=True):
+        text = text.replace(word, "\0")
+    return [variant for variant in term.get("avoid", []) if variant in text]
+
+
 def term_problems(zh_path: Path) -> list[str]:
-    """Variants the table avoids, and terms whose first use on the page lacks the English in parentheses."""
+    """Variants the table avoids, terms whose first use on the page lacks the English in parentheses, and
+    recurring phrases missing from the sections that must carry them."""
     source = zh_path.read_text(encoding="utf-8")
     text, first_use_text = prose(source), prose(source, glossary=False)
     name = _shown(zh_path)
     out = []
     for term in terms():
-        for variant in term.get("avoid", []):
-            if variant in text:
-                out.append(f"{name}: '{variant}' for {term['en']}: the book writes '{term['zh']}'")
-        if term.get("explain", True) and term["zh"] != term["en"]:
+        for variant in variants_in(text, term):
+            out.append(f"{name}: '{variant}' for {term['en']}: the book writes '{term['zh']}'")
+        if term.get("under"):
+            for k, sec in enumerate(parse(source).sections, 1):
+                if sec.heading == term["under"] and term["zh"] not in joined(prose(sec.text)):
+                    out.append(f"{name} §{k} '{sec.heading}': it opens with the fixed phrase '{term['zh']}'")
+        if term.get("explain", not term.get("phrase")) and term["zh"] != term["en"]:
             at = first_use_text.find(term["zh"])
             if at >= 0:
                 after = first_use_text[at + len(term["zh"]) : at + len(term["en"]) + len(term["zh"]) + 8].lower()
@@ -399,7 +425,10 @@ def main(argv: list[str]) -> int:
             found = []
             for p in argv[1:]:
                 zh = Path(p).resolve()
-                found += differences(ROOT / zh.relative_to(ROOT / ZH), zh) + term_problems(zh)
+                rel = zh.relative_to(ROOT / ZH)
+                if rel.with_suffix("").as_posix() not in ONLY_ZH:
+                    found += differences(ROOT / rel, zh)
+                found += term_problems(zh)
         else:
             found = check()
         print("\n".join(found) or "the two editions are in step")

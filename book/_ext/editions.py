@@ -12,6 +12,9 @@
   editions, so the Chinese build reuses the English execution (jupyter-cache hashes code and metadata).
 * Chinese search: jieba (which Sphinx's Chinese index uses) gets the terms of ``zh/terms.yml`` as
   words, and ``editions_static/zh_search.js`` cuts a query's Chinese into the index's words.
+* Chinese emphasis: CommonMark opens and closes ``**`` only at "flanking" delimiter runs, which fail
+  next to full-width punctuation (``**平均是对前缀取的，**而不是`` shows its asterisks). On Chinese
+  pages the MyST parser gets :func:`cjk_emphasis_plugin`, the CJK-friendly rule for ``*`` runs.
 * When the English HTML build ends, it builds ``zh/`` (same warning flags) with the English
   jupyter-cache, and copies it into ``zh/`` of its output: ``jupyter-book build .`` builds both.
   ``SPECDEC_BOOK_EDITIONS=en`` skips the Chinese build (a quicker build while writing English).
@@ -19,12 +22,15 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import posixpath
 import re
 import shutil
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -102,15 +108,21 @@ class EnglishDoc:
 
 
 class TermsTable(Directive):
-    """``{zh-terms}``: the terminology table ``zh/terms.yml`` as a table (English, Chinese, variants not used)."""
+    """``{zh-terms}``: the terms of ``zh/terms.yml`` as a table (English, Chinese, variants not used);
+    ``{zh-terms} phrases``: its recurring phrases (English, the one Chinese wording, wordings not used)."""
+
+    optional_arguments = 1
 
     def run(self) -> list[nodes.Node]:
         import yaml
 
         rows = yaml.safe_load((ZH_DIR / "terms.yml").read_text(encoding="utf-8"))
         self.state.document.settings.env.note_dependency(str(ZH_DIR / "terms.yml"))
-        head = ["English", "中文", "不用的译法"]
-        body = [[t["en"], t["zh"], "、".join(t.get("avoid", [])) or "—"] for t in rows]
+        phrases = self.arguments[:1] == ["phrases"]
+        head = ["English", "中文", "不用的说法" if phrases else "不用的译法"]
+        body = [
+            [t["en"], t["zh"], "、".join(t.get("avoid", [])) or "—"] for t in rows if bool(t.get("phrase")) == phrases
+        ]
         table, group = nodes.table(), nodes.tgroup(cols=3)
         table += group
         group.extend(nodes.colspec(colwidth=w) for w in (3, 2, 3))
@@ -148,24 +160,136 @@ class ZhCaption(Directive):
 _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
 
 
-
-
 _HTML_BREAK = re.compile(f"(?<=[{_CJK}])((?:<[^<>]*>)*)[ \\t]*\\n[ \\t]*((?:<[^<>]*>)*)(?=[{_CJK}])")
+#: Full-width punctuation, with the curly quotes Chinese text uses (they are ambiguous-width characters).
+FULL_WIDTH_PUNCT = (
+    "\u3001-\u3011\u3014-\u301f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u2018\u2019\u201c\u201d"
+)
+_INLINE_END = r"(?:</(?:strong|em|a|span|code)>)*"
+# a break after full-width punctuation, whatever follows (a formula, Latin text, a link), and one before it
+_PUNCT_BREAK = re.compile(f"(?<=[{FULL_WIDTH_PUNCT}])({_INLINE_END})[ \\t]*\\n[ \\t]*")
+_BREAK_PUNCT = re.compile(f"([^\\s>]|</span>|</a>|</em>)[ \\t]*\\n[ \\t]*(?=(?:<(?:strong|em)>)?[{FULL_WIDTH_PUNCT}])")
 _LITERAL_HTML = re.compile(r"(<(pre|script|style|textarea)\b.*?</\2>)", re.S)
 
 
 def join_cjk_html(body: str) -> str:
     """A page body with the source line breaks between two Chinese characters removed, across inline
-    tags too (``的分布，\\n<strong>预测``); code, scripts and styles are left as they are."""
+    tags too (``的分布，\\n<strong>预测``), and those after or before full-width punctuation whatever is on
+    the other side (``，\\n<span class="math">``): a break shows as a space. Code, scripts and styles keep theirs."""
     parts = _LITERAL_HTML.split(body)
     out = []
     for i, part in enumerate(parts):
         # split() with two groups yields: text, whole literal, its tag name, text, ...
         if i % 3 == 0:
-            out.append(_HTML_BREAK.sub(r"\1\2", part))
+            part = _HTML_BREAK.sub(r"\1\2", part)
+            out.append(_BREAK_PUNCT.sub(r"\1", _PUNCT_BREAK.sub(r"\1", part)))
         elif i % 3 == 1:
             out.append(part)
     return "".join(out)
+
+
+# --- Chinese emphasis -----------------------------------------------------------------------------
+# CommonMark (spec 0.31.2, "left-flanking delimiter run") lets ``**`` close only when the character inside
+# is not punctuation or the one outside is white space or punctuation: ``**自动规则。**审核`` stays literal
+# (commonmark/commonmark-spec#650 lists the Chinese cases). The rule below is the one of tats-u's
+# markdown-it-cjk-friendly plugin (github.com/tats-u/markdown-cjk-friendly, packages/markdown-it-cjk-friendly/
+# src/index.ts, its ``scanDelims``): for ``*`` runs, a run next to a CJK character (East Asian Width wide,
+# full-width or half-width, emoji excepted) may both open and close; everything else is CommonMark's rule.
+# Simplified here: no variation selectors, and ambiguous-width characters (“ ” ‘ ’) count as not CJK, as that
+# plugin counts them unless a variation selector follows. markdown-it-py, unlike markdown-it, creates its
+# inline state class directly, so the plugin replaces the ``emphasis`` rule rather than the state class.
+
+
+def is_cjk(char: str) -> bool:
+    """A wide, full-width or half-width character (Chinese, Japanese, Korean and their punctuation)."""
+    code = ord(char)
+    if code < 0x1100 or 0x1F000 <= code <= 0x1FAFF:  # below Hangul Jamo; emoji
+        return False
+    return unicodedata.east_asian_width(char) in ("W", "F", "H")
+
+
+def scan_cjk_delims(state: Any, start: int, can_split_word: bool) -> Any:
+    """``StateInline.scanDelims`` with the CJK-friendly flanking rule for ``*`` (``_`` keeps CommonMark's)."""
+    from markdown_it.common.utils import isMdAsciiPunct, isPunctChar, isWhiteSpace
+    from markdown_it.rules_inline.state_inline import Scanned
+
+    if not can_split_word:
+        return state.scanDelims(start, can_split_word)
+    src, end, marker = state.src, state.posMax, state.src[start]
+    pos = start
+    while pos < end and src[pos] == marker:
+        pos += 1
+    last = src[start - 1] if start > 0 else " "  # the line's ends count as white space
+    after = src[pos] if pos < end else " "
+    last_space, next_space = isWhiteSpace(ord(last)), isWhiteSpace(ord(after))
+    if last_space or next_space:
+        return Scanned(not next_space, not last_space, pos - start)
+    last_punct = isMdAsciiPunct(ord(last)) or isPunctChar(last)
+    next_punct = isMdAsciiPunct(ord(after)) or isPunctChar(after)
+    cjk = is_cjk(last) or is_cjk(after)
+    return Scanned(last_punct or cjk or not next_punct, next_punct or cjk or not last_punct, pos - start)
+
+
+def _cjk_emphasis(state: Any, silent: bool) -> bool:
+    """markdown-it-py's ``emphasis`` tokenizer with :func:`scan_cjk_delims` in place of ``scanDelims``."""
+    from markdown_it.rules_inline.state_inline import Delimiter
+
+    marker = state.src[state.pos]
+    if silent or marker not in ("_", "*"):
+        return False
+    scanned = scan_cjk_delims(state, state.pos, marker == "*")
+    for _ in range(scanned.length):
+        token = state.push("text", "", 0)
+        token.content = marker
+        state.delimiters.append(
+            Delimiter(ord(marker), scanned.length, len(state.tokens) - 1, -1, scanned.can_open, scanned.can_close)
+        )
+    state.pos += scanned.length
+    return True
+
+
+def cjk_emphasis_plugin(md: Any) -> None:
+    """A markdown-it-py plugin: ``*`` and ``**`` next to Chinese punctuation open and close emphasis."""
+    md.inline.ruler.at("emphasis", _cjk_emphasis)
+
+
+#: Where MyST and MyST-NB call ``create_md_parser`` (each imported the name): the Chinese build wraps them all.
+MD_PARSER_USERS = (
+    "myst_parser.parsers.mdit",
+    "myst_parser.parsers.sphinx_",
+    "myst_parser.parsers.docutils_",
+    "myst_nb.sphinx_",
+    "myst_nb.docutils_",
+    "myst_nb.core.render",
+    "myst_nb.core.read",
+)
+
+
+def use_cjk_emphasis() -> list[str]:
+    """Give every MyST parser of this process :func:`cjk_emphasis_plugin`; returns the modules changed.
+
+    myst-parser 3 has no setting for markdown-it plugins, so its ``create_md_parser`` is wrapped.
+    """
+    from myst_parser.parsers import mdit
+
+    original = getattr(mdit.create_md_parser, "__wrapped__", mdit.create_md_parser)
+
+    @functools.wraps(original)
+    def create_md_parser(config: Any, renderer: Any) -> Any:
+        return original(config, renderer).use(cjk_emphasis_plugin)
+
+    changed = []
+    for name in MD_PARSER_USERS:
+        module = importlib.import_module(name)
+        if getattr(module, "create_md_parser", None) is original:
+            module.create_md_parser = create_md_parser
+            changed.append(name)
+    return changed
+
+
+def _zh_emphasis(app: Any, config: Any) -> None:
+    if _is_zh(app):
+        use_cjk_emphasis()
 
 
 def _doctree_read(app: Any, doctree: nodes.document) -> None:
@@ -226,6 +350,7 @@ def _zh_build(app: Any, exception: Exception | None) -> None:
 
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _add_switch)
+    app.connect("config-inited", _zh_emphasis)
     app.add_css_file("editions.css", priority=900)
     app.add_role("en-doc", EnglishDoc())
     app.add_node(zh_caption)
@@ -245,7 +370,7 @@ def _search_dictionary(app: Any) -> None:
     import yaml
 
     terms = yaml.safe_load((ZH_DIR / "terms.yml").read_text(encoding="utf-8"))
-    words = sorted({t["zh"].replace(" ", "") for t in terms if re.search(f"[{_CJK}]", t["zh"])})
+    words = sorted({t["zh"].replace(" ", "") for t in terms if re.search(f"[{_CJK}]", t["zh"]) and not t.get("phrase")})
     path = Path(app.doctreedir) / "jieba-terms.txt"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{w} 100000 n\n" for w in words), encoding="utf-8")
