@@ -181,3 +181,17 @@ def test_the_worked_example_pair_by_hand_against_the_package():
     # sample and match keeps the draft with probability sum p q, below 1 - TV
     assert optimality.sample_and_match_acceptance(p, q) == pytest.approx((p * q).sum()) == pytest.approx(0.2)
     assert (p * q).sum() < 1 - tv
+
+
+def test_each_coding_exercise_says_how_to_check_it_alone_with_its_labs_graded_cell():
+    """The intro promises: coding exercises are checked by the lab's graded cells (no printed solution)."""
+    for page in CHAPTERS:
+        text = page.read_text(encoding="utf-8")
+        label = re.search(r"^:label: (ex-ch\d\d-lab)$", text, re.M).group(1)
+        solution = text.split(f":::{{solution}} {label}", 1)[1].split("\n:::\n", 1)[0]
+        assert "**Checking your code on your own.**" in solution, f"{page.name}: {label}"
+        graded = re.search(r"`(check_\w+\([^`]*\)\.assert_correct\(\))`", solution).group(1)
+        lab = next((ROOT / "notebooks" / "source").glob(f"lab{page.name[2:4]}_*/lab*.md"))
+        assert graded in lab.read_text(encoding="utf-8"), f"{page.name}: {graded} is not a graded cell of {lab.name}"
+    intro = (BOOK / "intro.md").read_text(encoding="utf-8")
+    assert "every exercise has a folded answer" not in intro and "through every chapter" not in intro
