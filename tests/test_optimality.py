@@ -194,10 +194,10 @@ def test_sample_and_match_is_the_member_b_equals_q_and_rejects_at_least_tv(seed)
     assert np.all(accept < 1 - sd.tv(p, q) - 1e-6)  # strictly, for laws with full support
 
 
-def test_sample_and_match_ties_only_on_disjoint_supports_or_one_shared_point_mass():
-    point = np.array([0.0, 1.0, 0.0])
+def test_sample_and_match_ties_only_on_disjoint_supports_or_a_point_mass():
+    point, spread = np.array([0.0, 1.0, 0.0]), np.array([0.2, 0.5, 0.3])
     disjoint = (np.array([0.5, 0.5, 0.0]), np.array([0.0, 0.0, 1.0]))
-    for p, q in [(point, point), disjoint]:
+    for p, q in [(point, point), disjoint, (point, spread), (spread, point)]:  # a greedy draft or target ties
         assert op.sample_and_match_acceptance(p, q) == pytest.approx(1 - sd.tv(p, q))
     p, q = np.array([0.5, 0.5, 0.0]), np.array([0.5, 0.5, 0.0])  # p = q, not a point mass: 0.5 against 1
     assert op.sample_and_match_acceptance(p, q) == pytest.approx(0.5)
