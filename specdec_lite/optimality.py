@@ -10,6 +10,10 @@ rejection law ``P_n`` depend only on the prefix (and ``b_n`` on the draft token
   ``P = (q - b p) / sum_x (1 - b) p`` (Corollary 1, ``unbiased_rejection_law``);
 * so the rejection probability is at least ``TV(p, q)`` (``rejection_lower_bound``),
   with equality exactly for the speculative rule.
+
+*Sample and match* (emit the target's own draw, keep the draft when the two agree) is
+exact, and it is F's member ``b = q`` in disguise: it keeps the draft with probability
+``sum_x p q <= 1 - TV(p, q)`` (``sample_and_match``, ``sample_and_match_rule``).
 """
 
 from __future__ import annotations
@@ -19,10 +23,10 @@ from typing import Any
 import numpy as np
 
 from . import _lock
-from ._rng import RNGLike, as_generator
+from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_pair, sequence_law
 from .laws import acceptance, check_pair, residual, tv
-from .primitives import check_real
+from .primitives import check_real, cumulative, sample_rows
 from .tradeoff import _laws_and_accept, bias
 
 #: Slack allowed above ``min(1, q/p)`` before a rule counts as over-accepting (rounding only).
@@ -103,6 +107,45 @@ def random_unbiased_chain_member(
     """
     _check_pair(draft, target)
     return random_unbiased_member(draft.laws(), target.laws(), rng, spread=spread)
+
+
+# --- sample and match: emit the target's own draw, keep the draft when they agree --
+
+
+def sample_and_match(p: Any, q: Any, runs: int, rng: RNGLike = None) -> tuple[np.ndarray, np.ndarray]:
+    """One token by *sample and match*: draw ``x ~ p`` and ``y ~ q`` independently, emit ``y``.
+
+    The draft ``x`` counts as accepted when ``x == y``, with probability ``sum_x p(x) q(x)``
+    (``sample_and_match_acceptance``); otherwise the round would end there, a rejection.
+    The emitted token is the target's own draw, so its law is ``q`` exactly. Returns
+    ``(tokens, accepted)``, two arrays of length ``runs``.
+    """
+    p, q = check_pair(p, q)
+    if p.ndim != 1:
+        raise ValueError(f"p, q: one law each (a vector over the tokens), got shape {p.shape}")
+    runs, gen = check_runs(runs), as_generator(rng)
+    x = sample_rows(cumulative(p)[None], np.zeros(runs, dtype=np.int64), gen.random(runs))
+    y = sample_rows(cumulative(q)[None], np.zeros(runs, dtype=np.int64), gen.random(runs))
+    return y, x == y
+
+
+def sample_and_match_acceptance(p: Any, q: Any) -> np.ndarray:
+    """``sum_x p(x) q(x)``: how often sample and match keeps the draft (at most ``1 - TV(p, q)``)."""
+    p, q = check_pair(p, q)
+    return (p * q).sum(axis=-1)
+
+
+def sample_and_match_rule(p: Any, q: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Sample and match as a member ``(b, P)`` of F: ``b = q`` and Corollary 1's law ``q (1 - p) / (1 - sum p q)``.
+
+    Both give the same joint law of (emitted token, rejection mark): ``p(y) q(y)`` for an
+    accepted ``y`` and ``q(y) (1 - p(y))`` for a rejection that emits ``y``. So Theorem 2
+    applies: it rejects with probability ``1 - sum p q >= TV(p, q)``. Broadcasts over
+    leading axes (a chain's ``laws()``).
+    """
+    p, q = check_pair(p, q)
+    b = np.broadcast_to(q, np.broadcast_shapes(p.shape, q.shape)).copy()
+    return b, unbiased_rejection_law(p, q, b)
 
 
 # --- the class boundary: deciding on the whole draft at once ---------------------

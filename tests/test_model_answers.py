@@ -186,12 +186,13 @@ def test_lab6_floor_and_tree():
 
 @pytest.mark.slow
 def test_lab6_better_drafts():
-    """Question 3: the gap between the curves at M = 64 shrinks with the quality; the floor at 0.5."""
-    gaps = {q: _lab6(q)[2][-1] - _lab6(q)[3][-1] for q in (0.0, 0.5, 0.8)}
-    assert gaps[0.0] > gaps[0.5] > gaps[0.8]
+    """Question 3: the gap between the curves at M = 64 first grows (0.25), then shrinks; the floor at 0.5."""
+    gaps = {q: _lab6(q)[2][-1] - _lab6(q)[3][-1] for q in (0.0, 0.25, 0.5, 0.8)}
+    assert gaps[0.25] > gaps[0.0] > gaps[0.5] > gaps[0.8]  # not monotone: apart first, then closer
     assert_quotes(
         answer("lab06_batch", 3),
-        f"{gaps[0.0]:.2f} at quality 0, {gaps[0.5]:.2f} at 0.5, {gaps[0.8]:.2f} at 0.8",
+        "first move apart slightly, then close in",
+        f"{gaps[0.0]:.2f} at quality 0, {gaps[0.25]:.2f} at 0.25, {gaps[0.5]:.2f} at 0.5, {gaps[0.8]:.2f} at 0.8",
         f"({_lab6(0.5)[1]:.2f} at quality 0.5)",
     )
 
@@ -309,7 +310,7 @@ def test_no_answer_keeps_an_unchecked_number():
             "0.55",
             "0.28",
         },
-        "lab06_batch": {"16.53", "15.78", "0.75", "23.02", "13.56", "2.97", "2.33", "0.73", "9.36"},
+        "lab06_batch": {"16.53", "15.78", "0.75", "23.02", "13.56", "2.97", "3.17", "2.33", "0.73", "9.36"},
         "lab07_lookahead": {"0.86", "2.37", "2.31", "2.00", "1.79", "6.43", "7.17"},
     }
     for lab, numbers in checked.items():

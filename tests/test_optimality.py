@@ -162,3 +162,60 @@ def test_spread_controls_distance_to_the_bound():
     np.testing.assert_allclose(b0, sd.acceptance(p, q))
     with pytest.raises(ValueError, match="spread"):
         op.random_unbiased_member(p, q, rng=0, spread=1.5)
+
+
+# --- sample and match: emit the target's draw, keep the draft when they agree ----------------------
+
+
+def _match_joint_by_enumeration(p, q):
+    """P(emit y, accepted) and P(emit y, rejected), summing over every pair (x, y) drawn independently."""
+    V = len(p)
+    joint = np.zeros((V, 2))
+    for x in range(V):
+        for y in range(V):
+            joint[y, 0 if x == y else 1] += p[x] * q[y]
+    return joint
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sample_and_match_is_the_member_b_equals_q_and_rejects_at_least_tv(seed):
+    p, q = laws(seed, size=(50,))
+    b, P = op.sample_and_match_rule(p, q)
+    np.testing.assert_allclose(b, q)
+    assert np.all(op.is_unbiased(p, q, b, P))
+    for i in range(len(p)):  # the same joint law of (token, rejection mark) as the rule it stands for
+        r = tr.reject_probability(p[i], b[i])
+        np.testing.assert_allclose(
+            _match_joint_by_enumeration(p[i], q[i]), np.stack([b[i] * p[i], r * P[i]], axis=-1), atol=1e-12
+        )
+    accept = op.sample_and_match_acceptance(p, q)
+    np.testing.assert_allclose(1 - accept, tr.reject_probability(p, b), atol=1e-12)
+    assert np.all(accept <= 1 - sd.tv(p, q) + 1e-12)  # Theorem 2: sum p q <= sum min(p, q)
+    assert np.all(accept < 1 - sd.tv(p, q) - 1e-6)  # strictly, for laws with full support
+
+
+def test_sample_and_match_ties_only_on_disjoint_supports_or_a_point_mass():
+    point, spread = np.array([0.0, 1.0, 0.0]), np.array([0.2, 0.5, 0.3])
+    disjoint = (np.array([0.5, 0.5, 0.0]), np.array([0.0, 0.0, 1.0]))
+    for p, q in [(point, point), disjoint, (point, spread), (spread, point)]:  # a greedy draft or target ties
+        assert op.sample_and_match_acceptance(p, q) == pytest.approx(1 - sd.tv(p, q))
+    p, q = np.array([0.5, 0.5, 0.0]), np.array([0.5, 0.5, 0.0])  # p = q, not a point mass: 0.5 against 1
+    assert op.sample_and_match_acceptance(p, q) == pytest.approx(0.5)
+
+
+@pytest.mark.parametrize(
+    "p, q",
+    [
+        ([0.4, 0.3, 0.2, 0.1], [0.1, 0.2, 0.3, 0.4]),  # the worked example's pair
+        tuple(np.random.default_rng(7).dirichlet(np.ones(5), size=2)),
+    ],
+)
+def test_sample_and_match_monte_carlo_output_law_and_acceptance(p, q):
+    p, q = np.asarray(p), np.asarray(q)
+    runs = 40_000
+    tokens, accepted = op.sample_and_match(p, q, runs, rng=3)
+    assert chi_square(np.bincount(tokens, minlength=len(q)), q).pvalue > ALPHA  # exact: the law is q
+    m, se = mean_and_se(accepted.astype(float))
+    assert abs(m - op.sample_and_match_acceptance(p, q)) <= Z * se
+    cells = np.bincount(2 * tokens + ~accepted, minlength=2 * len(q))  # (token, rejected) jointly
+    assert chi_square(cells, _match_joint_by_enumeration(p, q).ravel()).pvalue > ALPHA

@@ -9,6 +9,7 @@ every exploration exercise has an answer, not only hints.
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -140,10 +141,57 @@ def test_the_new_pages_are_appendices_of_the_toc():
 
 def test_the_worked_example_checks_each_step_and_glues_its_numbers():
     text = (BOOK / "worked_example.md").read_text(encoding="utf-8")
-    used = set(re.findall(r"\{glue:text\}`([\w-]+)", text))
+    used = set(re.findall(r"\{glue:(?:text|md)\}`([\w-]+)", text))
     glued = set(re.findall(r'glue\("([\w-]+)"', text))
     assert used and used <= glued, f"numbers used but never glued: {used - glued}"
-    for step in ["## One round by hand", "## Theorem 1's count", "## The Monte Carlo check", "## A finite lookahead",
-                 "## Wall-clock, and the best lookahead"]:
+    for step in [
+        "## One round by hand",
+        "## Theorem 1's count",
+        "## The Monte Carlo check",
+        "## Theorem 2: no unbiased rule rejects less",
+        "## Theorems 4 and 5: trading quality for speed",
+        "## Theorem 3: two drafts",
+        "## A finite lookahead",
+        "## Wall-clock, and the best lookahead",
+    ]:
         assert step in text
         assert "assert " in text.split(step, 1)[1].split("\n## ", 1)[0], f"{step}: no check in its cells"
+
+
+def test_the_worked_example_pair_by_hand_against_the_package():
+    """Theorems 2-5 on p = (.4, .3, .2, .1), q = (.1, .2, .3, .4), by plain NumPy, then by specdec_lite."""
+    from specdec_lite import batch, optimality, tradeoff
+
+    p, q = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])
+    tv = np.maximum(q - p, 0).sum()
+    # Theorem 5 at eps = 0.1: b = min(1, (q + eps)/p); rejection sum (1 - b) p; loss sum max(b p - q, 0)
+    b = np.minimum(1, (q + 0.1) / p)
+    reject, loss = ((1 - b) * p).sum(), np.maximum(b * p - q, 0).sum()
+    np.testing.assert_allclose([reject, loss, reject + loss], [0.2, 0.2, tv])
+    np.testing.assert_allclose(tradeoff.pareto_point(p, q, tradeoff.over_accept(p, q, 0.1)), [reject, loss])
+    # UNO at eps = 0: min(p, q) + TV q, against q
+    uno = np.minimum(p, q) + tv * q
+    np.testing.assert_allclose(tradeoff.over_accept_point(p, q, 0.0, "uno"), [tv, 0.5 * np.abs(uno - q).sum()])
+    # the cascade with M = 2: r1 = TV(q, p), q2 = [q - p]_+, r2 = TV(q2, p)
+    q2 = np.maximum(q - p, 0) / tv
+    r2 = np.maximum(q2 - p, 0).sum()
+    reach, _ = batch.residual_cascade(p, q, 2)
+    np.testing.assert_allclose(reach, [1, tv, tv * r2])
+    np.testing.assert_allclose([tv, r2], [0.4, 0.7])
+    # sample and match keeps the draft with probability sum p q, below 1 - TV
+    assert optimality.sample_and_match_acceptance(p, q) == pytest.approx((p * q).sum()) == pytest.approx(0.2)
+    assert (p * q).sum() < 1 - tv
+
+
+def test_each_coding_exercise_says_how_to_check_it_alone_with_its_labs_graded_cell():
+    """The intro promises: coding exercises are checked by the lab's graded cells (no printed solution)."""
+    for page in CHAPTERS:
+        text = page.read_text(encoding="utf-8")
+        label = re.search(r"^:label: (ex-ch\d\d-lab)$", text, re.M).group(1)
+        solution = text.split(f":::{{solution}} {label}", 1)[1].split("\n:::\n", 1)[0]
+        assert "**Checking your code on your own.**" in solution, f"{page.name}: {label}"
+        graded = re.search(r"`(check_\w+\([^`]*\)\.assert_correct\(\))`", solution).group(1)
+        lab = next((ROOT / "notebooks" / "source").glob(f"lab{page.name[2:4]}_*/lab*.md"))
+        assert graded in lab.read_text(encoding="utf-8"), f"{page.name}: {graded} is not a graded cell of {lab.name}"
+    intro = (BOOK / "intro.md").read_text(encoding="utf-8")
+    assert "every exercise has a folded answer" not in intro and "through every chapter" not in intro
