@@ -151,3 +151,27 @@ def test_lab9_residual_and_acceptance_tabulated_on_the_public_instances_fail():
     for _ in range(10):
         assert bugs.check_residual_guard(residual).ok
         assert bugs.check_accept(lambda p, q, x, u: u < min(1.0, q[x] / p[x])).ok
+
+
+@pytest.mark.slow
+def test_a_right_sampler_drawing_in_another_order_fails_at_the_stated_rate():
+    """The instructors page: a right answer that draws its random numbers otherwise than the master fails a
+    statistical check with probability at most n * alpha (n chi-square tests at level alpha; Lab 7's round
+    lengths run three). Over ``SEEDS`` seeds, the failures of a right sampler (NumPy's geometric law, not the
+    master's draws) stay within ``Z`` standard errors of that rate."""
+    import inspect
+
+    from specdec_lite.exercises import bugs, lookahead
+
+    from .conftest import Z
+
+    alpha = inspect.signature(part1.check_speculative_step).parameters["alpha"].default
+    assert alpha == bugs.ALPHA
+    rate = 1 - (1 - alpha) ** 3
+
+    def right(a, K, runs, rng):
+        return np.minimum(rng.geometric(1 - a, size=runs), K + 1)
+
+    seeds = 400
+    failed = sum(not lookahead.check_round_lengths(right, seed=1000 + s).ok for s in range(seeds))
+    assert failed <= seeds * rate + Z * np.sqrt(seeds * rate * (1 - rate)), (failed, seeds, rate)

@@ -19,23 +19,29 @@ resources, so one ``nbgrader autograde`` run may mix labs) and, when a cell fail
 
 Every kernel runs in the sandbox of ``sandbox`` (``sandbox = "bwrap"``, the default); on a
 machine where it cannot run, grading refuses to start unless ``sandbox = "off"`` is set
-explicitly (``autograde --unsandboxed``). Each graded notebook's folder gets a record of
-how it was run, ``.grading.json`` (``RECORD``), which ``report`` reads.
+explicitly (``autograde --unsandboxed``). What the cells output is bounded as it arrives
+(``outputs``: per output, per cell and per notebook; a message over ``max_message_bytes`` is
+refused unread), so no print fills the grader's memory, the autograded notebook or the feedback.
+Each graded notebook's folder gets a record of how it was run, ``.grading.json`` (``RECORD``:
+the sandbox, the output limits and what was cut, the grader's peak memory), which ``report`` reads.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import resource
 import time
 from pathlib import Path
 from typing import Any
 
+from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Bool, Dict, Enum, Integer
 
+from . import outputs as _outputs
 from . import sandbox as _sandbox
 from .kernel import PatientKernelManager
 from .timeouts import CELL_TIMEOUT_S, cell_timeout
@@ -50,6 +56,9 @@ NOT_RUN = "CellNotRunError"
 
 #: The record of how a notebook was graded, next to it in ``autograded/<student>/<lab>/``.
 RECORD = ".grading.json"
+
+#: The start of the line the grader adds to a cell whose outputs it cut.
+CUT_MARK = _outputs.CUT
 
 #: What nbclient raises when a cell cannot finish (a timeout, a dead or unresponsive kernel).
 _FAILURES = (CellTimeoutError, DeadKernelError, TimeoutError, RuntimeError)
@@ -95,7 +104,19 @@ class GradingExecute(Execute):
         30, help="A kernel's CPU seconds (all threads) are limited to this many times the lab's cell limit."
     ).tag(config=True)
 
+    max_output_bytes = Integer(
+        _outputs.Limits.output, help="Bytes kept of one output (a stream's text, a display); the rest is cut."
+    ).tag(config=True)
+    max_cell_output_bytes = Integer(_outputs.Limits.cell, help="Bytes kept of one cell's outputs.").tag(config=True)
+    max_notebook_output_bytes = Integer(
+        _outputs.Limits.notebook, help="Bytes kept of a notebook's outputs (all cells)."
+    ).tag(config=True)
+    max_message_bytes = Integer(
+        _outputs.Limits.message, help="A message from the kernel larger than this is refused unread."
+    ).tag(config=True)
+
     _told = False  # the sandbox's statement is logged once per process
+    _replaying = False  # cells run again silently in a fresh kernel: their outputs are thrown away
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # a missed reply costs seconds, not the cell limit (see ``kernel``); nbgrader's Execute sets its own manager
@@ -110,11 +131,92 @@ class GradingExecute(Execute):
         """The sandbox's limits for the notebook being run (CPU time from its lab's cell limit)."""
         return _sandbox.Limits(cpu_s=max(60, int(self.cpu_per_cell_limit * (self.timeout or 60))))
 
+    def output_limits(self) -> _outputs.Limits:
+        """What the grader keeps of the outputs (this run's configuration)."""
+        return _outputs.Limits(
+            self.max_output_bytes, self.max_cell_output_bytes, self.max_notebook_output_bytes, self.max_message_bytes
+        )
+
     def create_kernel_manager(self) -> Any:
         km = super().create_kernel_manager()
         if isinstance(km, _sandbox.SandboxedKernelManager):
             km.limits = self.limits()
+        if isinstance(km, PatientKernelManager):
+            km.max_message_bytes = self.max_message_bytes
         return km
+
+    async def async_start_new_kernel_client(self) -> Any:
+        kc = await super().async_start_new_kernel_client()
+        self._refused_seen = self._refused()
+        for channel in (kc.iopub_channel, kc.shell_channel):
+            channel.on_refused = self._on_refused
+        return kc
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)  # nbclient binds the sync names to its own
+
+    def _on_refused(self) -> None:
+        # the refused message's connection took the cell's last messages (its idle status) with it
+        self.raise_on_iopub_timeout = False
+
+    def _refused(self) -> int:
+        """Messages the client's sockets refused so far."""
+        if self.kc is None:
+            return 0
+        return sum(getattr(ch, "refused", 0) for ch in (self.kc.iopub_channel, self.kc.shell_channel))
+
+    def _budget_now(self) -> _outputs.OutputBudget:
+        if getattr(self, "_budget", None) is None:
+            self._budget = _outputs.OutputBudget(self.output_limits())
+        return self._budget
+
+    async def async_execute_cell(self, cell: NotebookNode, cell_index: int, *args: Any, **kw: Any) -> NotebookNode:
+        """nbclient's, with the output limits: the cell's budget starts afresh, what was cut is said at its end."""
+        budget = self._budget_now()
+        budget.start_cell()
+        self.raise_on_iopub_timeout = True
+        try:
+            cell = await super().async_execute_cell(cell, cell_index, *args, **kw)
+        finally:
+            refused, self._refused_seen = self._refused() - self._refused_seen, self._refused()
+            if not self._replaying:
+                budget.refused(cell_index, refused)
+                for out in cell.get("outputs", []):  # streams are joined at the end of a cell
+                    if out.get("output_type") == "stream" and _outputs.size(out.get("text", "")) > budget.limits.output:
+                        budget._cut(cell_index, _outputs.fit(out, budget.limits.output))
+                notice = budget.notice(cell_index)
+                if notice is not None:
+                    cell.outputs.append(notice)
+        return cell
+
+    execute_cell = run_sync(async_execute_cell)
+
+    def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> NotebookNode | None:
+        """nbclient's, keeping each output within the limits (``outputs.OutputBudget``)."""
+        budget, keep = self._budget_now(), not self._replaying
+        parent = msg["parent_header"].get("msg_id")
+        if self.output_hook_stack[parent]:  # an Output widget's capture: kept in the widget's state
+            if not budget.take_bytes(_outputs.size(msg.get("content")), cell_index, keep):
+                return None
+            return super().output(outs, msg, display_id, cell_index)
+        out = super().output(outs, msg, display_id, cell_index)
+        if out is not None and outs and outs[-1] is out and not budget.take(out, cell_index, keep):
+            outs.pop()
+            return None
+        return out
+
+    def process_message(self, msg: dict, cell: NotebookNode, cell_index: int) -> NotebookNode | None:
+        """nbclient's; a display's update and a widget's messages count against the cell's limits too."""
+        kind = msg.get("msg_type", "")
+        if kind == "update_display_data" or kind.startswith("comm"):
+            budget = self._budget_now()
+            n = _outputs.size(msg.get("content")) + sum(len(b) for b in msg.get("buffers") or [])
+            if not budget.take_bytes(n, cell_index, not self._replaying):
+                return None
+            if kind == "update_display_data" and isinstance(msg["content"].get("data"), dict):
+                cut = _outputs.fit(NotebookNode(data=msg["content"]["data"]), budget.limits.output)
+                if cut:
+                    budget._cut(cell_index, cut)
+        return super().process_message(msg, cell, cell_index)
 
     def statement(self) -> list[str]:
         """What this run's kernels can and cannot reach."""
@@ -135,6 +237,7 @@ class GradingExecute(Execute):
                 (self.log.warning if self.sandbox == "off" else self.log.info)("%s", line)
             GradingExecute._told = True
         failed: set[int] = set()
+        self._budget = _outputs.OutputBudget(self.output_limits())
         with self.setup_kernel():
             self._kernel_info()
             for index, cell in enumerate(self.nb.cells):
@@ -168,7 +271,9 @@ class GradingExecute(Execute):
         folder = (resources or {}).get("metadata", {}).get("path")
         if not folder or not Path(folder).is_dir():
             return
-        record = {"sandbox": self.sandbox, "statement": self.statement()}
+        record = {"sandbox": self.sandbox, "statement": self.statement(), "outputs": self._budget_now().record()}
+        # the grader's own peak resident memory (Linux reports KiB), whatever the cells printed
+        record["grader_peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         (Path(folder) / RECORD).write_text(json.dumps(record, indent=1) + "\n")
 
     def _kernel_info(self) -> None:
@@ -199,14 +304,18 @@ class GradingExecute(Execute):
             self.start_new_kernel()
             self.start_new_kernel_client()
             self._kernel_info()
-            for j, cell in enumerate(self.nb.cells[:upto]):
-                if cell.cell_type != "code" or j in failed:
-                    continue
-                try:
-                    self.execute_cell(copy.deepcopy(cell), j, store_history=False)
-                except _FAILURES as err:  # it passed before, failed now: leave it out and start again
-                    self.log.error("cell %d failed when run again (%s); leaving it out", j, err)
-                    failed.add(j)
-                    break
-            else:
-                return
+            self._replaying = True
+            try:
+                for j, cell in enumerate(self.nb.cells[:upto]):
+                    if cell.cell_type != "code" or j in failed:
+                        continue
+                    try:
+                        self.execute_cell(copy.deepcopy(cell), j, store_history=False)
+                    except _FAILURES as err:  # it passed before, failed now: leave it out and start again
+                        self.log.error("cell %d failed when run again (%s); leaving it out", j, err)
+                        failed.add(j)
+                        break
+                else:
+                    return
+            finally:
+                self._replaying = False

@@ -125,6 +125,21 @@ def sandbox_note(folder: Path) -> str | None:
     return None
 
 
+def outputs_note(folder: Path) -> str | None:
+    """A line when the grader cut outputs of the notebook in ``folder`` (autograded), else None."""
+    try:
+        cut = json.loads((Path(folder) / RECORD).read_text()).get("outputs", {}).get("cut") or []
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not cut:
+        return None
+    cells = ", ".join(str(c["cell"]) for c in cut)
+    mib = sum(c.get("bytes", 0) for c in cut) / 2**20
+    refused = sum(c.get("refused", 0) for c in cut)
+    more = f" and {refused} message{'s' if refused > 1 else ''} refused unread" if refused else ""
+    return f"output cut by the grader in cell{'s' if len(cut) > 1 else ''} {cells} ({mib:.1f} MiB left out{more})"
+
+
 def _gradebook(course: Path):
     db = course / "gradebook.db"
     if not db.is_file():
@@ -183,6 +198,8 @@ def _check(course: Path, gb, lab: str, student: str, submitted: bool, check_feed
     out = put_back + [Problem(lab, student, what, score, top) for what in failed_cells(autograded)]
     note = sandbox_note(autograded.parent)
     out += [Problem(lab, student, note, score, top)] if note else []
+    cut = outputs_note(autograded.parent)
+    out += [Problem(lab, student, cut, score, top)] if cut else []
     out += [Problem(lab, student, f"to review by hand, its code uses {what}", score, top)
             for what in to_review(course, lab, student)]
     if score is None:
