@@ -81,6 +81,10 @@ def _protected(out: NotebookNode) -> bool:
 def fit(out: NotebookNode, keep: int) -> int:
     """Shorten ``out`` in place to about ``keep`` bytes; the bytes cut."""
     kind = out.get("output_type")
+    meta = size(out.get("metadata") or {}) if out.get("metadata") else 0
+    if meta > _SMALL:  # a display's metadata is the student's too
+        out["metadata"] = {}
+        return meta + fit(out, keep)
     if kind == "stream":
         before = size(out.get("text", ""))
         out["text"] = _shorten(out.get("text", ""), keep)
@@ -165,6 +169,7 @@ class OutputBudget:
         """Fit ``out`` (an output of cell ``index``) to the limits in place; False: drop it. ``count``: it stays in
         the notebook (not a cell run again silently)."""
         n = size(out.get("text") or out.get("data") or "") + size(out.get("traceback") or [])
+        n += size(out["metadata"]) if out.get("metadata") else 0
         keep = min(self.limits.output, self.room())
         if n > keep:
             if _protected(out) and keep < _SMALL:
@@ -226,3 +231,31 @@ class SanitizeFeedback(SanitizeHTML):
     tags = List(Unicode(), default_value=FEEDBACK_TAGS, help="HTML tags kept.").tag(config=True)
     strip = Bool(True, help="Drop unsafe tags (their text stays) rather than show them escaped.").tag(config=True)
     enabled = Bool(True, help="On (nbconvert's preprocessors are off unless enabled).").tag(config=True)
+
+    def preprocess_cell(self, cell: NotebookNode, resources: Any, index: int) -> tuple[NotebookNode, Any]:
+        """A Markdown cell is rendered here and its HTML cleaned (links only to http, https and mailto: a
+        Markdown link ``[x](javascript:...)`` is no HTML tag for the sanitizer to see in the source)."""
+        if cell.cell_type == "markdown":
+            cell.source = markdown_to_safe_html(cell.source)
+            return cell, resources
+        return super().preprocess_cell(cell, resources, index)
+
+
+#: The tags a Markdown cell keeps on a feedback page (rendered first, then cleaned).
+MARKDOWN_TAGS = sorted({*FEEDBACK_TAGS, "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "th", "thead", "tbody"})
+
+
+def markdown_to_safe_html(source: str) -> str:
+    """A Markdown cell rendered to HTML with only ``MARKDOWN_TAGS`` and safe links, as one HTML block (so that
+    rendering it again as Markdown leaves it as it is)."""
+    from nbconvert.filters import markdown2html
+
+    clean = bleach.clean(
+        markdown2html(source),
+        tags=MARKDOWN_TAGS,
+        attributes={"a": ["href", "title"], "*": ["class"]},
+        protocols=["http", "https", "mailto"],
+        strip=True,
+    )
+    body = "\n".join(line for line in clean.splitlines() if line.strip())
+    return f"<div>\n{body}\n</div>"
