@@ -174,6 +174,7 @@ def check() -> list[str]:
         for path, text in written.items():
             if not path.is_file() or path.read_text(encoding="utf-8") != text:
                 out.append(f"{path.relative_to(ROOT)}: not what the translation makes: python tools/labs_zh.py build")
+        out += term_problems(ZH_COURSE / "source" / lab / f"{lab}.md")
         zh_master = nbformat.reads(written[ZH_COURSE / "source" / lab / f"{lab}.ipynb"], as_version=4)
         out += [f"{lab} master: {p}" for p in structure(english(lab), zh_master)]
         badge = _BADGE.search(zh_master.cells[0].source)
@@ -192,6 +193,18 @@ def check() -> list[str]:
                         "specdec_lite.classroom release"
                     )
     return out
+
+
+#: Terms decided for this round where ``zh/terms.yml`` may still list the earlier choice (the table is being
+#: updated to them); the labs use these. Once the table says the same, this changes nothing.
+DECIDED = {"bonus token": "额外词元", "wall-clock": "墙钟时间", "rejection law": "拒绝后分布"}
+
+
+def term_problems(path: Path) -> list[str]:
+    """``tools/editions.py``'s terminology check of a Chinese master, less what :data:`DECIDED` overrides."""
+    from tools.editions import term_problems as problems
+
+    return [p for p in problems(path) if not any(f"'{zh}' for {en}:" in p for en, zh in DECIDED.items())]
 
 
 def build(names: list[str]) -> list[str]:
