@@ -312,7 +312,8 @@ def test_each_page_says_its_language_and_links_to_its_counterpart(built_book):
             expected = ext.ZH_ONLY.get(page[3:], page[3:])
             assert (hreflang, lang, text) == ("en", "en", "English")
         else:
-            expected = f"zh/{page}" if (ROOT / "zh" / f"{page}.md").is_file() else f"zh/{ext.EN_ONLY_TARGET}"
+            twin = any((ROOT / "zh" / f"{page}{suffix}").is_file() for suffix in (".md", ".ipynb"))  # a lab: .ipynb
+            expected = f"zh/{page}" if twin else f"zh/{ext.EN_ONLY_TARGET}"
             assert (hreflang, lang, text) == ("zh-CN", "zh-CN", "中文")
         assert target == f"{expected}.html" and (built_book / target).is_file(), f"{page} -> {target}"
         assert f'<link rel="alternate" hreflang="{hreflang}" href="{href}" />' in html, page
