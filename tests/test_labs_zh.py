@@ -12,6 +12,7 @@ same instead. The others show that each kind of drift is caught.
 from __future__ import annotations
 
 import copy
+import shutil
 from pathlib import Path
 
 import nbformat
@@ -120,3 +121,20 @@ def test_the_badge_opens_the_chinese_student_copy():
     zh, _ = labs_zh.chinese(LAB)
     url = labs_zh.colab_url(f"zh/notebooks/{LAB}.ipynb")
     assert f"]({url})" in zh.cells[0].source and "/blob/main/zh/notebooks/" in url
+
+
+def test_a_student_copy_edited_by_hand_is_caught(tmp_path, monkeypatch):
+    """A Chinese student copy must be what the release writes: its text, and nbgrader's checksums of it."""
+    lab_copy = ZH_COURSE / f"{LAB}.ipynb"
+    nb = nbformat.read(lab_copy, as_version=4)
+    answer = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "explore_q1")
+    answer.source += " 已填写"
+    fake = tmp_path / "zh" / "notebooks"
+    shutil.copytree(ZH_COURSE / "source" / LAB, fake / "source" / LAB)
+    nbformat.write(nb, fake / f"{LAB}.ipynb")
+    monkeypatch.setattr(labs_zh, "ZH_COURSE", fake)
+    monkeypatch.setattr(labs_zh, "translated", lambda: [LAB])
+    monkeypatch.setattr(labs_zh, "labs", lambda: [LAB])
+    monkeypatch.setattr(labs_zh, "ROOT", tmp_path)
+    found = labs_zh.check()
+    assert any("checksum" in p for p in found) and any("not its master's text" in p for p in found), found

@@ -186,7 +186,12 @@ def check() -> list[str]:
         else:
             en_copy, zh_copy = (nbformat.read(p, as_version=4) for p in (copy_en, copy_zh))
             out += [f"{lab} student copy: {p}" for p in structure(en_copy, zh_copy, released=True)]
+            from nbgrader.utils import compute_checksum
+
             for master_cell, cell in zip(zh_master.cells, zh_copy.cells, strict=False):
+                checksum = cell.metadata.get("nbgrader", {}).get("checksum")
+                if checksum is not None and compute_checksum(cell) != checksum:
+                    out.append(f"{lab} student copy, cell {cell.id}: its nbgrader checksum is not its text's")
                 if cell.cell_type == "markdown" and cell.source != released_text(master_cell.source):
                     out.append(
                         f"{lab} student copy, cell {cell.id}: not its master's text: python -m "
