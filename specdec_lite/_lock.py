@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from ._i18n import _
+
 _ENV = "SPECDEC_LITE_LOCKED"
 
 #: The names switched off right now (empty outside a check).
@@ -46,8 +48,10 @@ def refuse(name: str) -> None:
     """Raise :class:`WriteItYourself` when ``name`` is held."""
     if name in held:
         raise WriteItYourself(
-            f"specdec_lite's {name} is switched off while this exercise is checked: the exercise asks you to "
-            "write it yourself (numpy is fine)"
+            _(
+                "specdec_lite's {name} is switched off while this exercise is checked: the exercise asks you to "
+                "write it yourself (numpy is fine)"
+            ).format(name=name)
         )
 
 

@@ -45,6 +45,7 @@ HEAVY_FIRST = [
     # files that mostly wait (a kernel's channels, Chromium's search): better during the browser pass than after it,
     # when they left a core idle
     "tests/test_classroom_kernel.py",
+    "tests/test_grading_two_languages.py",
     "tests/test_editions.py",
     "tests/test_llm_command_lines.py",
     "tests/test_llm_vocab.py",

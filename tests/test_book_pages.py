@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [f"{page}.html" for page in toc_files()]
 #: The Chinese edition's pages (zh/_toc.yml), at the same paths under zh/.
 ZH_PAGES = [f"zh/{page}.html" for page in toc_files(ROOT / "zh" / "_toc.yml")]
-LAB_PAGES = [p for p in PAGES if p.startswith("notebooks/lab")]
+#: The labs' pages, English and Chinese (``zh/notebooks/labNN_*``, the Chinese student copies).
+LAB_PAGES = [p for p in [*PAGES, *ZH_PAGES] if p.removeprefix("zh/").startswith("notebooks/lab")]
 NUMBERED = ["theorem", "lemma", "corollary", "proposition", "definition", "algorithm", "exercise"]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
 
@@ -183,13 +184,14 @@ def test_lab_pages_have_colab_and_download_buttons(pages, built_book, page):
     colab = f"https://colab.research.google.com/github/{repo}/blob/{branch}/{page.removesuffix('.html')}.ipynb"
     hrefs = [h for h, _ in pages[page].links]
     assert colab in hrefs, f"{page}: no 'Launch on Colab' to {colab}"
-    download = f"../_sources/{page.removesuffix('.html')}.ipynb"
+    edition, doc = ("zh/", page.removeprefix("zh/")) if page.startswith("zh/") else ("", page)
+    download = f"../_sources/{doc.removesuffix('.html')}.ipynb"
     assert download in hrefs, f"{page}: no download button for the notebook"
-    assert (built_book / "_sources" / f"{page.removesuffix('.html')}.ipynb").is_file()
+    assert (built_book / edition / "_sources" / f"{doc.removesuffix('.html')}.ipynb").is_file()
 
 
 def test_every_colab_button_opens_a_lab(pages):
-    for name in PAGES:
+    for name in [*PAGES, *ZH_PAGES]:
         for href, _ in pages[name].links:
             if href.startswith("https://colab.research.google.com/github/"):
                 path = href.split("/blob/", 1)[1].split("/", 1)[1]

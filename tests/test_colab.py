@@ -77,16 +77,26 @@ def test_readme_pip_line_uses_the_repository():
     assert urls == {REPO_URL}, f"README installs from {urls}, _config.yml names {REPO_URL}"
 
 
-@pytest.mark.parametrize("lab", LABS + MASTERS, ids=lambda p: str(p.relative_to(ROOT / "notebooks")))
+#: The Chinese labs (zh/notebooks): the same setup cell, plus the line that makes the checks answer in Chinese.
+ZH_LABS = sorted((ROOT / "zh" / "notebooks").glob("lab[0-9][0-9]_*.ipynb"))
+ZH_MASTERS = classroom.masters(ROOT / "zh" / "notebooks")
+
+
+@pytest.mark.parametrize("lab", LABS + MASTERS + ZH_LABS + ZH_MASTERS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_badge_and_setup_cell_derive_from_config(lab):
-    """Student copies and masters alike: the badge opens the student copy, never a master."""
+    """Student copies and masters alike, in both languages: the badge opens the student copy, never a master."""
+    from tools.labs_zh import SETUP_LINE
+
     nb = read(lab)
     first, setup = nb.cells[0], nb.cells[1]
     assert first.cell_type == "markdown" and first.source.startswith("# "), "first cell: the lab's title"
+    zh = lab.is_relative_to(ROOT / "zh")
     student = ROOT / "notebooks" / lab.name
-    badge = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({badge_url(student)})"
+    url = badge_url(student).replace("/blob/main/notebooks/", "/blob/main/zh/notebooks/") if zh else badge_url(student)
+    badge = f"[![Open in Colab](https://colab.research.google.com/assets/colab-badge.svg)]({url})"
     assert badge in first.source, f"the first cell needs the badge\n{badge}"
-    assert setup.cell_type == "code" and setup.source.strip() == setup_cell(), "the second cell is the setup cell"
+    want = setup_cell() + ("\n" + SETUP_LINE if zh else "")
+    assert setup.cell_type == "code" and setup.source.strip() == want, "the second cell is the setup cell"
     others = [c.source for c in nb.cells[2:] if c.cell_type == "code"]
     assert not any("pip install" in s for s in others), "only the setup cell installs anything"
 
@@ -166,8 +176,12 @@ def test_fresh_colab_start_runs_the_student_copy_of_lab01(colab, tmp_path):
             "import ipywidgets, specdec_lite\nprint('ENV', ipywidgets.__version__, specdec_lite.__file__)"
         )
     )
+    # The feedback's Chinese catalogue comes with a pip install (package data), as the Chinese labs need it.
+    zh_probe = "os.environ['SPECDEC_LITE_LANGUAGE'] = 'zh_CN'\nprint('ZH', check_tv(None))"
+    nb.cells.append(nbformat.v4.new_code_cell(zh_probe))
     colab.run(nb, tmp_path / "colab-home", allow_errors=True)
-    env_line = _text(nb.cells[-1])
+    assert "ZH 还不对。" in _text(nb.cells[-1]) and "尚未作答" in _text(nb.cells[-1]), nb.cells[-1].outputs
+    env_line = _text(nb.cells[-2])
     assert "ENV 7.7.1" in env_line, env_line
     assert str(colab.site) in env_line, f"specdec_lite must come from the venv's own install: {env_line}"
     assert colab.own_packages() - before == {"specdec_lite"}, "the setup cell installed something Colab has"

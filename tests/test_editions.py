@@ -177,13 +177,18 @@ def test_a_page_in_one_edition_only_is_reported(tmp_path):
         yaml.safe_dump(
             {
                 "root": "book/intro",
-                "parts": [{"chapters": [{"file": "book/ch01"}, {"file": "book/labs"}, {"file": "book/extra"}]}],
+                "parts": [
+                    {"chapters": [{"file": "book/ch01"}, {"file": "book/labs"}, {"file": "notebooks/lab01"}]},
+                    {"chapters": [{"file": "book/extra"}]},
+                ],
             }
         )
     )
     pairs, problems = ed.page_pairs(en_toc, zh_toc)
-    assert [p[1].name for p in pairs] == ["intro.md", "ch01.md"]
+    assert [p[1].name for p in pairs] == ["intro.md", "ch01.md"]  # a lab's Chinese twin: tools/labs_zh.py
     assert problems == ["book/ch02: no Chinese page in zh/_toc.yml", "zh/book/extra: no English page in _toc.yml"]
+    zh_toc.write_text(zh_toc.read_text().replace("notebooks/lab01", "book/ch02"))
+    assert "notebooks/lab01: no Chinese lab in zh/_toc.yml" in ed.page_pairs(en_toc, zh_toc)[1]
 
 
 def test_the_terminology_table_is_one_term_per_concept():
@@ -268,7 +273,7 @@ def test_a_self_check_opens_with_the_fixed_phrase(tmp_path):
 def test_the_two_configurations_agree():
     en = yaml.safe_load((ROOT / "_config.yml").read_text())
     zh = yaml.safe_load((ROOT / "zh" / "_config.yml").read_text())
-    assert zh["execute"] == {k: v for k, v in en["execute"].items() if k != "exclude_patterns"}
+    assert zh["execute"] == en["execute"]  # both editions' lab pages are the student copies, never executed
     assert zh["parse"] == en["parse"]
     assert zh["sphinx"]["extra_extensions"] == en["sphinx"]["extra_extensions"]
     assert zh["sphinx"]["local_extensions"] == {k: f"../{v}" for k, v in en["sphinx"]["local_extensions"].items()}
@@ -421,7 +426,8 @@ def test_each_page_says_its_language_and_links_to_its_counterpart(built_book):
             expected = ext.ZH_ONLY.get(page[3:], page[3:])
             assert (hreflang, lang, text) == ("en", "en", "English")
         else:
-            expected = f"zh/{page}" if (ROOT / "zh" / f"{page}.md").is_file() else f"zh/{ext.EN_ONLY_TARGET}"
+            twin = any((ROOT / "zh" / f"{page}{suffix}").is_file() for suffix in (".md", ".ipynb"))  # a lab: .ipynb
+            expected = f"zh/{page}" if twin else f"zh/{ext.EN_ONLY_TARGET}"
             assert (hreflang, lang, text) == ("zh-CN", "zh-CN", "中文")
         assert target == f"{expected}.html" and (built_book / target).is_file(), f"{page} -> {target}"
         assert f'<link rel="alternate" hreflang="{hreflang}" href="{href}" />' in html, page

@@ -35,10 +35,12 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 ZH = "zh"
 
-#: Pages of one edition only, with the reason. English labs stay English; the Chinese edition
-#: has one page linking to them, and a terminology table.
-ONLY_ZH = {"book/labs": "links to the English labs", "book/terms": "the terminology table"}
-ONLY_EN_PREFIX = "notebooks/"
+#: Pages of one edition only, with the reason: the Chinese edition has a page listing the labs, and a
+#: terminology table.
+ONLY_ZH = {"book/labs": "lists the Chinese labs", "book/terms": "the terminology table"}
+#: The labs: a Chinese lab (``zh/notebooks/labNN_*.ipynb``) is made from its English lab and a translation
+#: by ``tools/labs_zh.py``, which checks it; they are listed in both tables of contents, in the same order.
+LABS_PREFIX = "notebooks/"
 
 #: The directive that gives a figure made by a code cell its Chinese caption (the cell keeps the English one).
 CAPTION = "zh-caption"
@@ -369,7 +371,9 @@ def page_pairs(en_toc: Path = ROOT / "_toc.yml", zh_toc: Path = ROOT / ZH / "_to
     problems = []
     pairs = []
     for f in en_files:
-        if f.startswith(ONLY_EN_PREFIX):
+        if f.startswith(LABS_PREFIX):
+            if f not in zh_files:
+                problems.append(f"{f}: no Chinese lab in zh/_toc.yml")
             continue
         if f not in zh_files:
             problems.append(f"{f}: no Chinese page in zh/_toc.yml")
@@ -378,8 +382,12 @@ def page_pairs(en_toc: Path = ROOT / "_toc.yml", zh_toc: Path = ROOT / ZH / "_to
     for f in zh_files:
         if f not in en_files and f not in ONLY_ZH:
             problems.append(f"zh/{f}: no English page in _toc.yml")
-    en_order = [f for f in en_files if not f.startswith(ONLY_EN_PREFIX)]
-    zh_order = [f for f in zh_files if f not in ONLY_ZH]
+    en_order = [f for f in en_files if not f.startswith(LABS_PREFIX)]
+    zh_order = [f for f in zh_files if f not in ONLY_ZH and not f.startswith(LABS_PREFIX)]
+    en_labs = [f for f in en_files if f.startswith(LABS_PREFIX)]
+    zh_labs = [f for f in zh_files if f.startswith(LABS_PREFIX)]
+    if not problems and en_labs != zh_labs:
+        problems.append(f"the two tables of contents list the labs differently: {en_labs} / {zh_labs}")
     if not problems and en_order != zh_order:
         problems.append(f"the two tables of contents order the pages differently: {en_order} / {zh_order}")
     return pairs, problems
@@ -395,7 +403,11 @@ def check() -> list[str]:
             out.append(f"{zh.relative_to(ROOT)}: missing")
     for page in ONLY_ZH:
         out += term_problems(ROOT / ZH / f"{page}.md")
-    return out
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tools import labs_zh  # the labs: same cells, current translations (it uses fingerprint above)
+
+    return out + labs_zh.check()
 
 
 def stamp(zh_path: Path, which: list[int] | None) -> list[int]:

@@ -2,11 +2,11 @@
 
 * Every page's header links to the same page in the other edition (``edition-switch.html``, an
   ``<a>`` with ``hreflang`` and ``lang``, styled by ``editions_static/editions.css``), and its
-  ``<head>`` names it as an alternate. A page of one edition only links to the other edition's
-  closest page: an English lab to the Chinese page that lists the labs, that page to the first
-  English lab, the Chinese terminology table to the English glossary.
-* ``{en-doc}`text <../notebooks/lab01_markov_chains>``` (Chinese pages) links to an English page
-  (the labs stay in English); the target is written as the English page would write it.
+  ``<head>`` names it as an alternate (a lab to its Chinese lab, ``zh/notebooks/labNN_*``). A page
+  of one edition only links to the other edition's closest page: the Chinese page that lists the
+  labs to the first English lab, the Chinese terminology table to the English glossary.
+* ``{en-doc}`text <../notebooks/lab01_markov_chains>``` (Chinese pages) links to an English page;
+  the target is written as the English page would write it.
 * ``:::{zh-caption} fig-name`` (Chinese pages) gives a figure made by a code cell its Chinese
   caption. The code cell keeps its English caption in its metadata: the cell is identical in both
   editions, so the Chinese build reuses the English execution (jupyter-cache hashes code and metadata).
@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 ZH_DIR = ROOT / "zh"
 #: Pages of one edition only, and where their switch leads in the other edition.
-EN_ONLY_TARGET = "book/labs"  # the English labs (notebooks/...) -> the Chinese list of labs
+EN_ONLY_TARGET = "book/labs"  # an English page without a Chinese twin -> the Chinese list of labs
 ZH_ONLY = {"book/labs": "notebooks/lab01_markov_chains", "book/terms": "book/glossary"}
 
 
@@ -58,7 +58,8 @@ def _counterpart(app: Any, docname: str) -> tuple[str, str, str, str]:
     if _is_zh(app):
         target = ZH_ONLY.get(docname, docname)
         return f"../{up}{target}.html", "English", "en", "en"
-    target = docname if (ZH_DIR / f"{docname}.md").is_file() else EN_ONLY_TARGET
+    here = any((ZH_DIR / f"{docname}{suffix}").is_file() for suffix in (".md", ".ipynb"))
+    target = docname if here else EN_ONLY_TARGET
     return f"{up}zh/{target}.html", "中文", "zh-CN", "zh-CN"
 
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .release import COURSE, masters, release
+from .release import COURSE, ZH_COURSE, masters, release
 
 
 class UsageError(ValueError):
@@ -48,9 +48,16 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _release(args: argparse.Namespace) -> int:
-    stale = release(args.course, check=args.check, labs=args.labs)
-    for name in stale:
-        print(f"{'out of date' if args.check else 'written'}: {args.course / (name + '.ipynb')}")
+    courses = [args.course]
+    if args.course.resolve() == COURSE.resolve() and (ZH_COURSE / "source").is_dir():
+        courses.append(ZH_COURSE)  # the Chinese labs are released with the English ones
+    stale = []
+    for course in courses:
+        known = [m.stem for m in masters(course)]
+        wanted = [lab for lab in args.labs or known if lab in known]
+        for name in release(course, check=args.check, labs=wanted) if wanted else []:
+            stale.append(name)
+            print(f"{'out of date' if args.check else 'written'}: {course / (name + '.ipynb')}")
     if args.check and stale:
         print("run: python -m specdec_lite.classroom release", file=sys.stderr)
         return 1

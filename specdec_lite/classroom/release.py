@@ -8,7 +8,8 @@ graded cells that call a ``check_...(...).assert_correct()`` of ``specdec_lite.e
 and manually graded answers to the exploration questions.
 
 The student copies ``notebooks/<lab>.ipynb`` (what the book shows and the Colab badges
-open) are exactly what ``nbgrader generate_assignment <lab>`` releases. ``release`` runs
+open) are exactly what ``nbgrader generate_assignment <lab>`` releases. The Chinese labs,
+``zh/notebooks/`` (:data:`ZH_COURSE`), are a course directory of the same form. ``release`` runs
 that command in a scratch copy of the course directory, so the repository gets no
 gradebook or ``release/`` folder, and copies each result to ``notebooks/<lab>.ipynb``.
 ``points()`` reads each lab's points from those copies.
@@ -27,6 +28,10 @@ from typing import Any
 
 #: The course directory of the repository (where the student copies are committed).
 COURSE = Path(__file__).resolve().parents[2] / "notebooks"
+
+#: The Chinese labs' course directory: the same labs with their text in Chinese, generated from the English
+#: masters by ``tools/labs_zh.py`` (same cells, grade ids, points and checks), released with the English ones.
+ZH_COURSE = COURSE.parent / "zh" / "notebooks"
 
 
 def masters(course: Path = COURSE) -> list[Path]:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import _lock, batch, theory
+from .._i18n import _
 from ..chains import MarkovChain
 from ..laws import tv
 from . import instances
@@ -43,10 +44,10 @@ def _product_variants(p: np.ndarray, q: np.ndarray, M: int) -> dict[str, float]:
     """Products ``prod r_m`` that typical mistakes compute instead of the cascade's."""
     d = float(tv(p, q))
     unnormalised, qm = 1.0, q.copy()
-    for _ in range(M):
+    for _i in range(M):
         unnormalised *= float(np.maximum(qm - p, 0.0).sum())
         qm = np.maximum(qm - p, 0.0)
-    reach, _ = batch.residual_cascade(p, q, M + 1)
+    reach, _reached = batch.residual_cascade(p, q, M + 1)
     return {
         "power": d**M,
         "unnormalised": unnormalised,
@@ -62,55 +63,71 @@ def check_batch_improvement(student_fn: Callable[[np.ndarray, np.ndarray, int], 
     drawn = [(p, q, int(rng.integers(1, 7))) for p, q in instances.pairs(rng)]
     for p, q, M in _improvement_cases() + drawn:
         got, err = run(student_fn, p, q, M, convert=number)
-        where = f"For p = {fmt(p)}, q = {fmt(q)}, M = {M}"
+        where = _("For p = {p}, q = {q}, M = {M}").format(p=fmt(p), q=fmt(q), M=M)
         nan_law = err is not None and "contains NaN" in err  # ``tv`` refused the NaN law the mistake builds
         if err and not nan_law:
-            return wrong(f"{where}: {err}.")
+            return wrong(_("{where}: {err}.").format(where=where, err=err))
         got = np.nan if nan_law else got
         want = float(batch.batch_improvement(p, q, M))
         if _close(got, want):
             continue
         if not np.isfinite(got):
             return wrong(
-                f"{where} you {'built a NaN law' if nan_law else f'returned {got}'}: q^m - p sums to 0, "
-                "so normalising it without the positive part divides by 0; the residual is "
-                "max(q^m - p, 0) / sum max(q^m - p, 0) (laws.residual)."
+                _(
+                    "{where} {what}: q^m - p sums to 0, so normalising it without the "
+                    "positive part divides by 0; the residual is max(q^m - p, 0) / sum max(q^m - p, 0) "
+                    "(laws.residual)."
+                ).format(
+                    where=where, what=_("you built a NaN law") if nan_law else _("you returned {got}").format(got=got)
+                )
             )
         d = float(tv(p, q))
-        where += f" you returned {got:.4f} instead of {want:.4f}: "
+        where += _(" you returned {got:.4f} instead of {want:.4f}: ").format(got=got, want=want)
         if _close(got, d - want):
             return wrong(
-                where + "that is the product r_1 ... r_M (the chance all M drafts are rejected); "
-                "the improvement is TV(q, p) minus it."
+                where
+                + _(
+                    "that is the product r_1 ... r_M (the chance all M drafts are rejected); the improvement is "
+                    "TV(q, p) minus it."
+                )
             )
         variants = _product_variants(p, q, M)
         hints = {
-            "power": "you multiplied TV(q, p) by itself M times; each new draft is checked against the residual "
-            "q^{m+1} = [q^m - p]_+, whose distance to p changes with m.",
-            "unnormalised": "your residuals are not normalised: max(q^m - p, 0) has mass r_m, not 1; divide by it "
-            "before the next stage.",
-            "M-1": "the product has one factor too few: with M drafts there are M stages, r_1 ... r_M.",
-            "M+1": "the product has one factor too many: with M drafts there are M stages, r_1 ... r_M.",
+            "power": _(
+                "you multiplied TV(q, p) by itself M times; each new draft is checked against the residual "
+                "q^{m+1} = [q^m - p]_+, whose distance to p changes with m."
+            ),
+            "unnormalised": _(
+                "your residuals are not normalised: max(q^m - p, 0) has mass r_m, not 1; divide by it before the "
+                "next stage."
+            ),
+            "M-1": _("the product has one factor too few: with M drafts there are M stages, r_1 ... r_M."),
+            "M+1": _("the product has one factor too many: with M drafts there are M stages, r_1 ... r_M."),
         }
         for name, prod in variants.items():
             if _close(got, d - prod):
                 return wrong(where + hints[name])
         if got < -TOL or got > d + TOL:
-            return wrong(where + f"the improvement lies between 0 and TV(q, p) = {d:.4f}.")
+            return wrong(where + _("the improvement lies between 0 and TV(q, p) = {d:.4f}.").format(d=d))
         return wrong(
-            where + "start from q^1 = q, and let each stage's law be the residual of the previous one "
-            "against p (laws.residual); the product runs over the M stages."
+            where
+            + _(
+                "start from q^1 = q, and let each stage's law be the residual of the previous one against p "
+                "(laws.residual); the product runs over the M stages."
+            )
         )
     return correct(
-        "each extra draft faces what is left of q after the earlier ones, so the product of the r_m "
-        "shrinks and the improvement climbs towards TV(q, p)."
+        _(
+            "each extra draft faces what is left of q after the earlier ones, so the product of the r_m "
+            "shrinks and the improvement climbs towards TV(q, p)."
+        )
     )
 
 
 def _wrong_batch_values(draft: MarkovChain, target: MarkovChain, M: int) -> dict[str, float]:
     """Expected rejections that typical mistakes in Theorem 3's forward pass produce."""
     p, q = draft.laws(), target.laws()
-    reach, _ = batch.residual_cascade(p, q, M)
+    reach, _reached = batch.residual_cascade(p, q, M)
     mu = target.marginals()
     start_everywhere = float(reach[-1][0, 0] + np.einsum("nu,nu->", mu[:-1], reach[-1][1:]))
     return {
@@ -135,42 +152,65 @@ def check_expected_rejections_batch(student_fn: Callable[[MarkovChain, MarkovCha
     cases.append((instances.chain(rng, T, V), instances.chain(rng, T, V), int(rng.integers(2, 5))))
     for i, (draft, target, M) in enumerate(cases):
         got, err = run(student_fn, draft, target, M, convert=number)
-        where = f"On a V = {target.V}, T = {target.T} pair with M = {M}"
+        where = _("On a V = {target_V}, T = {target_T} pair with M = {M}").format(
+            target_V=target.V, target_T=target.T, M=M
+        )
         if i == 3:
-            where = (
-                f"On a pair drawn for this check (draft: {instances.describe_chain(draft)}; target: "
-                f"{instances.describe_chain(target)}) with M = {M}"
+            where = _(
+                "On a pair drawn for this check (draft: {instances_describe_chain}; target: "
+                "{instances_describe_chain2}) with M = {M}"
+            ).format(
+                instances_describe_chain=instances.describe_chain(draft),
+                instances_describe_chain2=instances.describe_chain(target),
+                M=M,
             )
         if err:
-            return wrong(f"{where}: {err}.")
+            return wrong(_("{where}: {err}.").format(where=where, err=err))
         want = batch.expected_rejections_batch(draft, target, M)
         if _close(got, want):
             continue
         if not np.isfinite(got):
-            return wrong(f"{where} you returned {got}; an expected count of rejections is finite.")
-        where += f" you returned {got:.4f} instead of {want:.4f}: "
+            return wrong(
+                _("{where} you returned {got}; an expected count of rejections is finite.").format(where=where, got=got)
+            )
+        where += _(" you returned {got:.4f} instead of {want:.4f}: ").format(got=got, want=want)
         hints = {
-            "theorem1": "that is Theorem 1, as if every position used one draft; positions that start a round "
-            "(the first, and every one after a rejection) reject only with r_1 ... r_M.",
-            "everywhere": "you used r_1 ... r_M at every position; only a round's first position uses the M "
-            "drafts, the chosen draft then continues with the plain rule (TV).",
-            "first only": "only the first position got the batch; every position right after a rejection also "
-            "starts a round: weigh it with f_{n-1}, the mass of a rejection at n - 1.",
-            "M-1": "that is Algorithm 4 with M - 1 drafts: the product has M factors r_1 ... r_M.",
-            "tree": "that is the draft tree (every matching draft kept); Algorithm 4 keeps the accepted draft alone.",
+            "theorem1": _(
+                "that is Theorem 1, as if every position used one draft; positions that start a round (the "
+                "first, and every one after a rejection) reject only with r_1 ... r_M."
+            ),
+            "everywhere": _(
+                "you used r_1 ... r_M at every position; only a round's first position uses the M drafts, the "
+                "chosen draft then continues with the plain rule (TV)."
+            ),
+            "first only": _(
+                "only the first position got the batch; every position right after a rejection also starts a "
+                "round: weigh it with f_{n-1}, the mass of a rejection at n - 1."
+            ),
+            "M-1": _("that is Algorithm 4 with M - 1 drafts: the product has M factors r_1 ... r_M."),
+            "tree": _(
+                "that is the draft tree (every matching draft kept); Algorithm 4 keeps the accepted draft alone."
+            ),
         }
         for name, value in _wrong_batch_values(draft, target, M).items():
             if _close(got, value):
                 return wrong(where + hints[name])
         if got < 0 or got > target.T:
-            return wrong(where + f"an expected count of rejections lies in [0, T] = [0, {target.T}].")
+            return wrong(
+                where + _("an expected count of rejections lies in [0, T] = [0, {target_T}].").format(target_T=target.T)
+            )
         return wrong(
-            where + "carry f_n(x) = P(x_n = x, R_n = 1) next to the target's marginal: a position right "
-            "after a rejection starts a round (M drafts), any other one continues a round (one draft)."
+            where
+            + _(
+                "carry f_n(x) = P(x_n = x, R_n = 1) next to the target's marginal: a position right after a "
+                "rejection starts a round (M drafts), any other one continues a round (one draft)."
+            )
         )
     return correct(
-        "a rejection buys the next position a fresh batch of M drafts; the measure f tracks exactly "
-        "how often that happens."
+        _(
+            "a rejection buys the next position a fresh batch of M drafts; the measure f tracks exactly how "
+            "often that happens."
+        )
     )
 
 
@@ -179,34 +219,42 @@ def check_tree_survivors(student_fn: Callable[[int, int, float], float]) -> Feed
     """Check ``student_fn(k, m, p_x)``: expected survivors after candidate m of k is accepted as token x."""
     cases = [(5, 2, 0.3), (8, 1, 0.5), (3, 3, 0.9), (10, 4, 0.0), (1, 1, 0.25)]
     rng = instances.fresh()
-    for _ in range(instances.DRAWN):
+    for _i in range(instances.DRAWN):
         k = int(rng.integers(2, 13))
         cases.append((k, int(rng.integers(1, k)), int(rng.integers(1, 100)) / 100))
     for k, m, px in cases:
         got, err = run(student_fn, k, m, px, convert=number)
-        where = f"For k = {k}, m = {m}, p(x) = {px}"
+        where = _("For k = {k}, m = {m}, p(x) = {px}").format(k=k, m=m, px=px)
         if err:
-            return wrong(f"{where}: {err}.")
+            return wrong(_("{where}: {err}.").format(where=where, err=err))
         want = 1 + (k - m) * px
         if _close(got, want):
             continue
         if not np.isfinite(got):
-            return wrong(f"{where} you returned {got}; an expected number of drafts is finite.")
-        where += f" you returned {got:.4f} instead of {want:.4f}: "
+            return wrong(
+                _("{where} you returned {got}; an expected number of drafts is finite.").format(where=where, got=got)
+            )
+        where += _(" you returned {got:.4f} instead of {want:.4f}: ").format(got=got, want=want)
         if _close(got, (k - m) * px):
-            return wrong(where + "you forgot the accepted draft itself: it always survives.")
+            return wrong(where + _("you forgot the accepted draft itself: it always survives."))
         if _close(got, 1 + (k - 1) * px):
             return wrong(
-                where + "candidates 1..m-1 were rejected, and a rejected token can never be accepted later "
-                "(its residual mass is 0), so none of them carries x."
+                where
+                + _(
+                    "candidates 1..m-1 were rejected, and a rejected token can never be accepted later (its residual "
+                    "mass is 0), so none of them carries x."
+                )
             )
         if _close(got, k * px) or _close(got, 1 + k * px):
-            return wrong(where + "not every candidate can still carry x: think about which ones were tested.")
+            return wrong(where + _("not every candidate can still carry x: think about which ones were tested."))
         return wrong(
-            where + "count the accepted draft, then ask which of the other candidates can carry x, and "
-            "with what probability each."
+            where
+            + _(
+                "count the accepted draft, then ask which of the other candidates can carry x, and with what "
+                "probability each."
+            )
         )
-    return correct("the survivors are 1 + Binomial(k - m, p(x)); that random count is the tree's extra state.")
+    return correct(_("the survivors are 1 + Binomial(k - m, p(x)); that random count is the tree's extra state."))
 
 
 _lock.make_read_only(__name__)

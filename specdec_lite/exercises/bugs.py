@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._i18n import _
 from ..chains import MarkovChain, sequence_law
 from ..laws import residual, tv
 from ..lookahead import expected_oracle_calls_k
@@ -52,7 +53,7 @@ def _student(fn: Callable[..., Any], *args: Any, convert: Callable[[Any], Any] |
     ``feedback.call_student``.
     """
     if not callable(fn):
-        return None, f"expected a function, got {type(fn).__name__}"
+        return None, _("expected a function, got {type_fn_name}").format(type_fn_name=type(fn).__name__)
     runner = getattr(_feedback, "run", None)
     if runner is not None:
         return runner(fn, *args, convert=convert)
@@ -67,7 +68,7 @@ def _repeat(
     ``convert`` runs inside the lock too: a lazy answer or an array subclass is read before the lock is released.
     """
     if not callable(fn):
-        return None, f"expected a function, got {type(fn).__name__}"
+        return None, _("expected a function, got {type_fn_name}").format(type_fn_name=type(fn).__name__)
 
     def all_calls() -> list[Any]:
         outs = []
@@ -86,10 +87,12 @@ def _guard(*names: str) -> Callable[[Callable[..., Feedback]], Callable[..., Fee
 
 
 def _failure(err: str) -> Feedback:
-    if "NotImplementedError" in err or err.startswith("not attempted"):
+    if "NotImplementedError" in err or _feedback.is_stub(err):
         return wrong(
-            "not attempted yet: your function still raises NotImplementedError (replace the stub's "
-            "`raise` with your fix)."
+            _(
+                "not attempted yet: your function still raises NotImplementedError (replace the stub's `raise` "
+                "with your fix)."
+            )
         )
     return wrong(err + ".")
 
@@ -110,7 +113,7 @@ def _step_counts(step: Callable[..., Any], args: tuple, V: int, runs: int, seed:
     for i, out in enumerate(outs):
         tokens[i], rejected[i] = out
         if not 0 <= tokens[i] < V:
-            return None, f"token {tokens[i]} is outside the vocabulary 0..{V - 1}"
+            return None, _("token {tokens_i} is outside the vocabulary 0..{V_1}").format(tokens_i=tokens[i], V_1=V - 1)
     return (np.bincount(tokens, minlength=V), rejected), None
 
 
@@ -119,13 +122,21 @@ def _token_and_flag(out: Any) -> tuple[int, bool]:
     try:
         token, flag = out
     except (TypeError, ValueError):
-        raise _feedback._Refused(f"return a pair (token, rejected), got {_feedback.kind_of(out)}") from None
+        raise _feedback._Refused(
+            _("return a pair (token, rejected), got {feedback_kind_of_out}").format(
+                feedback_kind_of_out=_feedback.kind_of(out)
+            )
+        ) from None
     try:
         token = _feedback.integer(token)
     except _feedback._Refused as e:
-        raise _feedback._Refused(f"the token must be an integer id: {e}") from None
+        raise _feedback._Refused(_("the token must be an integer id: {e}").format(e=e)) from None
     if not isinstance(flag, bool | np.bool_ | int | np.integer):
-        raise _feedback._Refused(f"rejected must be True or False, got {_feedback.kind_of(flag)}")
+        raise _feedback._Refused(
+            _("rejected must be True or False, got {feedback_kind_of_flag}").format(
+                feedback_kind_of_flag=_feedback.kind_of(flag)
+            )
+        )
     return token, bool(flag)
 
 
@@ -136,16 +147,34 @@ def _tokens_and_calls(T: int, V: int) -> Callable[[Any], tuple[np.ndarray, float
         try:
             tokens, calls = out
         except (TypeError, ValueError):
-            raise _feedback._Refused(f"return a pair (tokens, oracle_calls), got {_feedback.kind_of(out)}") from None
-        wanted = f"T = {T} integer token ids in 0..{V - 1} (ints, or floats holding whole numbers)"
+            raise _feedback._Refused(
+                _("return a pair (tokens, oracle_calls), got {feedback_kind_of_out}").format(
+                    feedback_kind_of_out=_feedback.kind_of(out)
+                )
+            ) from None
+        wanted = _("T = {T} integer token ids in 0..{V_1} (ints, or floats holding whole numbers)").format(
+            T=T, V_1=V - 1
+        )
         try:
             arr = np.array(np.asarray(tokens), dtype=np.float64)
         except (TypeError, ValueError):
-            raise _feedback._Refused(f"return {wanted}, got {_feedback.kind_of(tokens)}") from None
+            raise _feedback._Refused(
+                _("return {wanted}, got {feedback_kind_of_tokens}").format(
+                    wanted=wanted, feedback_kind_of_tokens=_feedback.kind_of(tokens)
+                )
+            ) from None
         if arr.shape != (T,) or not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
-            raise _feedback._Refused(f"return {wanted}, got {np.asarray(tokens)!r}")
+            raise _feedback._Refused(
+                _("return {wanted}, got {np_asarray_tokens!r}").format(
+                    wanted=wanted, np_asarray_tokens=np.asarray(tokens)
+                )
+            )
         if arr.min() < 0 or arr.max() >= V:
-            raise _feedback._Refused(f"return {wanted}; got ids {arr.astype(np.int64)!r} outside that range")
+            raise _feedback._Refused(
+                _("return {wanted}; got ids {arr_astype_np_int64!r} outside that range").format(
+                    wanted=wanted, arr_astype_np_int64=arr.astype(np.int64)
+                )
+            )
         return arr.astype(np.int64), _feedback.number(calls)
 
     return convert
@@ -174,11 +203,11 @@ def buggy_step_all_at_once(p, q, runs, rng, residual=buggy_residual):
 def _residual_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
     near = np.array([0.2, 0.3, 0.5])
     return [
-        ("a generic pair", P, Q),
+        (_("a generic pair"), P, Q),
         ("p = q", np.array([0.7, 0.2, 0.1]), np.array([0.7, 0.2, 0.1])),
-        ("two one-hot laws on the same token (both models sure, at temperature 0)", np.eye(4)[2], np.eye(4)[2]),
-        ("p = q up to rounding", near, (near * 3) / 3),
-        ("disjoint supports", np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.5, 0.5])),
+        (_("two one-hot laws on the same token (both models sure, at temperature 0)"), np.eye(4)[2], np.eye(4)[2]),
+        (_("p = q up to rounding"), near, (near * 3) / 3),
+        (_("disjoint supports"), np.array([1.0, 0.0, 0.0]), np.array([0.0, 0.5, 0.5])),
     ]
 
 
@@ -187,36 +216,55 @@ def check_residual_guard(student_residual: Callable[[np.ndarray, np.ndarray], np
     """Check a residual ``[q - p]_+`` that returns a law for every pair, ``p = q`` included."""
     rng = instances.fresh()
     same = instances.law(rng, int(rng.integers(3, 7)))
-    drawn = [("a pair drawn for this check", p, q) for p, q in instances.pairs(rng, 2)]
-    drawn.append(("p = q drawn for this check", same, same.copy()))
+    drawn = [(_("a pair drawn for this check"), p, q) for p, q in instances.pairs(rng, 2)]
+    drawn.append((_("p = q drawn for this check"), same, same.copy()))
     for name, p, q in _residual_cases() + drawn:
         with np.errstate(divide="ignore", invalid="ignore"):
             got, err = _student(student_residual, p, q, convert=_feedback.vector(p.shape))  # read inside the lock
         if err:
-            return _failure(f"{err} (one probability per token) on {name}")
-        where = f"On {name} (p = {fmt(p)}, q = {fmt(q)}) you returned {fmt(got)}: "
+            return _failure(_("{err} (one probability per token) on {name}").format(err=err, name=name))
+        where = _("On {name} (p = {p}, q = {q}) you returned {got}: ").format(
+            name=name, p=fmt(p), q=fmt(q), got=fmt(got)
+        )
         mass = np.maximum(q - p, 0).sum()
         if not np.all(np.isfinite(got)):
             return wrong(
-                where + "max(q - p, 0) has no mass, so normalising it is 0/0 = NaN, and drawing from it "
-                "fails (the bug of jaymody/speculative-sampling #5). Return a valid law when the mass is 0, "
-                "e.g. q: it is never used, because a rejection has probability TV(p, q) = 0."
+                where
+                + _(
+                    "max(q - p, 0) has no mass, so normalising it is 0/0 = NaN, and drawing from it fails (the bug "
+                    "of jaymody/speculative-sampling #5). Return a valid law when the mass is 0, e.g. q: it is never "
+                    "used, because a rejection has probability TV(p, q) = 0."
+                )
             )
         if np.any(got < 0) or not np.isclose(got.sum(), 1, atol=1e-9):
             if np.allclose(got, 0):
                 return wrong(
-                    where + "all zeros is not a law (replacing NaN by 0 leaves nothing to draw from); "
-                    "return a law, e.g. q, when max(q - p, 0) has no mass."
+                    where
+                    + _(
+                        "all zeros is not a law (replacing NaN by 0 leaves "
+                        "nothing to draw from); return a law, e.g. q, "
+                        "when max(q - p, 0) has no mass."
+                    )
                 )
-            return wrong(where + f"not a law (sum {got.sum():.4f}, min {got.min():.3g}).")
+            return wrong(
+                where
+                + _("not a law (sum {got_sum:.4f}, min {got_min:.3g}).").format(got_sum=got.sum(), got_min=got.min())
+            )
         if mass > 1e-9 and not np.allclose(got, np.maximum(q - p, 0) / mass, atol=1e-9):
-            return wrong(where + f"where the residual has mass it must be [q - p]+ = {fmt(residual(p, q))}.")
+            return wrong(
+                where
+                + _("where the residual has mass it must be [q - p]+ = {residual_p_q}.").format(
+                    residual_p_q=fmt(residual(p, q))
+                )
+            )
     counts, err = _all_at_once_counts(student_residual, np.array([0.7, 0.2, 0.1]), np.array([0.7, 0.2, 0.1]))
     if err:
         return _failure(err)
     return correct(
-        "the residual is [q - p]+ where it has mass and a valid law otherwise, so a step that draws "
-        "its fallback up front runs on p = q too, with output law q."
+        _(
+            "the residual is [q - p]+ where it has mass and a valid law otherwise, so a step that draws its "
+            "fallback up front runs on p = q too, with output law q."
+        )
     )
 
 
@@ -228,12 +276,16 @@ def _all_at_once_counts(student_residual: Callable, p: np.ndarray, q: np.ndarray
         return out
 
     try:
-        tokens, _ = buggy_step_all_at_once(p, q, 10_000, np.random.default_rng(0), residual=guarded)
+        tokens, _calls = buggy_step_all_at_once(p, q, 10_000, np.random.default_rng(0), residual=guarded)
     except Exception as e:  # noqa: BLE001 - the student's law may make the draw fail in any way
-        return None, f"drawing the fallback tokens from your law failed ({type(e).__name__}: {e})"
+        return None, _("drawing the fallback tokens from your law failed ({type_e_name}: {e})").format(
+            type_e_name=type(e).__name__, e=e
+        )
     counts = np.bincount(tokens, minlength=len(q))
     if not _fits(counts, q):
-        return None, f"on p = q the output frequencies {fmt(counts / counts.sum())} do not follow q = {fmt(q)}"
+        return None, _("on p = q the output frequencies {counts_counts_sum} do not follow q = {q}").format(
+            counts_counts_sum=fmt(counts / counts.sum()), q=fmt(q)
+        )
     return counts, None
 
 
@@ -268,35 +320,49 @@ def check_draft_sampling(step: Callable[..., Any], runs: int = 4000, seed: int =
         top2 = np.where(P >= np.sort(P)[-2], P, 0)
         if _fits(counts, argmax):
             return wrong(
-                f"your output frequencies {freq} follow {fmt(argmax)}, not q = {fmt(Q)}: the draft token "
-                "is still the argmax of p while the ratio uses p (jaymody/speculative-sampling #3). Draw it "
-                "from p, or test the argmax against the one-hot law it was drawn from."
+                _(
+                    "your output frequencies {freq} follow {argmax}, not q = {Q}: the draft token is still the "
+                    "argmax of p while the ratio uses p (jaymody/speculative-sampling #3). Draw it from p, or test "
+                    "the argmax against the one-hot law it was drawn from."
+                ).format(freq=freq, argmax=fmt(argmax), Q=fmt(Q))
             )
         if _fits(counts, _law_of_proposal(top2 / top2.sum(), P, Q)):
             return wrong(
-                f"your output frequencies {freq} do not follow q = {fmt(Q)}: the token is drawn from a "
-                "truncated (top-k) draft law but tested with the full p (huggingface/transformers #47932). "
-                "Use the law you drew from in the ratio and in the residual."
+                _(
+                    "your output frequencies {freq} do not follow q = {Q}: the token is drawn from a truncated "
+                    "(top-k) draft law but tested with the full p (huggingface/transformers #47932). Use the law you "
+                    "drew from in the ratio and in the residual."
+                ).format(freq=freq, Q=fmt(Q))
             )
         return wrong(
-            f"your output frequencies {freq} do not follow q = {fmt(Q)} (chi-square test): the ratio "
-            "min(1, q/p) and the residual are exact only for a token drawn from p."
+            _(
+                "your output frequencies {freq} do not follow q = {Q} (chi-square test): the ratio min(1, q/p) "
+                "and the residual are exact only for a token drawn from p."
+            ).format(freq=freq, Q=fmt(Q))
         )
     rate, t = rejected.mean(), float(tv(P, Q))
     one_hot = float(tv(np.eye(len(P))[np.argmax(P)], Q))
     if abs(rate - one_hot) <= Z * np.sqrt(one_hot * (1 - one_hot) / runs):
         return correct(
-            f"output frequencies {freq} match q: the argmax tested against its own one-hot law is unbiased, "
-            f"but it rejects {rate:.3f} of the time, TV(one-hot, q) = {one_hot:.3f}, against TV(p, q) = {t:.3f} "
-            "for a token drawn from p (Theorem 1 with the one-hot law as the draft)."
+            _(
+                "output frequencies {freq} match q: the argmax tested against its own one-hot law is unbiased, "
+                "but it rejects {rate:.3f} of the time, TV(one-hot, q) = {one_hot:.3f}, against TV(p, q) = "
+                "{t:.3f} for a token drawn from p (Theorem 1 with the one-hot law as the draft)."
+            ).format(freq=freq, rate=rate, one_hot=one_hot, t=t)
         )
     se = np.sqrt(t * (1 - t) / runs)
     if abs(rate - t) > Z * se:
         return wrong(
-            f"the output law is right, but you report a rejection rate {rate:.3f}; Theorem 1 says one "
-            f"step rejects with probability TV(p, q) = {t:.3f} when the token is drawn from p."
+            _(
+                "the output law is right, but you report a rejection rate {rate:.3f}; Theorem 1 says one step "
+                "rejects with probability TV(p, q) = {t:.3f} when the token is drawn from p."
+            ).format(rate=rate, t=t)
         )
-    return correct(f"output frequencies {freq} match q, and the rejection rate {rate:.3f} matches TV(p, q) = {t:.3f}.")
+    return correct(
+        _("output frequencies {freq} match q, and the rejection rate {rate:.3f} matches TV(p, q) = {t:.3f}.").format(
+            freq=freq, rate=rate, t=t
+        )
+    )
 
 
 # --- Bug 3: temperature applied to the draft's logits only ---------------------------------------
@@ -322,31 +388,40 @@ def check_temperature(step: Callable[..., Any], runs: int = 4000, seed: int = 0)
     for k, T in enumerate((0.5, 2.0)):
         got, err = _step_counts(step, (d, t, T), len(d), runs, seed + k)
         if err:
-            return _failure(f"{err} (temperature {T})")
+            return _failure(_("{err} (temperature {T})").format(err=err, T=T))
         counts, rejected = got
         want = softmax(t / T)
         freq = fmt(counts / runs)
         if not _fits(counts, want):
             if _fits(counts, softmax(t)):
                 return wrong(
-                    f"at temperature {T} your output frequencies {freq} follow softmax(target_logits) = "
-                    f"{fmt(softmax(t))}, the target at temperature 1: unbiased, for the wrong target. Apply "
-                    "the temperature to both models' logits (jaymody/speculative-sampling #9)."
+                    _(
+                        "at temperature {T} your output frequencies {freq} follow "
+                        "softmax(target_logits) = {softmax_t}, "
+                        "the target at temperature 1: unbiased, for the wrong target. Apply the temperature to both "
+                        "models' logits (jaymody/speculative-sampling #9)."
+                    ).format(T=T, freq=freq, softmax_t=fmt(softmax(t)))
                 )
             return wrong(
-                f"at temperature {T} your output frequencies {freq} do not follow softmax(target_logits "
-                f"/ T) = {fmt(want)}."
+                _(
+                    "at temperature {T} your output frequencies {freq} do not follow softmax(target_logits / T) = "
+                    "{want}."
+                ).format(T=T, freq=freq, want=fmt(want))
             )
         pT = softmax(d / T)
         rate, r = rejected.mean(), float(tv(pT, want))
         if abs(rate - r) > Z * np.sqrt(r * (1 - r) / runs):
             return wrong(
-                f"at temperature {T} the output law is right, but the rejection rate {rate:.3f} is not "
-                f"TV(p_T, q_T) = {r:.3f}: does the draft sample at the same temperature as its ratio?"
+                _(
+                    "at temperature {T} the output law is right, but the rejection rate {rate:.3f} is not TV(p_T, "
+                    "q_T) = {r:.3f}: does the draft sample at the same temperature as its ratio?"
+                ).format(T=T, rate=rate, r=r)
             )
     return correct(
-        "both laws are taken at the same temperature: the output follows the tempered target at "
-        "T = 0.5 and T = 2, and each step rejects with probability TV(p_T, q_T)."
+        _(
+            "both laws are taken at the same temperature: the output follows the tempered target at T = 0.5 "
+            "and T = 2, and each step rejects with probability TV(p_T, q_T)."
+        )
     )
 
 
@@ -369,7 +444,7 @@ def grid_acceptance(accept: Callable[..., Any], p: np.ndarray, q: np.ndarray, N:
     outs, err = _repeat(accept, grid, convert=_verdict)
     if err:
         return None, err
-    for (_, _, x, _), out in zip(grid, outs, strict=True):
+    for (_p, _q, x, _u), out in zip(grid, outs, strict=True):
         if out:
             counts[x] += int(round(p[x] * W))
     return counts, None
@@ -379,10 +454,14 @@ def _verdict(out: Any) -> bool:
     """An acceptance test's answer as a plain ``bool``: only ``True``/``False`` (Python's or numpy's) pass."""
     if type(out) not in (bool, np.bool_):  # the type itself: an object may claim to be a bool through __class__
         if type(out) in (int, float, np.int64, np.float64):
-            got = f"the number {out!r}"
+            got = _("the number {out!r}").format(out=out)
         else:
-            got = _feedback.kind_of(out) if type(out).__module__ == "builtins" else f"a {type(out).__name__}"
-        raise _feedback._Refused(f"return True (accept) or False (reject), got {got}")
+            got = (
+                _feedback.kind_of(out)
+                if type(out).__module__ == "builtins"
+                else _("a {type_name}").format(type_name=type(out).__name__)
+            )
+        raise _feedback._Refused(_("return True (accept) or False (reject), got {got}").format(got=got))
     return bool(out)
 
 
@@ -408,28 +487,37 @@ def check_accept(student_accept: Callable[..., Any]) -> Feedback:
         b = min(1.0, qt[x] / pt[x])
         if b == 0 and out:
             return wrong(
-                f"at u = {u:.3f} you accept token {x} of p = {fmt(pt)}, whose target probability is 0 in q = {fmt(qt)}"
+                _("at u = {u:.3f} you accept token {x} of p = {pt}, whose target probability is 0 in q = {qt}").format(
+                    u=u, x=x, pt=fmt(pt), qt=fmt(qt)
+                )
                 + (
-                    ": `u <= b` is true for u = b = 0 (sglang #35771). The output then has mass where "
-                    "the target has none; accept on u < b, false for every u when b = 0."
+                    _(
+                        ": `u <= b` is true for u = b = 0 (sglang #35771). The "
+                        "output then has mass where the target has "
+                        "none; accept on u < b, false for every u when b = 0."
+                    )
                     if u == 0
                     else "."
                 )
             )
         if u < b and not out:
             return wrong(
-                f"token {x} (p = {fmt(pt)}, q = {fmt(qt)}) must be accepted at u = {u:.3f} < min(1, q/p) = {b:.3f}."
+                _("token {x} (p = {pt}, q = {qt}) must be accepted at u = {u:.3f} < min(1, q/p) = {b:.3f}.").format(
+                    x=x, pt=fmt(pt), qt=fmt(qt), u=u, b=b
+                )
             )
         if u > b and out:
             return wrong(
-                f"token {x} (p = {fmt(pt)}, q = {fmt(qt)}) must be rejected at u = {u:.3f} > min(1, q/p) = {b:.3f}."
+                _("token {x} (p = {pt}, q = {qt}) must be rejected at u = {u:.3f} > min(1, q/p) = {b:.3f}.").format(
+                    x=x, pt=fmt(pt), qt=fmt(qt), u=u, b=b
+                )
             )
     counts, err = grid_acceptance(student_accept, p, q)
     if err:
         return _failure(err)
     if chi_square(counts, np.minimum(p, q) / np.minimum(p, q).sum()).pvalue == 0:
-        return wrong("with u on a grid of 64 values, a token of target probability 0 is accepted.")
-    return correct("the test is u < min(1, q/p): a token the target cannot emit is never accepted, whatever u.")
+        return wrong(_("with u on a grid of 64 values, a token of target probability 0 is accepted."))
+    return correct(_("the test is u < min(1, q/p): a token the target cannot emit is never accepted, whatever u."))
 
 
 # --- Bug 5: the bonus token after a fully accepted round -----------------------------------------
@@ -495,26 +583,34 @@ def check_bonus(fn: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feed
     counts, calls = got
     if not _fits(counts, sequence_law(target)):
         return wrong(
-            "the sequences do not follow the target's law (chi-square test over all 81 sequences). When "
-            "every draft is accepted, the next token is a bonus drawn from the target's law q at the next "
-            "position, which the target's call already computed; drawing it from the draft p biases every "
-            "position after a fully accepted round."
+            _(
+                "the sequences do not follow the target's law (chi-square test over all 81 sequences). When "
+                "every draft is accepted, the next token is a bonus drawn from the target's law q at the next "
+                "position, which the target's call already computed; drawing it from the draft p biases every "
+                "position after a fully accepted round."
+            )
         )
     want = expected_oracle_calls_k(draft, target, K)
     mean, se = calls.mean(), calls.std(ddof=1) / np.sqrt(runs)
     if abs(mean - want) > Z * max(se, 1e-12):
         if mean > want:
             return wrong(
-                f"the output law is right, but you make {mean:.3f} target calls per run on average, against "
-                f"the exact {want:.3f} of Chapter 7's count with lookahead K = {K}: a fully accepted round must also "
-                "emit its bonus token (dropping it wastes a call, as in ohdearquant/lattice #509)."
+                _(
+                    "the output law is right, but you make {mean:.3f} target calls per run on average, against the "
+                    "exact {want:.3f} of Chapter 7's count with lookahead K = {K}: a fully accepted round must also "
+                    "emit its bonus token (dropping it wastes a call, as in ohdearquant/lattice #509)."
+                ).format(mean=mean, want=want, K=K)
             )
         return wrong(
-            f"you count {mean:.3f} target calls per run, fewer than the exact {want:.3f}: count one call per round."
+            _(
+                "you count {mean:.3f} target calls per run, fewer than the exact {want:.3f}: count one call per round."
+            ).format(mean=mean, want=want)
         )
     return correct(
-        f"the sequences follow the target, and {mean:.3f} ± {se:.3f} calls per run match Chapter 7's "
-        f"exact {want:.3f} at K = {K}."
+        _(
+            "the sequences follow the target, and {mean:.3f} ± {se:.3f} calls per run match Chapter 7's "
+            "exact {want:.3f} at K = {K}."
+        ).format(mean=mean, se=se, want=want, K=K)
     )
 
 
@@ -560,24 +656,33 @@ def check_mystery(fn: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Fe
     law_ok, calls_ok = _fits(counts, sequence_law(target)), abs(mean - want) <= Z * max(se, 1e-12)
     if law_ok and calls_ok:
         return correct(
-            f"the sequences follow the target, and {mean:.3f} ± {se:.3f} calls per run match Chapter 7's "
-            f"exact {want:.3f} at K = {K}."
+            _(
+                "the sequences follow the target, and {mean:.3f} ± {se:.3f} calls per run match Chapter 7's "
+                "exact {want:.3f} at K = {K}."
+            ).format(mean=mean, se=se, want=want, K=K)
         )
     if mean < want:
         return wrong(
-            f"{mean:.3f} target calls per run, fewer than the exact {want:.3f} of Chapter 7's count at K = {K}"
-            + ("" if law_ok else ", and the sequences do not follow the target")
-            + ": drafts pass that should fail."
+            _(
+                "{mean:.3f} target calls per run, fewer than the exact {want:.3f} of Chapter 7's count at K = {K}"
+            ).format(mean=mean, want=want, K=K)
+            + ("" if law_ok else _(", and the sequences do not follow the target"))
+            + _(": drafts pass that should fail.")
         )
     if not law_ok:
         return wrong(
-            "the sequences do not follow the target's law (chi-square test over all 81 sequences): a draft "
-            "must pass with probability min(1, q/p), a failure be replaced from the residual, and a round "
-            "that keeps every draft end with a bonus token from q."
+            _(
+                "the sequences do not follow the target's law (chi-square test over all 81 sequences): a draft "
+                "must pass with probability min(1, q/p), a failure be replaced from the residual, and a round "
+                "that keeps every draft end with a bonus token from q."
+            )
         )
     return wrong(
-        f"the output law is right, but {mean:.3f} target calls per run differ from the exact {want:.3f} of "
-        f"Chapter 7's count at K = {K}: count one call per round, and end each round as the algorithm does."
+        _(
+            "the output law is right, but {mean:.3f} target calls per run differ from the exact {want:.3f} "
+            "of Chapter 7's count at K = {K}: count one call per round, and end each round as the algorithm "
+            "does."
+        ).format(mean=mean, want=want, K=K)
     )
 
 
@@ -610,7 +715,7 @@ def greedy_speculative(
         while len(seq) - n0 < n_new:
             k = min(K, n_new - (len(seq) - n0))
             drafts: list[int] = []
-            for _ in range(k):
+            for _i in range(k):
                 fed = (seq + drafts)[held["draft"] :]
                 logits = _hf.forward(draft, torch.tensor(fed), caches["draft"])
                 held["draft"] += len(fed)
@@ -657,7 +762,9 @@ def check_rollback(
     try:
         pair = pair if pair is not None else _pair()
     except Exception as e:  # noqa: BLE001 - report, never raise
-        return wrong(f"could not load the offline pair ({type(e).__name__}: {e}).")
+        return wrong(
+            _("could not load the offline pair ({type_e_name}: {e}).").format(type_e_name=type(e).__name__, e=e)
+        )
     ids = torch.as_tensor(pair.encode(prompt))
     cache = _hf.new_cache(pair.target)
     with torch.inference_mode():
@@ -665,46 +772,66 @@ def check_rollback(
     n, keep = len(ids), len(ids) - 3
     before = [k[..., :keep, :].clone() for k in _keys(cache)]
     # in place: the cache itself goes to the student's function (a copy would hide what it did)
-    _, err = _student(lambda: (rollback(cache, keep), True)[1])
+    _done, err = _student(lambda: (rollback(cache, keep), True)[1])
     if err:
         return _failure(err)
     length = int(cache.get_seq_length())
     if length != keep:
         if length == 0:
             return wrong(
-                f"after rollback(cache, {keep}) the cache is empty: a reset, not a rollback. The loop then "
-                "feeds only the new tokens, so the models see almost no context: drafts are rejected that "
-                "should not be and the output leaves the target's (the 1/k acceptance of paiml/aprender #2014)."
+                _(
+                    "after rollback(cache, {keep}) the cache is empty: a reset, not a rollback. The loop then feeds "
+                    "only the new tokens, so the models see almost no context: drafts are rejected that should not "
+                    "be and the output leaves the target's (the 1/k acceptance of paiml/aprender #2014)."
+                ).format(keep=keep)
             )
         if length == n:
             return wrong(
-                f"the cache still holds all {n} tokens: the rejected drafts stay in it and the next round "
-                "attends to them (the no-op trim of ml-explore/mlx-lm #1109)."
+                _(
+                    "the cache still holds all {n} tokens: the rejected drafts stay in it and the next round attends "
+                    "to them (the no-op trim of ml-explore/mlx-lm #1109)."
+                ).format(n=n)
             )
         if length == n - keep:
             return wrong(
-                f"the cache holds {length} tokens, not {keep}: crop(-m) removes m tokens from the end; "
-                f"remove the {n - keep} extra ones."
+                _(
+                    "the cache holds {length} tokens, not {keep}: crop(-m) removes m tokens from the end; remove the "
+                    "{n_keep} extra ones."
+                ).format(length=length, keep=keep, n_keep=n - keep)
             )
-        return wrong(f"rollback(cache, {keep}) left {length} tokens in a cache of {n}; it must keep exactly {keep}.")
+        return wrong(
+            _("rollback(cache, {keep}) left {length} tokens in a cache of {n}; it must keep exactly {keep}.").format(
+                keep=keep, length=length, n=n
+            )
+        )
     if not all(torch.equal(k, b) for k, b in zip(_keys(cache), before, strict=True)):
         return wrong(
-            f"the cache holds {keep} tokens but not the first {keep}: keep the oldest entries, drop the newest."
+            _(
+                "the cache holds {keep} tokens but not the first {keep}: keep the oldest entries, drop the newest."
+            ).format(keep=keep)
         )
     try:
         got, acc, drafted = greedy_speculative(pair.draft, pair.target, ids, n_new, K, rollback)
     except Exception as e:  # noqa: BLE001 - a student's rollback may break the loop in any way
-        return _failure(f"the speculative loop with your rollback failed ({type(e).__name__}: {e})")
+        return _failure(
+            _("the speculative loop with your rollback failed ({type_e_name}: {e})").format(
+                type_e_name=type(e).__name__, e=e
+            )
+        )
     greedy = autoregressive_generate(pair.target, ids, n_new, temperature=0).tokens.tolist()
     if got != greedy:
         first = next(i for i, (a, b) in enumerate(zip(got, greedy, strict=True)) if a != b)
         return wrong(
-            f"with your rollback the greedy speculative output leaves the target's greedy output at new "
-            f"token {first}: the caches do not hold what the loop thinks they hold."
+            _(
+                "with your rollback the greedy speculative output leaves the target's greedy output at new token "
+                "{first}: the caches do not hold what the loop thinks they hold."
+            ).format(first=first)
         )
     return correct(
-        f"the greedy speculative output equals the target's greedy output ({n_new} tokens); "
-        f"{acc} of {drafted} drafts accepted."
+        _(
+            "the greedy speculative output equals the target's greedy output ({n_new} tokens); {acc} of "
+            "{drafted} drafts accepted."
+        ).format(n_new=n_new, acc=acc, drafted=drafted)
     )
 
 
@@ -755,7 +882,9 @@ def _plain_law(x: Any) -> Any:
     try:
         arr = np.array(torch.as_tensor(x).detach().double().cpu().numpy(), dtype=np.float64)
     except (TypeError, ValueError, RuntimeError):
-        raise _feedback._Refused(f"return the law as a tensor, got {_feedback.kind_of(x)}") from None
+        raise _feedback._Refused(
+            _("return the law as a tensor, got {feedback_kind_of_x}").format(feedback_kind_of_x=_feedback.kind_of(x))
+        ) from None
     return torch.from_numpy(arr)
 
 
@@ -766,31 +895,43 @@ def check_sampling_law(sampling_law: Callable[[Any, float], Any]) -> Feedback:
         logits = bf16_logits(seed)
         got, err = _student(sampling_law, logits.clone(), T, convert=_plain_law)
         if err:
-            return _failure(f"{err} (temperature {T})")
+            return _failure(_("{err} (temperature {T})").format(err=err, T=T))
         want = ratio_law(logits, T).double()
         if got.shape != want.shape:
-            return wrong(f"return one probability per token (shape {tuple(want.shape)}), got {tuple(got.shape)}.")
+            return wrong(
+                _("return one probability per token (shape {tuple_want_shape}), got {tuple_got_shape}.").format(
+                    tuple_want_shape=tuple(want.shape), tuple_got_shape=tuple(got.shape)
+                )
+            )
         gap = float((got - want).abs().sum() / 2)
         if gap <= 1e-6:
             continue
         soft_bf16 = torch.softmax(logits / T, dim=-1).double()
         div_bf16 = torch.softmax((logits / T).float(), dim=-1).double()
-        where = f"at temperature {T} your law is {gap:.2e} from the float32 law of the ratio in TV: "
+        where = _("at temperature {T} your law is {gap:.2e} from the float32 law of the ratio in TV: ").format(
+            T=T, gap=gap
+        )
         if (
             float((got - soft_bf16).abs().max()) < 1e-7
             or float((got / got.sum() - soft_bf16 / soft_bf16.sum()).abs().max()) < 1e-7
         ):
             return wrong(
-                where + "the softmax is still computed in bfloat16 (casting its result to float32 keeps "
-                "the rounding). Cast the logits to float32 first (deepseek-ai/DeepSpec #31)."
+                where
+                + _(
+                    "the softmax is still computed in bfloat16 (casting its result to float32 keeps the rounding). "
+                    "Cast the logits to float32 first (deepseek-ai/DeepSpec #31)."
+                )
             )
         if float((got - div_bf16).abs().max()) < 1e-7:
             return wrong(
-                where + "the division by the temperature is done in bfloat16 and rounds the scaled logits; "
-                "cast to float32 before dividing."
+                where
+                + _(
+                    "the division by the temperature is done in bfloat16 and rounds the scaled logits; cast to "
+                    "float32 before dividing."
+                )
             )
-        return wrong(where + "the token must be drawn from the same law as the one in the ratio and the residual.")
-    return correct("the draft samples from the float32 law its ratio uses: the output law is the target's.")
+        return wrong(where + _("the token must be drawn from the same law as the one in the ratio and the residual."))
+    return correct(_("the draft samples from the float32 law its ratio uses: the output law is the target's."))
 
 
 # --- Bug 8: the draft's law, handed to the verifier ---------------------------------------------

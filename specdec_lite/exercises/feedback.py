@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from .. import _lock, batch_reference, decoding, lookahead_reference, reference  # noqa: F401 - they declare DECODERS
+from .._i18n import N_, _
 
 #: The package's speculative decoders, each of which decodes a token as Algorithm 1 does (with one draft, a
 #: lookahead of 1, or one token): the checks of a student's decoder or decoding step switch them all off.
@@ -126,11 +127,11 @@ class Feedback(metaclass=_Sealed):
         return self.ok
 
     def __str__(self) -> str:
-        return ("Correct. " if self.ok else "Not yet. ") + self.message
+        return _joined(_("Correct.") if self.ok else _("Not yet."), self.message)
 
     def _repr_markdown_(self) -> str:
         icon = "✅" if self.ok else "❌"
-        return f"{icon} **{'Correct.' if self.ok else 'Not yet.'}** {self.message}"
+        return _joined(f"{icon} " + (_("**Correct.**") if self.ok else _("**Not yet.**")), self.message)
 
     def __repr__(self) -> str:
         return str(self)
@@ -157,6 +158,11 @@ class Feedback(metaclass=_Sealed):
 
         outcome = {"check": self.check, "ok": True}
         display({"text/markdown": self._repr_markdown_(), "text/plain": str(self), OUTCOME: outcome}, raw=True)
+
+
+def _joined(verdict: str, message: str) -> str:
+    """``verdict message``: a space after English punctuation, none after full-width (Chinese) punctuation."""
+    return verdict + ("" if verdict.endswith(("。", "！", "：")) else " ") + message
 
 
 def _restore_error_display() -> None:
@@ -199,23 +205,31 @@ def kind_of(x: Any) -> str:
     if x is Ellipsis:
         return "..."
     if isinstance(x, bool | np.bool_):
-        return f"a boolean ({x})"
+        return _("a boolean ({x})").format(x=x)
     if isinstance(x, str | bytes):
-        return "a string"
+        return _("a string")
     if isinstance(x, np.ndarray):
-        return f"an array of shape {x.shape}"
+        return _("an array of shape {x_shape}").format(x_shape=x.shape)
     if isinstance(x, dict):
-        return "a dict"
+        return _("a dict")
     if isinstance(x, list | tuple):
-        return f"a {type(x).__name__} of {len(x)} items"
-    return f"a {type(x).__name__}"
+        return _("a {type_x_name} of {len_x} items").format(type_x_name=type(x).__name__, len_x=len(x))
+    return _("a {type_name}").format(type_name=type(x).__name__)
 
 
-NOT_ATTEMPTED = "not attempted yet"
+#: How a message about a stub begins (translated where it is used).
+NOT_ATTEMPTED = N_("not attempted yet")
+
+
+def is_stub(err: str) -> bool:
+    """Whether ``err`` (a message of ``run``) says the answer is still a stub, in any language."""
+    return err.startswith((NOT_ATTEMPTED, _(NOT_ATTEMPTED)))
 
 
 def _stub_message(what: str) -> str:
-    return f"{NOT_ATTEMPTED}: {what}. Write your answer in the cell above, run it, then run this check again"
+    return _("{NOT_ATTEMPTED}: {what}. Write your answer in the cell above, run it, then run this check again").format(
+        NOT_ATTEMPTED=_(NOT_ATTEMPTED), what=what
+    )
 
 
 # --- converting answers (run inside the lock: an answer's __float__ or __array__ is student code) -------------
@@ -227,36 +241,40 @@ class _Refused(Exception):
 
 def _reject_kind(x: Any, wanted: str) -> None:
     if x is None or x is Ellipsis:
-        raise _Refused(_stub_message(f"you gave {kind_of(x)} instead of {wanted}"))
+        raise _Refused(_stub_message(_("you gave {kind} instead of {wanted}").format(kind=kind_of(x), wanted=wanted)))
     if isinstance(x, str | bytes | dict | set | frozenset) or callable(x) and not hasattr(x, "__array__"):
-        raise _Refused(f"return {wanted}, got {kind_of(x)}")
+        raise _Refused(_("return {wanted}, got {kind}").format(wanted=wanted, kind=kind_of(x)))
     if isinstance(x, bool | np.bool_):
-        raise _Refused(f"return {wanted}, got {kind_of(x)}")
+        raise _Refused(_("return {wanted}, got {kind}").format(wanted=wanted, kind=kind_of(x)))
     if isinstance(x, complex | np.complexfloating):
-        raise _Refused(f"return {wanted} with real values, got the complex number {x!r}")
+        raise _Refused(_("return {wanted} with real values, got the complex number {x!r}").format(wanted=wanted, x=x))
 
 
 def number(x: Any) -> float:
     """``x`` as one float (nan and inf pass: the checks name them); refuses strings, booleans, complex, arrays."""
-    _reject_kind(x, "one number")
+    _reject_kind(x, _("one number"))
     if isinstance(x, numbers.Real):
         return float(x)
     if isinstance(x, np.ndarray | np.generic):
         if x.dtype.kind == "c":
-            raise _Refused("return one real number, got a complex value")
+            raise _Refused(_("return one real number, got a complex value"))
         if x.ndim != 0:
-            raise _Refused(f"return one number, got an array of shape {x.shape}")
+            raise _Refused(_("return one number, got an array of shape {x_shape}").format(x_shape=x.shape))
         if x.dtype.kind not in "iuf":
-            raise _Refused(f"return one number, got a value of type {x.dtype}")
+            raise _Refused(_("return one number, got a value of type {x_dtype}").format(x_dtype=x.dtype))
         return float(x)
     if isinstance(x, list | tuple) or hasattr(x, "__iter__") and not hasattr(x, "__float__"):
-        raise _Refused(f"return one number, got {kind_of(x)}")
+        raise _Refused(_("return one number, got {kind}").format(kind=kind_of(x)))
     try:
         value = float(x)
     except Exception as e:  # noqa: BLE001 - the answer's own __float__ may fail in any way
-        raise _Refused(f"return one number; {kind_of(x)} could not be read as one ({describe_error(e)})") from None
+        raise _Refused(
+            _("return one number; {kind} could not be read as one ({error})").format(
+                kind=kind_of(x), error=describe_error(e)
+            )
+        ) from None
     if not isinstance(value, float):
-        raise _Refused(f"return one number, got {kind_of(x)}")
+        raise _Refused(_("return one number, got {kind}").format(kind=kind_of(x)))
     return value
 
 
@@ -264,7 +282,7 @@ def integer(x: Any) -> int:
     """``x`` as a whole number (``3`` and ``3.0`` alike)."""
     value = number(x)
     if not math.isfinite(value) or value != round(value):
-        raise _Refused(f"return a whole number, got {value!r}")
+        raise _Refused(_("return a whole number, got {value!r}").format(value=value))
     return int(round(value))
 
 
@@ -272,33 +290,47 @@ def vector(shape: int | tuple[int, ...]) -> Callable[[Any], np.ndarray]:
     """A conversion to a float64 array of ``shape`` (lists, tuples, float32 and torch alike)."""
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
     size = int(np.prod(shape))
-    wanted = f"an array of shape {shape}" if len(shape) != 1 else f"an array of {shape[0]} numbers"
+    wanted = (
+        _("an array of shape {shape}").format(shape=shape)
+        if len(shape) != 1
+        else _("an array of {shape_0} numbers").format(shape_0=shape[0])
+    )
 
     def convert(x: Any) -> np.ndarray:
         _reject_kind(x, wanted)
         if isinstance(x, numbers.Number) or isinstance(x, np.generic):
-            raise _Refused(f"return {wanted}, got the single number {x!r}")
+            raise _Refused(_("return {wanted}, got the single number {x!r}").format(wanted=wanted, x=x))
         if not (isinstance(x, np.ndarray | list | tuple) or hasattr(x, "__array__")):
-            raise _Refused(f"return {wanted}, got {kind_of(x)}")
+            raise _Refused(_("return {wanted}, got {kind}").format(wanted=wanted, kind=kind_of(x)))
         if isinstance(x, list | tuple) and len(x) > 10 * size + 10:
-            raise _Refused(f"return {wanted}, got {kind_of(x)}")
+            raise _Refused(_("return {wanted}, got {kind}").format(wanted=wanted, kind=kind_of(x)))
         try:
             with warnings_silenced():
                 arr = np.asarray(x)
         except Exception as e:  # noqa: BLE001 - ragged lists, failing __array__, ...
             why = describe_error(e)
-            raise _Refused(f"return {wanted}; {kind_of(x)} could not be read as an array ({why})") from None
+            raise _Refused(
+                _("return {wanted}; {kind} could not be read as an array ({why})").format(
+                    wanted=wanted, kind=kind_of(x), why=why
+                )
+            ) from None
         if arr.shape != shape:
-            raise _Refused(f"return {wanted}, got {kind_of(arr) if arr.dtype != object else kind_of(x)}")
+            raise _Refused(
+                _("return {wanted}, got {kind_of_arr_if_arr_dtype}").format(
+                    wanted=wanted, kind_of_arr_if_arr_dtype=kind_of(arr) if arr.dtype != object else kind_of(x)
+                )
+            )
         if arr.dtype.kind == "c":
-            raise _Refused(f"return {wanted} of real numbers, got complex numbers")
+            raise _Refused(_("return {wanted} of real numbers, got complex numbers").format(wanted=wanted))
         if arr.dtype.kind == "b":
-            raise _Refused(f"return {wanted} of numbers, got booleans")
+            raise _Refused(_("return {wanted} of numbers, got booleans").format(wanted=wanted))
         if arr.dtype.kind not in "iuf":
             try:
                 return np.array([number(v) for v in arr.ravel()], dtype=np.float64).reshape(shape)
             except _Refused as e:
-                raise _Refused(f"return {wanted} of numbers: an entry is wrong ({e})") from None
+                raise _Refused(
+                    _("return {wanted} of numbers: an entry is wrong ({e})").format(wanted=wanted, e=e)
+                ) from None
         return np.array(arr, dtype=np.float64)
 
     return convert
@@ -382,9 +414,9 @@ def run(
     in ``with session():`` (faster).
     """
     if fn is None or fn is Ellipsis:
-        return None, _stub_message(f"you passed {kind_of(fn)} where your function goes")
+        return None, _stub_message(_("you passed {kind} where your function goes").format(kind=kind_of(fn)))
     if not callable(fn):
-        return None, f"pass your function itself, got {kind_of(fn)}"
+        return None, _("pass your function itself, got {kind}").format(kind=kind_of(fn))
     if not _SESSION:
         with session():
             return run(fn, *args, convert=convert, allow_none=allow_none)
@@ -392,23 +424,25 @@ def run(
         try:
             out = fn(*[_copy_arg(a) for a in args])
             if (out is None and not allow_none) or out is Ellipsis:
-                raise _Refused(_stub_message(f"your function returned {kind_of(out)} (is a return missing?)"))
+                raise _Refused(
+                    _stub_message(_("your function returned {kind} (is a return missing?)").format(kind=kind_of(out)))
+                )
             value = out if convert is None else convert(out)
         finally:
             tampered = _tampered()
         if tampered:
-            return None, "your code changed specdec_lite's grading lock; write the exercise with numpy instead"
+            return None, _("your code changed specdec_lite's grading lock; write the exercise with numpy instead")
         return value, None
     except _Refused as e:
         return None, str(e)
     except _lock.WriteItYourself as e:
         return None, str(e)
     except NotImplementedError:
-        return None, _stub_message("your function still raises NotImplementedError")
+        return None, _stub_message(_("your function still raises NotImplementedError"))
     except RecursionError:
-        return None, "your function raised RecursionError (a function calling itself without end?)"
+        return None, _("your function raised RecursionError (a function calling itself without end?)")
     except (Exception, SystemExit) as e:  # noqa: BLE001 - the student's code may fail in any way
-        return None, f"your function raised {describe_error(e)}"
+        return None, _("your function raised {error}").format(error=describe_error(e))
 
 
 def convert_answer(value: Any, convert: Callable[[Any], Any]) -> tuple[Any, str | None]:
@@ -434,11 +468,13 @@ def checker(*held: str) -> Callable[[Callable[..., Feedback]], Callable[..., Fee
                 with warnings_silenced():
                     out = check(*args, **kwargs)
                 if not isinstance(out, Feedback):  # pragma: no cover - a check's own bug
-                    out = wrong("the check could not judge this answer; ask your instructor.")
+                    out = wrong(_("the check could not judge this answer; ask your instructor."))
             except Exception as e:  # noqa: BLE001 - whatever the answer, the student gets feedback
                 out = wrong(
-                    f"the check could not judge this answer ({describe_error(e)}); look at its type and "
-                    "shape, or ask your instructor."
+                    _(
+                        "the check could not judge this answer ({error}); look at its type and shape, or ask your "
+                        "instructor."
+                    ).format(error=describe_error(e))
                 )
             finally:
                 _HELD.pop()
@@ -476,7 +512,11 @@ def fmt(x: Any) -> str:
     try:
         return np.array2string(np.asarray(x, dtype=float), precision=3, suppress_small=True, threshold=20)
     except Exception:  # noqa: BLE001 - whatever the student returned, show something
-        return _short(repr(x)) if not isinstance(x, np.ndarray) else f"an array of shape {x.shape}"
+        return (
+            _short(repr(x))
+            if not isinstance(x, np.ndarray)
+            else _("an array of shape {x_shape}").format(x_shape=x.shape)
+        )
 
 
 _lock.make_read_only(__name__)

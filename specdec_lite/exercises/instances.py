@@ -12,6 +12,7 @@ from secrets import randbits as _randbits  # bound now: a notebook that rebinds 
 import numpy as np
 
 from .. import _lock
+from .._i18n import _
 from ..chains import MarkovChain
 
 #: How many drawn instances a check grades beside its public ones.
@@ -58,7 +59,10 @@ def chain(rng: np.random.Generator, T: int, V: int) -> MarkovChain:
 def describe_chain(c: MarkovChain) -> str:
     """``init = [...], trans = [[[...]]]`` in full (a drawn chain is small)."""
     full = {"precision": 2, "suppress_small": True, "threshold": 10_000, "max_line_width": 10_000}
-    return f"init = {np.array2string(c.init, **full)}, trans = {np.array2string(c.trans, **full)}"
+    return _("init = {np_array2string_c_init_f}, trans = {np_array2string_c_trans}").format(
+        np_array2string_c_init_f=np.array2string(c.init, **full),
+        np_array2string_c_trans=np.array2string(c.trans, **full),
+    )
 
 
 _lock.make_read_only(__name__)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import _lock, theory
+from .._i18n import N_, _
 from ..chains import MarkovChain
 from ..laws import acceptance, residual, tv
 from ..stats import chi_square
@@ -68,26 +69,30 @@ def _near(a: Any, b: Any, atol: float = ATOL) -> bool:
 def check_tv(student_tv: Callable[[np.ndarray, np.ndarray], float]) -> Feedback:
     """Check a function ``student_tv(p, q)`` returning the total variation distance of two laws."""
     for p, q in _graded_cases():
-        where = f"For p = {fmt(p)}, q = {fmt(q)}"
+        where = _("For p = {p}, q = {q}").format(p=fmt(p), q=fmt(q))
         got, err = run(student_tv, p, q, convert=number)
         if err:
-            return wrong(f"{where}: {err}.")
+            return wrong(_("{where}: {err}.").format(where=where, err=err))
         want = float(tv(p, q))
         if _near(got, want):
             continue
         if not np.isfinite(got):
-            return wrong(f"{where} you returned {got}; TV is a finite number between 0 and 1.")
-        where += f" you returned {got:.4f} instead of {want:.4f}: "
+            return wrong(
+                _("{where} you returned {got}; TV is a finite number between 0 and 1.").format(where=where, got=got)
+            )
+        where += _(" you returned {got:.4f} instead of {want:.4f}: ").format(got=got, want=want)
         if _near(got, 2 * want):
-            return wrong(where + "that is sum |p - q|; TV has a factor 1/2 (each excess is counted twice).")
+            return wrong(where + _("that is sum |p - q|; TV has a factor 1/2 (each excess is counted twice)."))
         if _near(got, np.abs(p - q).max()):
-            return wrong(where + "that is the largest single-token gap; TV adds the gaps of all tokens (then halves).")
+            return wrong(
+                where + _("that is the largest single-token gap; TV adds the gaps of all tokens (then halves).")
+            )
         if _near(got, np.minimum(p, q).sum()):
-            return wrong(where + "that is the shared mass sum min(p, q), which equals 1 - TV.")
+            return wrong(where + _("that is the shared mass sum min(p, q), which equals 1 - TV."))
         if _near(got, abs((p - q).sum())) or _near(got, 0.5 * abs((p - q).sum())):
-            return wrong(where + "positive and negative differences cancel; take |p(x) - q(x)| before summing.")
-        return wrong(where + "TV(p, q) = 1/2 sum_x |p(x) - q(x)|.")
-    return correct("TV is half the L1 distance, equivalently the mass of p above q (or of q above p).")
+            return wrong(where + _("positive and negative differences cancel; take |p(x) - q(x)| before summing."))
+        return wrong(where + _("TV(p, q) = 1/2 sum_x |p(x) - q(x)|."))
+    return correct(_("TV is half the L1 distance, equivalently the mass of p above q (or of q above p)."))
 
 
 @checker("MarkovChain.marginals", "chains.sequence_law")
@@ -97,24 +102,36 @@ def check_marginals(student_marginals: Callable[[MarkovChain], np.ndarray]) -> F
     chains = [MarkovChain.random(3, 4, rng=7, uniform_init=False), instances.chain(drawn, 4, 3)]
     chains.append(instances.chain(drawn, 3, 4))
     for i, chain in enumerate(chains):
-        where = f"On a chain drawn for this check ({instances.describe_chain(chain)}): " if i else ""
+        where = (
+            _("On a chain drawn for this check ({instances_describe_chain}): ").format(
+                instances_describe_chain=instances.describe_chain(chain)
+            )
+            if i
+            else ""
+        )
         fb = _marginals_feedback(student_marginals, chain, where)
         if not fb.ok:
             return fb
-    return correct("each marginal is the previous one, as a row vector, times the transition matrix.")
+    return correct(_("each marginal is the previous one, as a row vector, times the transition matrix."))
 
 
 def _marginals_feedback(student_marginals: Callable[..., Any], chain: MarkovChain, where: str) -> Feedback:
     """The verdict of ``student_marginals`` on one chain; ``where`` (empty for the public chain) opens the message."""
     got, err = run(student_marginals, chain, convert=vector((chain.T, chain.V)))
     if err:
-        return wrong(f"{where}{err} (one row per position: shape (T, V) = {(chain.T, chain.V)}).")
+        return wrong(
+            _("{where}{err} (one row per position: shape (T, V) = {chain_T_chain_V}).").format(
+                where=where, err=err, chain_T_chain_V=(chain.T, chain.V)
+            )
+        )
     want = chain.marginals()  # computed after the student's code returned: no frame of this check holds it before
     if _near(got, want):
         return correct("")
     if not _near(got[0], chain.init):
         return wrong(
-            f"{where}row 0 must be the law of the first token, chain.init = {fmt(chain.init)}; got {fmt(got[0])}."
+            _("{where}row 0 must be the law of the first token, chain.init = {chain_init}; got {got_0}.").format(
+                where=where, chain_init=fmt(chain.init), got_0=fmt(got[0])
+            )
         )
     transposed = np.empty_like(want)
     transposed[0] = chain.init
@@ -122,14 +139,24 @@ def _marginals_feedback(student_marginals: Callable[..., Any], chain: MarkovChai
         transposed[n] = chain.trans[n - 1] @ transposed[n - 1]
     if _near(got, transposed):
         return wrong(
-            f"{where}you multiplied trans[n] @ mu (column convention); rows of trans are laws of the next "
-            "token, so the marginal is the row vector mu @ trans[n]."
+            _(
+                "{where}you multiplied trans[n] @ mu (column convention); rows of trans are laws of the next "
+                "token, so the marginal is the row vector mu @ trans[n]."
+            ).format(where=where)
         )
     sums = got.sum(axis=1)
     if not np.all(np.isfinite(got)) or not _near(sums, 1):
-        return wrong(f"{where}each row must be a law summing to 1; your row sums are {fmt(sums)}.")
+        return wrong(
+            _("{where}each row must be a law summing to 1; your row sums are {sums}.").format(
+                where=where, sums=fmt(sums)
+            )
+        )
     n = int(np.argmax(np.abs(got - want).max(axis=1)))
-    return wrong(f"{where}row {n} is {fmt(got[n])}, expected {fmt(want[n])}; use mu_n = mu_(n-1) @ trans[n-1].")
+    return wrong(
+        _("{where}row {n} is {got_n}, expected {want_n}; use mu_n = mu_(n-1) @ trans[n-1].").format(
+            where=where, n=n, got_n=fmt(got[n]), want_n=fmt(want[n])
+        )
+    )
 
 
 # --- Chapter 2 ------------------------------------------------------------------
@@ -139,68 +166,79 @@ def _marginals_feedback(student_marginals: Callable[..., Any], chain: MarkovChai
 def check_acceptance(student_acceptance: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
     """Check ``student_acceptance(p, q)``: one acceptance probability per token (any value where ``p(x) = 0``)."""
     for p, q in _graded_cases():
-        where = f"For p = {fmt(p)}, q = {fmt(q)}"
+        where = _("For p = {p}, q = {q}").format(p=fmt(p), q=fmt(q))
         got, err = run(student_acceptance, p, q, convert=vector(p.shape))
         if err:
             aside = ""
             if np.any(p == 0) and ("Division" in err or "nan" in err.lower() or "inf" in err.lower()):
-                aside = " Tokens with p(x) = 0 are never proposed; any finite value is fine there."
-            return wrong(f"{where}: {err}.{aside}")
+                aside = _(" Tokens with p(x) = 0 are never proposed; any finite value is fine there.")
+            return wrong(_("{where}: {err}.").format(where=where, err=err) + aside)
         live = p > 0
         want = acceptance(p, q)
         if _near(got[live], want[live]):
             continue
-        where += f" you returned {fmt(got)}: "
+        where += _(" you returned {got}: ").format(got=fmt(got))
         with np.errstate(divide="ignore", invalid="ignore"):
             if _near(got[live], (q / p)[live]):
                 return wrong(
-                    where + "q/p exceeds 1 where the target likes a token more than the draft; "
-                    "a probability cannot exceed 1."
+                    where
+                    + _(
+                        "q/p exceeds 1 where the target likes a token more than "
+                        "the draft; a probability cannot exceed 1."
+                    )
                 )
             swapped = np.minimum(1, p / q)
         if np.allclose(got[live], swapped[live], rtol=ATOL, atol=ATOL, equal_nan=True):
-            return wrong(where + "the letters are swapped (here p is the draft, q the target).")
-        return wrong(where + f"expected {fmt(want)} on the tokens the draft can propose.")
-    return correct("a draft token is kept with probability min(1, q(x)/p(x)).")
+            return wrong(where + _("the letters are swapped (here p is the draft, q the target)."))
+        return wrong(where + _("expected {want} on the tokens the draft can propose.").format(want=fmt(want)))
+    return correct(_("a draft token is kept with probability min(1, q(x)/p(x))."))
 
 
 @checker("laws.residual", "laws.rejected_mass", "tradeoff.optimal_rejection_law")
 def check_residual(student_residual: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Feedback:
     """Check ``student_residual(p, q)`` returning the residual law (any law when ``p == q``)."""
     for p, q in _graded_cases():
-        where = f"For p = {fmt(p)}, q = {fmt(q)}"
+        where = _("For p = {p}, q = {q}").format(p=fmt(p), q=fmt(q))
         got, err = run(student_residual, p, q, convert=vector(p.shape))
         if err:
-            return wrong(f"{where}: {err}.")
+            return wrong(_("{where}: {err}.").format(where=where, err=err))
         pos = np.maximum(q - p, 0)
         if pos.sum() == 0:
             if not np.all(np.isfinite(got)):
                 return wrong(
-                    f"{where} (p == q) you returned {fmt(got)}: max(q - p, 0) has no mass, so "
-                    "dividing by it gives 0/0. Return a valid law instead (the package returns q); "
-                    "it is never sampled, because a rejection has probability TV(p, q) = 0."
+                    _(
+                        "{where} (p == q) you returned {got}: max(q - p, 0) has no mass, so dividing by it gives 0/0. "
+                        "Return a valid law instead (the package returns q); it is never sampled, because a rejection "
+                        "has probability TV(p, q) = 0."
+                    ).format(where=where, got=fmt(got))
                 )
             if np.all(got >= -ATOL) and abs(got.sum() - 1) <= ATOL:
                 continue
-            return wrong(f"{where} (p == q) you returned {fmt(got)}: return a valid law (e.g. q) in this case.")
+            return wrong(
+                _("{where} (p == q) you returned {got}: return a valid law (e.g. q) in this case.").format(
+                    where=where, got=fmt(got)
+                )
+            )
         if _near(got, residual(p, q)):
             continue
-        where += f" you returned {fmt(got)}: "
+        where += _(" you returned {got}: ").format(got=fmt(got))
         if not np.all(np.isfinite(got)):
-            return wrong(where + "it has NaN or inf entries.")
+            return wrong(where + _("it has NaN or inf entries."))
         if np.any(got < -ATOL):
-            return wrong(where + "it has negative entries; you used q - p without the positive part max(q - p, 0).")
+            return wrong(where + _("it has negative entries; you used q - p without the positive part max(q - p, 0)."))
         if _near(got, pos):
             return wrong(
-                where + f"your residual is not normalised: it sums to {got.sum():.3f} (= TV(p, q)); "
-                "divide by that mass."
+                where
+                + _(
+                    "your residual is not normalised: it sums to {got_sum:.3f} (= TV(p, q)); divide by that mass."
+                ).format(got_sum=got.sum())
             )
         if _near(got, residual(q, p)) or _near(got, np.maximum(p - q, 0)):
-            return wrong(where + "that is [p - q]+: the residual puts mass where the target q exceeds the draft p.")
+            return wrong(where + _("that is [p - q]+: the residual puts mass where the target q exceeds the draft p."))
         if abs(got.sum() - 1) > ATOL:
-            return wrong(where + f"it sums to {got.sum():.3f}, not 1.")
-        return wrong(where + f"expected [q - p]+ = {fmt(residual(p, q))}.")
-    return correct("[q - p]+ is the normalised positive part, with a fallback when it has no mass.")
+            return wrong(where + _("it sums to {got_sum:.3f}, not 1.").format(got_sum=got.sum()))
+        return wrong(where + _("expected [q - p]+ = {residual_p_q}.").format(residual_p_q=fmt(residual(p, q))))
+    return correct(_("[q - p]+ is the normalised positive part, with a fallback when it has no mass."))
 
 
 #: The pair ``(p, q)`` of ``check_speculative_step``.
@@ -212,16 +250,16 @@ def _step_output(V: int) -> Callable[[Any], tuple[int, bool]]:
         try:
             token, flag = out
         except Exception:  # noqa: BLE001 - anything that is not a pair
-            raise _Refused("return a pair (token, rejected)") from None
+            raise _Refused(_("return a pair (token, rejected)")) from None
         try:
             token = integer(token)
         except Exception as e:  # noqa: BLE001
-            raise _Refused(f"the token must be a whole number: {e}") from None
+            raise _Refused(_("the token must be a whole number: {e}").format(e=e)) from None
         if not 0 <= token < V:
-            raise _Refused(f"token {token} is outside the vocabulary 0..{V - 1}")
+            raise _Refused(_("token {token} is outside the vocabulary 0..{V_1}").format(token=token, V_1=V - 1))
         if isinstance(flag, bool | np.bool_) or (isinstance(flag, int | np.integer) and flag in (0, 1)):
             return token, bool(flag)
-        raise _Refused(f"rejected must be True or False, got {flag!r}"[:200])
+        raise _Refused(_("rejected must be True or False, got {flag!r}").format(flag=flag)[:200])
 
     return convert
 
@@ -251,7 +289,7 @@ def check_speculative_step(
     counts = np.zeros(2 * V, dtype=np.int64)
     convert = _step_output(V)
     with session():
-        for _ in range(runs):
+        for _i in range(runs):
             out, err = run(student_step, p, q, gen, convert=convert)
             if err:
                 return wrong(err + ".")
@@ -262,11 +300,15 @@ def check_speculative_step(
     exact = _joint(shared, excess)
     fit = chi_square(counts, exact)
     freq_acc, freq_rej = counts[:V] / runs, counts[V:] / runs
-    seen = f"accepted tokens {fmt(freq_acc)}, rejected ones {fmt(freq_rej)} (frequencies)"
+    seen = _("accepted tokens {freq_acc}, rejected ones {freq_rej} (frequencies)").format(
+        freq_acc=fmt(freq_acc), freq_rej=fmt(freq_rej)
+    )
     if fit.pvalue >= alpha:
         return correct(
-            f"{seen} match min(p, q) = {fmt(shared)} and max(q - p, 0) = {fmt(excess)}: the output "
-            f"follows q and a rejection happens with probability TV(p, q) = {t:.3f}."
+            _(
+                "{seen} match min(p, q) = {shared} and max(q - p, 0) = {excess}: the output follows q and a "
+                "rejection happens with probability TV(p, q) = {t:.3f}."
+            ).format(seen=seen, shared=fmt(shared), excess=fmt(excess), t=t)
         )
     mistakes = {
         "your token follows q, but the rejection flag is drawn apart from it: the token of an accepted draft "
@@ -283,14 +325,20 @@ def check_speculative_step(
     }
     for what, law in mistakes.items():
         if chi_square(counts, law / law.sum()).pvalue >= alpha:
-            return wrong(f"{seen}: {what}.")
+            return wrong(_("{seen}: {what}.").format(seen=seen, what=what))
     marginal = counts[:V] + counts[V:]
     if chi_square(marginal, q).pvalue < alpha:
-        return wrong(f"{seen}: the output does not follow q = {fmt(q)} (chi-square test, p = {fit.pvalue:.1e}).")
+        return wrong(
+            _("{seen}: the output does not follow q = {q} (chi-square test, p = {fit_pvalue:.1e}).").format(
+                seen=seen, q=fmt(q), fit_pvalue=fit.pvalue
+            )
+        )
     return wrong(
-        f"{seen}: the output follows q, but not with Algorithm 1's joint law of (token, rejected): "
-        f"accepted tokens must follow min(p, q) = {fmt(shared)}, rejected ones max(q - p, 0) = "
-        f"{fmt(excess)} (chi-square test, p = {fit.pvalue:.1e})."
+        _(
+            "{seen}: the output follows q, but not with Algorithm 1's joint law of (token, rejected): "
+            "accepted tokens must follow min(p, q) = {shared}, rejected ones max(q - p, 0) = {excess} "
+            "(chi-square test, p = {fit_pvalue:.1e})."
+        ).format(seen=seen, shared=fmt(shared), excess=fmt(excess), fit_pvalue=fit.pvalue)
     )
 
 
@@ -311,23 +359,25 @@ def _close(a: float, b: float) -> bool:
 
 
 #: What a number answered by hand must be: said in every message that refuses one.
-PRECISION = f"a number answered by hand passes within {HAND_ATOL:g} of the exact value: give at least three decimals"
+PRECISION = N_("a number answered by hand passes within {atol:g} of the exact value: give at least three decimals")
 
 
 def _rounded(answer: float, want: float) -> str | None:
     """The message for an answer right to two decimals but not to ``HAND_ATOL`` (rounded too early)."""
     if np.isfinite(answer) and abs(answer - want) <= 0.005 + 1e-12:
-        return f"{answer} agrees with the exact value to two decimals only; {PRECISION}."
+        return _("{answer} agrees with the exact value to two decimals only; {PRECISION}.").format(
+            answer=answer, PRECISION=_(PRECISION).format(atol=HAND_ATOL)
+        )
     return None
 
 
 def _pair_or_default(draft: Any, target: Any) -> tuple[MarkovChain, MarkovChain] | str:
     if (draft is None) != (target is None):
-        return "pass both draft and target, or neither (to use two_state_pair())."
+        return _("pass both draft and target, or neither (to use two_state_pair()).")
     if draft is None:
         return two_state_pair()
     if not isinstance(draft, MarkovChain) or not isinstance(target, MarkovChain):
-        return "draft and target must be MarkovChain objects."
+        return _("draft and target must be MarkovChain objects.")
     return draft, target
 
 
@@ -342,16 +392,22 @@ def check_expected_rejections_two_state(
     draft, target = pair
     answer, err = convert_answer(answer, number)
     if err:
-        return wrong(f"{err}.")
+        return wrong(_("{err}.").format(err=err))
     profile = theory.rejection_profile(draft, target)
     want = float(profile.sum())
     if _close(answer, want):
         return correct(
-            f"E[N_rej] = {want:.4f}: the per-position TVs {fmt(profile)} weighted by the target's "
-            "law of the previous token, summed over positions."
+            _(
+                "E[N_rej] = {want:.4f}: the per-position TVs {profile} weighted by the target's law of the "
+                "previous token, summed over positions."
+            ).format(want=want, profile=fmt(profile))
         )
     if not np.isfinite(answer):
-        return wrong(f"your answer is {answer}; E[N_rej] is a finite number between 0 and T = {target.T}.")
+        return wrong(
+            _("your answer is {answer}; E[N_rej] is a finite number between 0 and T = {target_T}.").format(
+                answer=answer, target_T=target.T
+            )
+        )
     if _rounded(answer, want):
         return wrong(_rounded(answer, want))
     row_tv = tv(draft.laws(), target.laws())
@@ -360,31 +416,37 @@ def check_expected_rejections_two_state(
     diagnoses = [
         (
             theory.expected_oracle_calls(draft, target),
-            "that is the expected number of oracle calls, which counts the first round's call and not a rejection "
-            "at the last position; the question asks for the expected number of rejections",
+            _(
+                "that is the expected number of oracle calls, which counts the first round's call and not a "
+                "rejection at the last position; the question asks for the expected number of rejections"
+            ),
         ),
         (
             by_draft,
-            "you weighted the previous token by the draft's marginals; Theorem 1(b) averages over "
-            "prefixes drawn from the target q, because the output follows q",
+            _(
+                "you weighted the previous token by the draft's marginals; Theorem 1(b) averages over prefixes "
+                "drawn from the target q, because the output follows q"
+            ),
         ),
         (
             uniform,
-            "you averaged the rows equally; weight each row's TV by the target's probability of being in that state",
+            _("you averaged the rows equally; weight each row's TV by the target's probability of being in that state"),
         ),
-        (float(profile[1:].sum()), "you left out the first position"),
-        (2 * want, "every TV is counted twice: TV has a factor 1/2"),
+        (float(profile[1:].sum()), _("you left out the first position")),
+        (2 * want, _("every TV is counted twice: TV has a factor 1/2")),
         (
             want - profile[-1],
-            "you left out the last position (a rejection there counts, even though it opens no new round)",
+            _("you left out the last position (a rejection there counts, even though it opens no new round)"),
         ),
     ]
     for value, why in diagnoses:
         if _close(answer, value):
-            return wrong(f"{answer:.4f} is not E[N_rej]: {why}.")
+            return wrong(_("{answer:.4f} is not E[N_rej]: {why}.").format(answer=answer, why=why))
     return wrong(
-        f"{answer:.4f} is not E[N_rej]; compute, for each position, the TV of the two laws given the "
-        f"previous token, averaged over the target's law of that token, and add them up ({PRECISION})."
+        _(
+            "{answer:.4f} is not E[N_rej]; compute, for each position, the TV of the two laws given the "
+            "previous token, averaged over the target's law of that token, and add them up ({PRECISION})."
+        ).format(answer=answer, PRECISION=_(PRECISION).format(atol=HAND_ATOL))
     )
 
 
@@ -408,19 +470,25 @@ def check_speedup(
     draft, target = pair
     answer, err = convert_answer(answer, number)
     if err:
-        return wrong(f"{err}.")
+        return wrong(_("{err}.").format(err=err))
     if not np.isfinite(answer):
-        return wrong(f"your speed-up is {answer}; a speed-up is a finite positive number.")
+        return wrong(_("your speed-up is {answer}; a speed-up is a finite positive number.").format(answer=answer))
     T, e = target.T, theory.expected_rejections(draft, target)
     calls = theory.expected_oracle_calls(draft, target)
     if np.isclose(answer, T / calls, atol=HAND_ATOL):
-        return correct(f"T / E[oracle calls] = {T}/{calls:.4f} = {T / calls:.4f} (the package's convention).")
+        return correct(
+            _("T / E[oracle calls] = {T}/{calls:.4f} = {T_calls:.4f} (the package's convention).").format(
+                T=T, calls=calls, T_calls=T / calls
+            )
+        )
     if e > 0 and np.isclose(answer, T / e, atol=HAND_ATOL):
         return correct(
-            f"T / E[N_rej] = {T}/{e:.4f} = {T / e:.4f} (the paper's convention; counting the first "
-            f"round's call too gives T / E[oracle calls] = {T / calls:.4f})."
+            _(
+                "T / E[N_rej] = {T}/{e:.4f} = {T_e:.4f} (the paper's convention; counting the first round's call "
+                "too gives T / E[oracle calls] = {T_calls:.4f})."
+            ).format(T=T, e=e, T_e=T / e, T_calls=T / calls)
         )
-    mine, err = convert_answer(rejections, number) if rejections is not None else (None, "no E[N_rej] given")
+    mine, err = convert_answer(rejections, number) if rejections is not None else (None, _("no E[N_rej] given"))
     if (
         not err
         and np.isfinite(mine)
@@ -429,9 +497,11 @@ def check_speedup(
         and np.isclose(answer, T / mine, atol=HAND_ATOL)
     ):
         return correct(
-            f"T / E[N_rej] = {T}/{mine:.4f} with your E[N_rej] from the previous exercise. That number "
-            f"is not right (the exact one is {e:.4f}, so T / E[N_rej] = {T / e:.4f}); the previous "
-            "exercise's check explains what went wrong there."
+            _(
+                "T / E[N_rej] = {T}/{mine:.4f} with your E[N_rej] from the previous exercise. That number is not "
+                "right (the exact one is {e:.4f}, so T / E[N_rej] = {T_e:.4f}); the previous exercise's check "
+                "explains what went wrong there."
+            ).format(T=T, mine=mine, e=e, T_e=T / e)
         )
     if (
         np.isclose(answer, calls / T, atol=HAND_ATOL)
@@ -439,15 +509,19 @@ def check_speedup(
         or (not err and np.isfinite(mine) and np.isclose(answer, mine / T, atol=HAND_ATOL))
     ):
         return wrong(
-            "that is the inverse: the speed-up is T calls of autoregressive decoding divided by the "
-            "expected calls of speculative decoding."
+            _(
+                "that is the inverse: the speed-up is T calls of autoregressive decoding divided by the expected "
+                "calls of speculative decoding."
+            )
         )
     for exact in (T / calls, T / e if e > 0 else np.nan):
         if _rounded(answer, exact):
             return wrong(_rounded(answer, exact))
     return wrong(
-        f"{answer:.4f} is not a speed-up of this pair: autoregressive decoding makes T = {T} calls; "
-        f"divide by the expected number of calls (or of rejections) of speculative decoding ({PRECISION})."
+        _(
+            "{answer:.4f} is not a speed-up of this pair: autoregressive decoding makes T = {T} calls; "
+            "divide by the expected number of calls (or of rejections) of speculative decoding ({PRECISION})."
+        ).format(answer=answer, T=T, PRECISION=_(PRECISION).format(atol=HAND_ATOL))
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .. import _lock
+from .._i18n import N_, _
 from ..laws import acceptance, residual
 from . import instances
 from .feedback import Feedback, _Refused, checker, correct, integer, run, vector, wrong
@@ -35,7 +36,7 @@ def verify_round(p: np.ndarray, q: np.ndarray, drafts: np.ndarray, u: np.ndarray
 def _cases(seed: int = 0) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """The public rounds: 40 random ones (every fourth with every draft accepted), and ``p == q``."""
     rng = np.random.default_rng(seed)
-    cases = _random_rounds(rng, 40, "random")
+    cases = _random_rounds(rng, 40, N_("random"))
     V, K = 6, 4
     p = rng.dirichlet(np.ones(V), size=K)
     q = np.vstack([p, rng.dirichlet(np.ones(V))])
@@ -47,7 +48,7 @@ def _cases(seed: int = 0) -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray,
 def _drawn_cases() -> list[tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
     """Rounds drawn while the check runs (no one knows them before), with their laws to two decimals."""
     rng = instances.fresh()
-    return _random_rounds(rng, 2 * instances.DRAWN, "drawn", round_laws=True)
+    return _random_rounds(rng, 2 * instances.DRAWN, N_("drawn"), round_laws=True)
 
 
 def _random_rounds(
@@ -73,7 +74,9 @@ def _stated(p: np.ndarray, q: np.ndarray, drafts: np.ndarray, u: np.ndarray) -> 
     def full(x: np.ndarray) -> str:
         return " ".join(np.array2string(x, precision=4, suppress_small=True, threshold=10_000).split())
 
-    return f"drafts = {drafts.tolist()}, u = {full(u)}, p = {full(p)}, q = {full(q)}"
+    return _("drafts = {drafts_tolist}, u = {full_u}, p = {full_p}, q = {full_q}").format(
+        drafts_tolist=drafts.tolist(), full_u=full(u), full_p=full(p), full_q=full(q)
+    )
 
 
 def _round_output(V: int) -> Any:
@@ -83,15 +86,15 @@ def _round_output(V: int) -> Any:
         try:
             n, next_law = out
         except Exception:  # noqa: BLE001 - anything that is not a pair
-            raise _Refused("return a pair (accepted, next_law)") from None
+            raise _Refused(_("return a pair (accepted, next_law)")) from None
         try:
             n = integer(n)
         except _Refused as e:
-            raise _Refused(f"accepted must be a whole number: {e}") from None
+            raise _Refused(_("accepted must be a whole number: {e}").format(e=e)) from None
         try:
             return n, law(next_law)
         except _Refused as e:
-            raise _Refused(f"next_law should be a law over the {V} tokens: {e}") from None
+            raise _Refused(_("next_law should be a law over the {V} tokens: {e}").format(V=V, e=e)) from None
 
     return convert
 
@@ -102,10 +105,17 @@ def check_verify_round(fn: Callable[..., Any]) -> Feedback:
     for name, p, q, drafts, u in _cases() + _drawn_cases():
         fb = _round_feedback(fn, name, p, q, drafts, u)
         if not fb.ok:
-            return Feedback(False, f"{fb.message} (The round: {_stated(p, q, drafts, u)}.)")
+            return Feedback(
+                False,
+                _("{fb_message} (The round: {stated_p_q_drafts_u}.)").format(
+                    fb_message=fb.message, stated_p_q_drafts_u=_stated(p, q, drafts, u)
+                ),
+            )
     return correct(
-        "your verification keeps the accepted prefix, resamples the first rejection from the residual "
-        "and draws a bonus token from q[K] when every draft survives."
+        _(
+            "your verification keeps the accepted prefix, resamples the first rejection from the residual "
+            "and draws a bonus token from q[K] when every draft survives."
+        )
     )
 
 
@@ -115,7 +125,7 @@ def _round_feedback(
     """The verdict of ``fn`` on one round."""
     out, err = run(fn, p, q, drafts, u, convert=_round_output(p.shape[1]))
     if err:
-        return wrong(f"on a {name} round: {err}.")
+        return wrong(_("on a {name} round: {err}.").format(name=_(name), err=err))
     want_n, want_law = verify_round(p, q, drafts, u)  # after the student's code returned
     got_n, got_law = out
     K = len(drafts)
@@ -124,38 +134,53 @@ def _round_feedback(
         kept_all = int((u < np.minimum(1, ratio)).sum())
         if got_n == kept_all:
             return wrong(
-                f"you counted every accepted draft ({got_n}), but a round stops at the first "
-                f"rejection: only the first {want_n} are kept."
+                _(
+                    "you counted every accepted draft ({got_n}), but a round stops at the first rejection: only the "
+                    "first {want_n} are kept."
+                ).format(got_n=got_n, want_n=want_n)
             )
         flipped = int(np.cumprod(u < np.minimum(1, 1 / ratio)).sum())
         if got_n == flipped:
-            return wrong("your acceptance uses p/q; the rule is min(1, q(x)/p(x)) with q the target.")
-        return wrong(f"on a {name} round you accepted {got_n} drafts; {want_n} should be kept.")
+            return wrong(_("your acceptance uses p/q; the rule is min(1, q(x)/p(x)) with q the target."))
+        return wrong(
+            _("on a {name} round you accepted {got_n} drafts; {want_n} should be kept.").format(
+                name=_(name), got_n=got_n, want_n=want_n
+            )
+        )
     if np.allclose(got_law, want_law, rtol=1e-6, atol=1e-6):
         return correct("")
     if want_n == K:
         if np.allclose(got_law, q[K - 1]):
             return wrong(
-                "after all drafts are accepted, the bonus token comes from q at the position "
-                "after the last draft, q[K], not q[K-1]."
+                _(
+                    "after all drafts are accepted, the bonus token comes from q at the position after the last "
+                    "draft, q[K], not q[K-1]."
+                )
             )
         return wrong(
-            "after all drafts are accepted the next token is a bonus token from q[K], the target's "
-            "law after the last draft."
+            _(
+                "after all drafts are accepted the next token is a bonus token from q[K], the target's law after "
+                "the last draft."
+            )
         )
     n = want_n
     if np.allclose(got_law, q[n]):
         return wrong(
-            f"after the rejection of draft {n} you sample from q; the unbiased law is the residual "
-            "[q - p]_+ (sampling q is Decoding-UNO, which is biased)."
+            _(
+                "after the rejection of draft {n} you sample from q; the unbiased law is the residual [q - p]_+ "
+                "(sampling q is Decoding-UNO, which is biased)."
+            ).format(n=n)
         )
     if np.any(got_law < -1e-12):
-        return wrong("your law has negative entries: take the positive part max(q - p, 0) before normalising.")
+        return wrong(_("your law has negative entries: take the positive part max(q - p, 0) before normalising."))
     if abs(got_law.sum() - 1) > 1e-6:
-        return wrong(f"your residual is not normalised: it sums to {got_law.sum():.4f}.")
+        return wrong(
+            _("your residual is not normalised: it sums to {got_law_sum:.4f}.").format(got_law_sum=got_law.sum())
+        )
     return wrong(
-        f"after the rejection of draft {n}, your law differs from [q - p]_+ by "
-        f"{0.5 * np.abs(got_law - want_law).sum():.3f} in TV."
+        _(
+            "after the rejection of draft {n}, your law differs from [q - p]_+ by {n0_5_np_abs_got_law_want:.3f} in TV."
+        ).format(n=n, n0_5_np_abs_got_law_want=0.5 * np.abs(got_law - want_law).sum())
     )
 
 

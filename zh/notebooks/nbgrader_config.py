@@ -1,0 +1,53 @@
+"""nbgrader's configuration of the course directory ``notebooks/`` (see the book's *For instructors*)."""
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    IgnorePattern,
+    LimitOutput,
+    OverwriteCells,
+    OverwriteKernelspec,
+)
+
+from specdec_lite.classroom.execute import GradingExecute
+from specdec_lite.classroom.restore import RestoreGradedCells
+from specdec_lite.classroom.scores import SaveAutoGrades
+
+c = get_config()  # noqa: F821 (nbgrader provides get_config)
+c.CourseDirectory.course_id = "specdec-theory"
+# Autograde runs each cell with its lab's timeout (specdec_lite/classroom/timeouts.py: two minutes for
+# Labs 1-7, Lab 8 its measurement budget and a margin); a cell that runs past it or kills the kernel
+# scores 0 and the cells after it still run, in a fresh kernel (specdec_lite/classroom/execute.py).
+# Each kernel runs in a sandbox (specdec_lite/classroom/sandbox.py: bubblewrap, an unprivileged uid,
+# prlimit); grading refuses to start where it cannot run, unless c.GradingExecute.sandbox = "off".
+# A graded cell scores by its check's outcome (specdec_lite/classroom/scores.py: SaveAutoGrades).
+# The rest is nbgrader's own list of autograde steps, with GradingExecute in place of Execute.
+c.Autograde.autograde_preprocessors = [
+    GradingExecute,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+# Before nbgrader's own sanitizing steps, graded cells a submission lost (deleted, metadata stripped)
+# are put back from the master (specdec_lite/classroom/restore.py); report says so.
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    RestoreGradedCells,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    OverwriteCells,
+    CheckCellMetadata,
+]
+# A master's MyST twin holds the solutions: never copy it into release/, autograded/ or feedback/.
+c.CourseDirectory.ignore = [
+    ".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md", "jupytext.toml", ".grading.json",
+]
+# The Chinese labs (zh/notebooks): everything above is the English course's configuration, byte for byte
+# (tests/test_labs_zh.py); the student copies show this in place of a model answer (tools/labs_zh.py's ANSWER_STUB).
+c.ClearSolutions.text_stub = "在这里写下你的回答"
