@@ -40,6 +40,7 @@ HEAVY_FIRST = [
     "notebooks/source/lab08_real_models",
     "tests/test_classroom_adversarial.py",
     "tests/test_grading_sandbox.py",
+    "tests/test_grading_outputs.py",  # a class of two graded, then a feedback page in Chromium (about 90 s)
     "tests/test_colab.py",
     "tests/test_llm_integrity.py",
     # files that mostly wait (a kernel's channels, Chromium's search): better during the browser pass than after it,

@@ -144,7 +144,7 @@ def test_what_is_kept_is_within_the_limits_and_says_what_was_cut():
     nb = nbformat.read(graded()["course"] / "autograded" / "flooder" / LAB / f"{LAB}.ipynb", as_version=4)
     total = 0
     for cell in nb.cells:
-        kept = sum(outputs.size(o.get("text") or o.get("data") or "") for o in cell.get("outputs", []))
+        kept = sum(outputs.output_size(o) for o in cell.get("outputs", []))
         assert kept <= LIMITS.cell + 4096, (cell.source[:60], kept)
         total += kept
     assert total <= LIMITS.notebook + 16 * 4096

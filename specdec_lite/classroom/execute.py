@@ -57,9 +57,6 @@ NOT_RUN = "CellNotRunError"
 #: The record of how a notebook was graded, next to it in ``autograded/<student>/<lab>/``.
 RECORD = ".grading.json"
 
-#: The start of the line the grader adds to a cell whose outputs it cut.
-CUT_MARK = _outputs.CUT
-
 #: What nbclient raises when a cell cannot finish (a timeout, a dead or unresponsive kernel).
 _FAILURES = (CellTimeoutError, DeadKernelError, TimeoutError, RuntimeError)
 
@@ -117,11 +114,13 @@ class GradingExecute(Execute):
 
     _told = False  # the sandbox's statement is logged once per process
     _replaying = False  # cells run again silently in a fresh kernel: their outputs are thrown away
+    _refused_seen = 0  # messages the current client's sockets had refused when the current cell started
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         # a missed reply costs seconds, not the cell limit (see ``kernel``); nbgrader's Execute sets its own manager
         kwargs.setdefault("kernel_manager_class", PatientKernelManager)
         super().__init__(*args, **kwargs)
+        self._iopub_raise = self.raise_on_iopub_timeout  # as configured; off for a cell that lost a message
         if self.sandbox == "bwrap":
             _sandbox.require()
             if self.kernel_manager_class is PatientKernelManager:
@@ -173,7 +172,7 @@ class GradingExecute(Execute):
         """nbclient's, with the output limits: the cell's budget starts afresh, what was cut is said at its end."""
         budget = self._budget_now()
         budget.start_cell()
-        self.raise_on_iopub_timeout = True
+        self.raise_on_iopub_timeout = self._iopub_raise
         try:
             cell = await super().async_execute_cell(cell, cell_index, *args, **kw)
         finally:
@@ -182,7 +181,7 @@ class GradingExecute(Execute):
                 budget.refused(cell_index, refused)
                 for out in cell.get("outputs", []):  # streams are joined at the end of a cell
                     if out.get("output_type") == "stream" and _outputs.size(out.get("text", "")) > budget.limits.output:
-                        budget._cut(cell_index, _outputs.fit(out, budget.limits.output))
+                        budget.add_cut(cell_index, _outputs.fit(out, budget.limits.output))
                 notice = budget.notice(cell_index)
                 if notice is not None:
                     cell.outputs.append(notice)
@@ -215,7 +214,7 @@ class GradingExecute(Execute):
             if kind == "update_display_data" and isinstance(msg["content"].get("data"), dict):
                 cut = _outputs.fit(NotebookNode(data=msg["content"]["data"]), budget.limits.output)
                 if cut:
-                    budget._cut(cell_index, cut)
+                    budget.add_cut(cell_index, cut)
         return super().process_message(msg, cell, cell_index)
 
     def statement(self) -> list[str]:

@@ -68,6 +68,11 @@ def size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False))
 
 
+def output_size(out: NotebookNode) -> int:
+    """Bytes of an output's content: its text, data, error fields and metadata."""
+    return sum(size(out[k]) for k in ("text", "data", "ename", "evalue", "traceback", "metadata") if out.get(k))
+
+
 def _shorten(text: str, keep: int) -> str:
     data = text.encode("utf-8", "surrogatepass")
     return text if len(data) <= keep else data[: max(0, keep)].decode("utf-8", "ignore")
@@ -151,7 +156,8 @@ class OutputBudget:
         self.cell_used = 0
         self.cell_kept_past = 0
 
-    def _cut(self, index: int, n: int, refused: int = 0) -> None:
+    def add_cut(self, index: int, n: int, refused: int = 0) -> None:
+        """Record ``n`` bytes (and ``refused`` messages) of cell ``index`` left out."""
         cut = self.cuts.setdefault(index, CellCut(index + 1))
         cut.bytes += n
         cut.outputs += 1 if n or not refused else 0
@@ -160,7 +166,7 @@ class OutputBudget:
     def refused(self, index: int, n: int) -> None:
         """``n`` messages of cell ``index`` were refused unread."""
         if n:
-            self._cut(index, 0, refused=n)
+            self.add_cut(index, 0, refused=n)
 
     def room(self) -> int:
         return max(0, min(self.limits.cell - self.cell_used, self.limits.notebook - self.used))
@@ -168,21 +174,20 @@ class OutputBudget:
     def take(self, out: NotebookNode, index: int, count: bool = True) -> bool:
         """Fit ``out`` (an output of cell ``index``) to the limits in place; False: drop it. ``count``: it stays in
         the notebook (not a cell run again silently)."""
-        n = size(out.get("text") or out.get("data") or "") + size(out.get("traceback") or [])
-        n += size(out["metadata"]) if out.get("metadata") else 0
+        n = output_size(out)
         keep = min(self.limits.output, self.room())
         if n > keep:
             if _protected(out) and keep < _SMALL:
                 if self.cell_kept_past >= _KEPT_PAST:
-                    self._cut(index, n)
+                    self.add_cut(index, n)
                     return False
                 self.cell_kept_past += 1
                 keep = _SMALL
             elif keep < 64:
-                self._cut(index, n)
+                self.add_cut(index, n)
                 return False
             cut = fit(out, keep)
-            self._cut(index, cut)
+            self.add_cut(index, cut)
             n -= cut
         self.cell_used += n
         self.used += n if count else 0
@@ -191,7 +196,7 @@ class OutputBudget:
     def take_bytes(self, n: int, index: int, count: bool = True) -> bool:
         """A message of ``n`` bytes that is no output (a display's update, a widget's state): kept if it fits."""
         if n > self.room():
-            self._cut(index, n)
+            self.add_cut(index, n)
             return False
         self.cell_used += n
         self.used += n if count else 0
