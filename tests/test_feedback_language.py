@@ -12,6 +12,7 @@ terminology of ``zh/terms.yml``. A lab chooses the language in its setup cell
 
 from __future__ import annotations
 
+import ast
 import fnmatch
 import re
 import string
@@ -26,7 +27,7 @@ from babel.messages.mofile import read_mo
 from babel.messages.pofile import read_po
 
 from specdec_lite import _i18n
-from specdec_lite.exercises import NotYet
+from specdec_lite.exercises import NotYet, bugs
 from specdec_lite.exercises.part1 import check_tv
 from tools.labs_zh import DECIDED  # terms decided for this round, where zh/terms.yml may lag
 
@@ -172,3 +173,92 @@ def test_an_unknown_language_is_english(monkeypatch):
     monkeypatch.setenv(_i18n.ENV, "fr")
     assert _i18n.language() == "en"
     assert check_tv(lambda p, q: 0.5 * float(np.abs(p - q).sum())).message.startswith("TV is half")
+
+
+#: Literals of the check modules with English words that are not messages, each with where it goes.
+NOT_MESSAGES = {
+    "first only": "a key naming a mistake of Lab 8 (its message is the _() text under the same key)",
+    "contains NaN": "matched in the English ValueError that specdec_lite.laws raises",
+    "Feedback is read-only": "AttributeError for code that rewrites a Feedback, not a check's message",
+    ". is read-only": "the same, for the check modules' names (f-string: the literal text of the f-string)",
+}
+
+_WORDS = re.compile(r"[A-Za-z]{2,}[,;:)']* +\(?[A-Za-z]{2,}")  # two words with a space between
+
+
+def unwrapped_literals(path: Path) -> list[str]:
+    """String literals with English words in ``path`` outside ``_()``/``N_()``, docstrings left out.
+
+    An f-string counts by its literal text; a message must be a ``_()`` template with named
+    placeholders, so an f-string or a plain string with words in a check module is one it forgot.
+    """
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def inside(node: ast.AST, test) -> bool:
+        while node in parents:
+            node = parents[node]
+            if test(node):
+                return True
+        return False
+
+    def marked(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("_", "N_")
+
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if isinstance(parents.get(node), ast.Expr):  # a docstring
+                continue
+            text = node.value
+        else:
+            continue
+        if inside(node, lambda n: isinstance(n, ast.JoinedStr)) or inside(node, marked):
+            continue
+        if _WORDS.search(text) and text not in NOT_MESSAGES:
+            found.append(f"{path.name}:{node.lineno}: {text[:70]!r}")
+    return found
+
+
+def test_every_message_of_the_checks_is_marked_for_translation():
+    """A check's words reach the student only through ``_()``: a plain or f-string message stays English in Chinese."""
+    modules = sorted((ROOT / "specdec_lite" / "exercises").glob("*.py"))
+    assert any(p.name == "bugs.py" for p in modules)
+    found = [line for path in modules for line in unwrapped_literals(path)]
+    assert not found, "wrap these in _() with named placeholders:\n" + "\n".join(found)
+
+
+def test_the_literal_scan_finds_an_unwrapped_message(tmp_path):
+    """The scan above is not blind: it catches an f-string message and a message kept in a dict, not ``_()`` ones."""
+    source = tmp_path / "m.py"
+    source.write_text(
+        '"""A docstring with words."""\n'
+        "def check(x):\n"
+        '    """Docstring."""\n'
+        '    mistakes = {"you swapped the letters": 1}\n'
+        '    ok = _("the output follows q ({x:.3f})").format(x=x)\n'
+        '    return wrong(f"you returned {x:.3f} instead of p")\n',
+        encoding="utf-8",
+    )
+    found = [line.split(": ", 1)[1] for line in unwrapped_literals(source)]
+    assert found == ["'you swapped the letters'", "'you returned  instead of p'"], found
+
+
+_ENGLISH_RUN = re.compile(r"[A-Za-z]{2,}(?:[ ,]+[A-Za-z]{2,}){2,}")
+
+
+def _one_hot_draft(logits, rng):
+    """Lab 9's race fixed, handing the verifier no law (the n-gram path of vllm #40149)."""
+    return bugs.buggy_draft(np.array(logits, dtype=float).copy(), rng)[0], None
+
+
+@pytest.mark.parametrize("draft", [bugs.buggy_draft, _one_hot_draft], ids=["in-place-division", "no-law"])
+def test_lab9_draft_check_answers_in_chinese(monkeypatch, draft):
+    """The check of the draft's law (Lab 9, section 8) diagnoses its bugs in Chinese, numbers and all."""
+    monkeypatch.setenv(_i18n.ENV, "zh_CN")
+    fb = bugs.check_draft_probs(draft, runs=2000)
+    assert not fb.ok and re.search("[\u4e00-\u9fff]", fb.message), fb.message
+    assert not _ENGLISH_RUN.search(fb.message), fb.message
+    assert "#16952" in fb.message if draft is bugs.buggy_draft else "#40149" in fb.message, fb.message

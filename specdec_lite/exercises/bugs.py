@@ -974,18 +974,24 @@ def _token_and_law(V: int) -> Callable[[Any], tuple[int, np.ndarray | None]]:
         try:
             token, law = out
         except (TypeError, ValueError):
-            raise _feedback._Refused(f"return a pair (token, probs), got {_feedback.kind_of(out)}") from None
+            raise _feedback._Refused(
+                _("return a pair (token, probs), got {kind}").format(kind=_feedback.kind_of(out))
+            ) from None
         try:
             token = _feedback.integer(token)
         except _feedback._Refused as e:
-            raise _feedback._Refused(f"the token must be an integer id: {e}") from None
+            raise _feedback._Refused(_("the token must be an integer id: {e}").format(e=e)) from None
         if not 0 <= token < V:
-            raise _feedback._Refused(f"token {token} is outside the vocabulary 0..{V - 1}")
+            raise _feedback._Refused(
+                _("token {token} is outside the vocabulary 0..{V_1}").format(token=token, V_1=V - 1)
+            )
         if law is None:
             return token, None
         law = as_law(law)
         if not np.all(np.isfinite(law)) or np.any(law < 0):
-            raise _feedback._Refused(f"the law you return must hold nonnegative numbers, got {fmt(law)}")
+            raise _feedback._Refused(
+                _("the law you return must hold nonnegative numbers, got {law}").format(law=fmt(law))
+            )
         return token, law
 
     return convert
@@ -1008,18 +1014,18 @@ def verified_runs(
     tokens, rejected = np.empty(runs, dtype=int), np.empty(runs, dtype=bool)
     for i, ((x, law), (u, v)) in enumerate(zip(outs, uv, strict=True)):
         tokens[i], rejected[i] = verify_drafted(x, law, q, u, v)
-    drafted = np.array([x for x, _ in outs])
-    return (np.bincount(tokens, minlength=V), rejected, drafted, [law for _, law in outs]), None
+    drafted = np.array([x for x, _law in outs])
+    return (np.bincount(tokens, minlength=V), rejected, drafted, [law for _x, law in outs]), None
 
 
 def _race_cases(rng: np.random.Generator) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """The lab's pair, then pairs drawn now: logits ``log p`` of a law ``p`` with two decimals, and a target ``q``."""
-    cases = [("the lab's logits", RACE[0], RACE[1])]
+    cases = [(_("the lab's logits"), RACE[0], RACE[1])]
     while len(cases) < 1 + instances.DRAWN:
         V = int(rng.integers(3, 7))
         p, q = instances.law(rng, V, positive=True), instances.law(rng, V)
         if not np.array_equal(p, q):
-            cases.append(("logits drawn for this check, log p", np.log(p), q))
+            cases.append((_("logits drawn for this check, log p"), np.log(p), q))
     return cases
 
 
@@ -1034,35 +1040,45 @@ def check_draft_probs(draft: Callable[..., Any], runs: int = 4000, seed: int = 0
     for k, (name, logits, q) in enumerate(_race_cases(instances.fresh())):
         got, err = verified_runs(draft, logits, q, runs, seed + k)
         if err:
-            return _failure(f"{err} (on {name})")
+            return _failure(_("{err} (on {name})").format(err=err, name=name))
         counts, rejected, drafted, laws = got
         p = softmax(logits)
         freq, rate, t = fmt(counts / runs), float(rejected.mean()), float(tv(p, q))
-        where = f"On {name} (p = {fmt(p)}, q = {fmt(q)}): "
-        tools = f"the output frequencies are {freq} and {rate:.3f} of the steps reject, against TV(p, q) = {t:.3f}"
+        where = _("On {name} (p = {p}, q = {q}): ").format(name=name, p=fmt(p), q=fmt(q))
+        tools = _(
+            "the output frequencies are {freq} and {rate:.3f} of the steps reject, against TV(p, q) = {t:.3f}"
+        ).format(freq=freq, rate=rate, t=t)
         one_hot = [law is None or np.array_equal(law, np.eye(len(q))[x]) for x, law in zip(drafted, laws, strict=True)]
         if all(one_hot):
             return wrong(
-                where + f"you hand the verifier no law of the draft (or the one-hot law of the token), so it "
-                f"treats each drafted token as certain, as for n-gram drafts. The output still follows q, but "
-                f"{rate:.3f} of the steps reject, near 1 - sum_x p(x) q(x) = {1 - float(p @ q):.3f}, where "
-                f"Theorem 1 gives TV(p, q) = {t:.3f} for the law the token was drawn from (vllm #40149). "
-                "Return the draft's law p."
+                where
+                + _(
+                    "you hand the verifier no law of the draft (or the one-hot law of the token), so it treats "
+                    "each drafted token as certain, as for n-gram drafts. The output still follows q, but {rate:.3f} "
+                    "of the steps reject, near 1 - sum_x p(x) q(x) = {overlap_miss:.3f}, where Theorem 1 gives "
+                    "TV(p, q) = {t:.3f} for the law the token was drawn from (vllm #40149). Return the draft's law p."
+                ).format(rate=rate, overlap_miss=1 - float(p @ q), t=t)
             )
         bad = next((i for i, law in enumerate(laws) if law is None or not np.allclose(law, p, atol=1e-9)), None)
         if bad is not None:
             x, law = int(drafted[bad]), laws[bad]
             if law is not None and law.sum() > 1 + 1e-6 and int(np.argmax(law)) == x:
                 return wrong(
-                    where + f"the law you hand the verifier is not p: it sums to {law.sum():.3g}, and its "
-                    f"largest entry, {law[x]:.3g}, is at the token you drew, x = {x}, where p(x) = {p[x]:.3f}. "
-                    "These are the race's scores p/E, written over p by the division in place (vllm PR #16952): "
-                    f"the verifier tests x with min(1, q(x)/score(x)) and draws from max(q - score, 0), so {tools}. "
-                    "Divide a copy, and return p."
+                    where
+                    + _(
+                        "the law you hand the verifier is not p: it sums to {law_sum:.3g}, and its largest entry, "
+                        "{law_x:.3g}, is at the token you drew, x = {x}, where p(x) = {p_x:.3f}. These are the "
+                        "race's scores p/E, written over p by the division in place (vllm PR #16952): the verifier "
+                        "tests x with min(1, q(x)/score(x)) and draws from max(q - score, 0), so {tools}. Divide a "
+                        "copy, and return p."
+                    ).format(law_sum=law.sum(), law_x=law[x], x=x, p_x=p[x], tools=tools)
                 )
             return wrong(
-                where + f"the law you hand the verifier with token {x} is {fmt(law)}, not the law p it was drawn "
-                f"from: the ratio min(1, q/p) and the residual [q - p]+ are exact only for p, and {tools}."
+                where
+                + _(
+                    "the law you hand the verifier with token {x} is {law}, not the law p it was drawn from: the "
+                    "ratio min(1, q/p) and the residual [q - p]+ are exact only for p, and {tools}."
+                ).format(x=x, law=fmt(law), tools=tools)
             )
         if k == 0:
             fits = _fits(counts, q)
@@ -1070,15 +1086,25 @@ def check_draft_probs(draft: Callable[..., Any], runs: int = 4000, seed: int = 0
             fits = bool(np.all(np.abs(counts / runs - q) <= Z * np.sqrt(q * (1 - q) / runs)))
         if not fits:
             return wrong(
-                where + f"you hand over p, but {tools}, and the output does not follow q: the token must be a "
-                "draw from p (the argmax of p, as in section 2, is not one)."
+                where
+                + _(
+                    "you hand over p, but {tools}, and the output does not follow q: the token must be a draw from p "
+                    "(the argmax of p, as in section 2, is not one)."
+                ).format(tools=tools)
             )
         if abs(rate - t) > Z * np.sqrt(t * (1 - t) / runs):
-            return wrong(where + f"{tools}: Theorem 1 says a token drawn from p and tested with p rejects that often.")
+            return wrong(
+                where
+                + _("{tools}: Theorem 1 says a token drawn from p and tested with p rejects that often.").format(
+                    tools=tools
+                )
+            )
     return correct(
-        f"the verifier gets the law p each token was drawn from: on the lab's logits and on {instances.DRAWN} "
-        f"pairs drawn now the output follows q and rejects at the rate TV(p, q) of Theorem 1 (the last: {rate:.3f} "
-        f"against {t:.3f})."
+        _(
+            "the verifier gets the law p each token was drawn from: on the lab's logits and on {drawn} pairs drawn "
+            "now the output follows q and rejects at the rate TV(p, q) of Theorem 1 (the last: {rate:.3f} against "
+            "{t:.3f})."
+        ).format(drawn=instances.DRAWN, rate=rate, t=t)
     )
 
 

@@ -52,7 +52,7 @@ def pairs(rng: np.random.Generator, n: int = DRAWN) -> list[tuple[np.ndarray, np
 def chain(rng: np.random.Generator, T: int, V: int) -> MarkovChain:
     """A chain of ``T`` tokens on ``V`` whose initial law and transition rows have two decimals, none 0."""
     init = law(rng, V, positive=True)
-    trans = np.array([[law(rng, V, positive=True) for _ in range(V)] for _ in range(T - 1)]).reshape(T - 1, V, V)
+    trans = np.array([[law(rng, V, positive=True) for _v in range(V)] for _n in range(T - 1)]).reshape(T - 1, V, V)
     return MarkovChain(init, trans)
 
 

@@ -30,7 +30,7 @@ TOL = 1e-6
 def _drawn_cases() -> list[tuple[float, int]]:
     """``(alpha, K)`` drawn now: alpha with two decimals in (0, 1), K in 1..8."""
     rng = instances.fresh()
-    return [(int(rng.integers(1, 100)) / 100, int(rng.integers(1, 9))) for _ in range(instances.DRAWN)]
+    return [(int(rng.integers(1, 100)) / 100, int(rng.integers(1, 9))) for _draw in range(instances.DRAWN)]
 
 
 def _close(a: float, b: float) -> bool:

@@ -311,17 +311,19 @@ def check_speculative_step(
             ).format(seen=seen, shared=fmt(shared), excess=fmt(excess), t=t)
         )
     mistakes = {
-        "your token follows q, but the rejection flag is drawn apart from it: the token of an accepted draft "
-        "follows min(p, q) and a rejected one the residual [q - p]+, so the two are tied together": _joint(
-            (1 - t) * q, t * q
-        ),
-        "after a rejection you sample q instead of the residual [q - p]+ (rejected tokens then follow q)": _joint(
+        _(
+            "your token follows q, but the rejection flag is drawn apart from it: the token of an accepted draft "
+            "follows min(p, q) and a rejected one the residual [q - p]+, so the two are tied together"
+        ): _joint((1 - t) * q, t * q),
+        _("after a rejection you sample q instead of the residual [q - p]+ (rejected tokens then follow q)"): _joint(
             shared, t * q
         ),
-        "you never reject, or after a rejection you sample [p - q]+ (letters swapped), so the output follows "
-        "the draft p": _joint(p, np.zeros(V)),
-        "the letters are swapped: you sample [p - q]+ after a rejection": _joint(shared, np.maximum(p - q, 0)),
-        "you flag accepted tokens as rejected and rejected ones as accepted": _joint(excess, shared),
+        _(
+            "you never reject, or after a rejection you sample [p - q]+ (letters swapped), so the output follows "
+            "the draft p"
+        ): _joint(p, np.zeros(V)),
+        _("the letters are swapped: you sample [p - q]+ after a rejection"): _joint(shared, np.maximum(p - q, 0)),
+        _("you flag accepted tokens as rejected and rejected ones as accepted"): _joint(excess, shared),
     }
     for what, law in mistakes.items():
         if chi_square(counts, law / law.sum()).pvalue >= alpha:

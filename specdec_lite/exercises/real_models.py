@@ -60,7 +60,7 @@ def _random_rounds(
         p = rng.dirichlet(np.full(V, 0.7), size=K)
         q = rng.dirichlet(np.full(V, 0.7), size=K + 1)
         if round_laws:  # two decimals, so that a message states them exactly
-            p, q = (np.array([instances.law(rng, V, positive=True) for _ in rows]) for rows in (p, q))
+            p, q = (np.array([instances.law(rng, V, positive=True) for _row in rows]) for rows in (p, q))
         drafts = np.array([rng.choice(V, p=row) for row in p])
         u = np.round(rng.random(K), 4) if round_laws else rng.random(K)
         if i % 4 == 0:  # every draft accepted: the bonus law

@@ -1,11 +1,12 @@
 """nbgrader's configuration of the course directory ``notebooks/`` (see the book's *For instructors*)."""
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
     ClearOutput,
     DeduplicateIds,
+    GetGrades,
     IgnorePattern,
     LimitOutput,
     OverwriteCells,
@@ -13,6 +14,7 @@ from nbgrader.preprocessors import (
 )
 
 from specdec_lite.classroom.execute import GradingExecute
+from specdec_lite.classroom.outputs import SanitizeFeedback
 from specdec_lite.classroom.restore import RestoreGradedCells
 from specdec_lite.classroom.scores import SaveAutoGrades
 
@@ -44,6 +46,14 @@ c.Autograde.sanitize_preprocessors = [
     OverwriteCells,
     CheckCellMetadata,
 ]
+# What the cells output is student input too: the grader keeps at most 1 MiB of one output, 4 MiB of a cell
+# and 16 MiB of a notebook, and refuses unread any message over 4 MiB (specdec_lite/classroom/outputs.py); set
+# c.GradingExecute.max_output_bytes, max_cell_output_bytes, max_notebook_output_bytes, max_message_bytes to change.
+# Feedback pages are sanitized: no script, event handler, javascript: URL, iframe, object or SVG of a student's
+# notebook reaches them: nbconvert's sanitize_html for outputs, and SanitizeFeedback (nbconvert's SanitizeHTML)
+# for Markdown cells too, which nbgrader's feedback template renders unsanitized.
+c.HTMLExporter.sanitize_html = True
+c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, SanitizeFeedback]
 # A master's MyST twin holds the solutions: never copy it into release/, autograded/ or feedback/.
 c.CourseDirectory.ignore = [
     ".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md", "jupytext.toml", ".grading.json",
