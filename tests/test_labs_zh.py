@@ -12,6 +12,7 @@ same instead. The others show that each kind of drift is caught.
 from __future__ import annotations
 
 import copy
+import re
 import shutil
 from pathlib import Path
 
@@ -138,3 +139,37 @@ def test_a_student_copy_edited_by_hand_is_caught(tmp_path, monkeypatch):
     monkeypatch.setattr(labs_zh, "ROOT", tmp_path)
     found = labs_zh.check()
     assert any("checksum" in p for p in found) and any("not its master's text" in p for p in found), found
+
+
+def _literal_emphasis(markdown: str) -> list[str]:
+    """Asterisks that a plain CommonMark renderer (Jupyter's and Colab's kind) leaves on the page.
+
+    CommonMark closes ``**`` only after a character that is not punctuation, or before whitespace or
+    punctuation: ``**回答。**后`` shows its asterisks there, while ``**回答**。后`` is bold. Formulas and code
+    are left out (``$q^*$`` is not emphasis).
+    """
+    from markdown_it import MarkdownIt
+
+    prose = re.sub(r"\$\$.*?\$\$|\$[^$\n]*\$", "", markdown, flags=re.S)
+    found = []
+    for block in MarkdownIt("commonmark").parse(prose):
+        for child in block.children or []:
+            if child.type == "text" and "*" in child.content:
+                found.append(child.content)
+    return found
+
+
+def test_chinese_emphasis_renders_in_a_plain_commonmark_notebook():
+    """Full-width punctuation sits outside bold and italic, so the emphasis works in Jupyter and Colab too."""
+    problems = []
+    for lab in labs_zh.labs():
+        nb = nbformat.read(ROOT / "zh" / "notebooks" / f"{lab}.ipynb", as_version=4)
+        for cell in nb.cells:
+            if cell.cell_type == "markdown":
+                problems += [f"{lab} {cell.get('id')}: {text!r}" for text in _literal_emphasis(cell.source)]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_emphasis_check_sees_punctuation_inside_bold():
+    assert _literal_emphasis("**问题 1 的回答。**草稿分布") == ["**问题 1 的回答。**草稿分布"]
+    assert _literal_emphasis("**问题 1 的回答**。草稿分布，$q^*$ 与 `a*b`") == []
