@@ -303,7 +303,9 @@ def defect_site(built_book: Path, site: Path) -> Path:
 
     ``broken.html`` (the page check): a JavaScript error, an unnamed external script, a formula
     with a TeX error and one MathJax cannot find, a figure that is never drawn, a slider whose
-    steps plot the same data and one whose steps change it.
+    steps plot the same data and one whose steps change it, and three tables too narrow for a
+    long code name: one in a box that hides what overflows, one in a box that scrolls, and one
+    whose cell cuts its own content.
     ``plain.html`` (the figure check): a captioned slider figure as plain plotly HTML (no init
     call, no description, no table), with the figure script loaded twice and no styles.
     ``a11y.html`` (the audit): a link without contrast, a toggle whose hidden label differs from
@@ -330,7 +332,14 @@ def defect_site(built_book: Path, site: Path) -> Path:
         '<p><span class="math">\\(\\frac{1}{\\)</span>, <span class="math">\\(x^{2}}\\)</span>, '
         '<span class="math">\\(x^2\\)</span></p>'
         '<script>throw new Error("boom")</script>'
-        f'<div class="plotly-graph-div" style="height:300px"></div>{body}</body></html>'
+        f'<div class="plotly-graph-div" style="height:300px"></div>{body}'
+        '<div style="width:300px;overflow:hidden"><table><tr><td style="white-space:nowrap">'
+        "<code>specdec_lite.hidden_in_a_box_that_clips.expected_oracle_calls</code></td></tr></table></div>"
+        '<div style="width:300px;overflow-x:auto"><table><tr><td style="white-space:nowrap">'
+        "<code>specdec_lite.in_a_box_that_scrolls.expected_oracle_calls</code></td></tr></table></div>"
+        '<table style="table-layout:fixed;width:200px"><tr><td style="white-space:nowrap;overflow:hidden">'
+        "<code>specdec_lite.cut_by_its_own_cell.expected_oracle_calls</code></td></tr></table>"
+        "</body></html>"
     )
 
     fig = slider_figure([(s, [go.Scatter(x=[0, 1], y=[s, 1 - s])], None) for s in (0.2, 0.8)], label="s")
