@@ -204,7 +204,8 @@ def check_book(
 
     One entry per page, with the three reports the tests read: ``read`` (what a reader sees:
     errors, requests, math, widgets, figures drawn, sliders moved by mouse, screenshots, the
-    phone's layout in ``read["phone"]``), ``axe`` (per mode: axe-core's WCAG 2.1 A/AA
+    table cells cut or hidden in ``read["tables"]``, the phone's layout and its table cells in
+    ``read["phone"]``), ``axe`` (per mode: axe-core's WCAG 2.1 A/AA
     violations, each with ``where`` it is, the theme mode shown, in light mode the tab stops
     from the top in ``keyboard``, at a phone's width ``displayMath`` and ``backToTop``) and
     ``figures`` (names, descriptions, data tables, the keyboard walk through the slider
