@@ -204,7 +204,8 @@ def check_book(
 
     One entry per page, with the three reports the tests read: ``read`` (what a reader sees:
     errors, requests, math, widgets, figures drawn, sliders moved by mouse, screenshots, the
-    phone's layout in ``read["phone"]``), ``axe`` (per mode: axe-core's WCAG 2.1 A/AA
+    table cells cut or hidden in ``read["tables"]``, the phone's layout and its table cells in
+    ``read["phone"]``), ``axe`` (per mode: axe-core's WCAG 2.1 A/AA
     violations, each with ``where`` it is, the theme mode shown, in light mode the tab stops
     from the top in ``keyboard``, at a phone's width ``displayMath`` and ``backToTop``) and
     ``figures`` (names, descriptions, data tables, the keyboard walk through the slider
@@ -303,7 +304,9 @@ def defect_site(built_book: Path, site: Path) -> Path:
 
     ``broken.html`` (the page check): a JavaScript error, an unnamed external script, a formula
     with a TeX error and one MathJax cannot find, a figure that is never drawn, a slider whose
-    steps plot the same data and one whose steps change it.
+    steps plot the same data and one whose steps change it, and three tables too narrow for a
+    long code name: one in a box that hides what overflows, one in a box that scrolls, and one
+    whose cell cuts its own content.
     ``plain.html`` (the figure check): a captioned slider figure as plain plotly HTML (no init
     call, no description, no table), with the figure script loaded twice and no styles.
     ``a11y.html`` (the audit): a link without contrast, a toggle whose hidden label differs from
@@ -330,7 +333,14 @@ def defect_site(built_book: Path, site: Path) -> Path:
         '<p><span class="math">\\(\\frac{1}{\\)</span>, <span class="math">\\(x^{2}}\\)</span>, '
         '<span class="math">\\(x^2\\)</span></p>'
         '<script>throw new Error("boom")</script>'
-        f'<div class="plotly-graph-div" style="height:300px"></div>{body}</body></html>'
+        f'<div class="plotly-graph-div" style="height:300px"></div>{body}'
+        '<div style="width:300px;overflow:hidden"><table><tr><td style="white-space:nowrap">'
+        "<code>specdec_lite.hidden_in_a_box_that_clips.expected_oracle_calls</code></td></tr></table></div>"
+        '<div style="width:300px;overflow-x:auto"><table><tr><td style="white-space:nowrap">'
+        "<code>specdec_lite.in_a_box_that_scrolls.expected_oracle_calls</code></td></tr></table></div>"
+        '<table style="table-layout:fixed;width:200px"><tr><td style="white-space:nowrap;overflow:hidden">'
+        "<code>specdec_lite.cut_by_its_own_cell.expected_oracle_calls</code></td></tr></table>"
+        "</body></html>"
     )
 
     fig = slider_figure([(s, [go.Scatter(x=[0, 1], y=[s, 1 - s])], None) for s in (0.2, 0.8)], label="s")

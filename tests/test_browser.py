@@ -4,9 +4,11 @@ For each page of ``_toc.yml``: no JavaScript error, no failed request for the bo
 files, no request to anything outside the book except the CDN assets named in
 ``browser_support.CDN_ASSETS`` (served from local copies), every formula typeset by
 MathJax, every plotly figure drawn, every slider that moves change the plotted data,
-and every embedded widget rendered. Each page is opened again at a phone's width (390 px):
-it must not scroll sideways, every figure's plot area must keep most of the figure's width
-and no title or legend may be cut. Screenshots of every page (``phone__*`` at the phone's
+and every embedded widget rendered, and at a desktop's width (1280 px) every table cell shows
+whole. Each page is opened again at a phone's width (390 px):
+it must not scroll sideways, every figure's plot area must keep most of the figure's width,
+no title or legend may be cut, and a table cell may hide only inside a box that scrolls.
+Screenshots of every page (``phone__*`` at the phone's
 width) are kept for review (the folder is printed). Runs wherever ``/usr/bin/chromium`` exists; CI installs it.
 """
 
@@ -75,7 +77,31 @@ def problems(report: dict) -> list[str]:
         out.append(f"only {widgets['rendered']} of {widgets['views']} embedded widgets rendered")
     if not report["screenshot"] or not Path(report["screenshot"]).is_file():
         out.append("no screenshot")
+    out += table_problems(report.get("tables"), desktop=True)
     return out + phone_problems(report.get("phone"))
+
+
+def table_problems(tables: dict | None, *, desktop: bool) -> list[str]:
+    """Table cells a reader cannot see whole (``clippedCells`` of check_book.mjs on one load).
+
+    A cell whose content is wider than the cell is cut at any width. A cell past the edge of the box
+    that clips it is cut at a desktop's width, unless that box is a figure's data table (a keyboard-
+    focusable scroll box by design); at a phone's width it is fine only when that box scrolls.
+    """
+    if tables is None:
+        return ["the tables were not measured"]
+    width = tables["viewport"]
+    out = []
+    for c in tables["cells"]:
+        if c["overflows"]:
+            out.append(f"at {width} px a table cell's content is wider than the cell: {c['text']!r}")
+        elif c["past"] and not (c["scrolls"] and (c["dataTable"] or not desktop)):
+            hidden = "inside a box that scrolls" if c["scrolls"] else "and cannot be scrolled to"
+            out.append(f"at {width} px a table cell runs past the edge of its table's box {hidden}: {c['text']!r}")
+    if tables["count"] > len(tables["cells"]) and out:
+        shown = len(tables["cells"])
+        out.append(f"({tables['count']} cells in all were measured as cut or hidden; the first {shown} shown)")
+    return out
 
 
 #: At a phone's width a figure's plot area (inside axes and margins) keeps at least this share
@@ -102,7 +128,7 @@ def phone_problems(phone: dict | None) -> list[str]:
         out += [f"{name}: text cut at the figure's edge: {t!r}" for t in fig["cut"]]
         if fig["spills"]:
             out.append(f"{name}: the figure is taller than its block and covers what follows")
-    return out
+    return out + table_problems(phone.get("tables"), desktop=False)
 
 
 @pytest.mark.slow
@@ -135,9 +161,32 @@ def test_checker_notices_broken_pages():
         ],
         "widgets": {"views": 2, "rendered": 1},
         "screenshot": None,
+        "tables": {
+            "viewport": 1280,
+            "tables": 3,
+            "count": 3,
+            "cells": [
+                {"table": 0, "text": "specdec_lite.theory.expected_oracl", "overflows": False, "past": True,
+                 "scrolls": True, "dataTable": False},
+                {"table": 1, "text": "fixed width", "overflows": True, "past": False, "scrolls": False,
+                 "dataTable": False},
+                {"table": 2, "text": "0.3367", "overflows": False, "past": True, "scrolls": True, "dataTable": True},
+            ],
+        },
         "phone": {
             "viewport": 390,
             "scrollWidth": 520,
+            "tables": {
+                "viewport": 390,
+                "tables": 2,
+                "count": 2,
+                "cells": [
+                    {"table": 0, "text": "scrolls on a phone", "overflows": False, "past": True, "scrolls": True,
+                     "dataTable": False},
+                    {"table": 1, "text": "hidden on a phone", "overflows": False, "past": True, "scrolls": False,
+                     "dataTable": False},
+                ],
+            },
             "figures": [
                 {
                     "index": 0,
@@ -167,8 +216,14 @@ def test_checker_notices_broken_pages():
         "figure 1 at 390 px: the plot area is 71 px",
         "text cut at the figure's edge: 'Every algorithm lies'",
         "covers what follows",
+        "at 1280 px a table cell runs past the edge of its table's box inside a box that scrolls: "
+        "'specdec_lite.theory.expected_oracl'",
+        "at 1280 px a table cell's content is wider than the cell: 'fixed width'",
+        "at 390 px a table cell runs past the edge of its table's box and cannot be scrolled to: 'hidden on a phone'",
     ]:
         assert words in found
+    assert "0.3367" not in found, "a figure's data table scrolls in its own focusable box"
+    assert "scrolls on a phone" not in found, "on a phone a wide table may scroll in its box"
     assert "figure 2 at 390 px" not in found, "a folded (hidden) figure has no layout to check"
     assert phone_problems(None) == ["the page was not opened at a phone's width"]
 
@@ -223,6 +278,12 @@ def test_browser_check_catches_a_broken_page(defect_reports):
     assert "figure 1 is not drawn" in found
     assert "figure 2: moving its slider" in found, "a slider that changes nothing must fail"
     assert "figure 3" not in found, "a slider that changes the data passes"
+    # the tables, at a desktop's width and at a phone's (the same cells: the page has no viewport tag)
+    clipped = "runs past the edge of its table's box and cannot be scrolled to: 'specdec_lite.hidden_in_a_box"
+    assert found.count(clipped) == 2, found
+    assert found.count("content is wider than the cell: 'specdec_lite.cut_by_its_own_cell") == 2, found
+    scrolled = "past the edge of its table's box inside a box that scrolls: 'specdec_lite.in_a_box_that_scrolls"
+    assert f"at 1280 px a table cell runs {scrolled}" in found and found.count(scrolled) == 1, found
 
 
 # --- accessibility: WCAG 2.1 A/AA with axe-core, light and dark, a keyboard walk, a phone ---

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -17,6 +18,7 @@ transformers = pytest.importorskip("transformers")
 from specdec_lite.llm import shape_costs as sc  # noqa: E402
 from specdec_lite.llm import shapes as sh  # noqa: E402
 from specdec_lite.llm.pairs import pick_dtype  # noqa: E402
+from specdec_lite.llm.speed import CallCosts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU = torch.device("cpu")
@@ -173,8 +175,11 @@ def test_the_chapters_reader_predicts_with_the_wall_clock_model(measured, tmp_pa
             tokens = K + 1 if a == 1 else (1 - a ** (K + 1)) / (1 - a)
             assert y == pytest.approx(tokens * q["1"] / (K * p["1"] + q[str(K + 1)]), rel=1e-12)
     best = sc.best_lookaheads(curves)
+    top = sc.best_speedups(curves, best)
     for i in range(len(alphas)):
-        assert curves[int(best[i])][i] == max(curves[K][i] for K in curves)
+        # K = 0 (no drafting, speed-up 1) competes: the best choice is never worse than autoregressive sampling
+        assert top[i] == max(1.0, *(curves[K][i] for K in curves))
+        assert (best[i] == 0) == all(curves[K][i] <= 1 for K in curves)
     rows = sc.cost_rows(found)
     assert len(rows) == 4 and {r["model"] for r in rows} == {"tiny-1", "tiny-2"}
     table = sc.costs_table(found)
@@ -215,8 +220,8 @@ def test_the_predicted_speedup_figure_marks_the_best_k(measured):
     curves = sc.speedup_curves(costs, alphas)
     best = sc.best_lookaheads(curves)
     fig = figs.predicted_speedup_figure(alphas, curves, best, "LABEL")
-    assert [t.name for t in fig.data] == [f"K = {K}" for K in range(1, 9)] + ["best K at this α"]
-    assert list(fig.data[-1].y) == [curves[int(K)][i] for i, K in enumerate(best)]
+    assert [t.name for t in fig.data] == [f"K = {K}" for K in range(1, 9)] + ["best K at this α (K = 0: no drafting)"]
+    assert list(fig.data[-1].y) == list(sc.best_speedups(curves, best))
     assert "LABEL" in fig.layout.title.text and "not a measured speed-up" in fig.layout.title.text
     changes = 1 + sum(int(best[i] != best[i - 1]) for i in range(1, len(best)))
     assert len([a for a in fig.layout.annotations if a.text.startswith("K = ")]) == changes
@@ -308,3 +313,39 @@ def test_the_command_times_pythia_70m_and_writes_its_file(tmp_path, capsys):
     assert sc.predicted_pair(found) is None
     out = capsys.readouterr().out
     assert "pythia-70m: one-token call" in out and f"results file: {path}" in out
+
+
+def test_no_drafting_competes_for_the_best_lookahead():
+    """Where every lookahead predicts less than autoregressive sampling, the best choice is K = 0, at speed-up 1."""
+    curves = {1: np.array([0.5, 0.9, 1.2]), 2: np.array([0.4, 1.0, 1.3]), 3: np.array([0.3, 0.8, 1.3])}
+    best = sc.best_lookaheads(curves)
+    assert list(best) == [0, 0, 2]  # a tie with autoregressive sampling, and between K = 2 and 3, goes to the smaller K
+    assert list(sc.best_speedups(curves, best)) == [1.0, 1.0, 1.3]
+
+
+def test_largest_inversion_finds_a_call_on_more_tokens_timed_cheaper():
+    costs = CallCosts(draft=1.0, target=2.0, verify={1: 3.0, 2: 5.0, 3: 4.0, 4: 4.5, 5: 4.4})
+    assert sc.largest_inversion(costs) == (2, 2.5, 2.0)
+    monotone = CallCosts(draft=1.0, target=1.0, verify={1: 1.0, 2: 2.0, 3: 3.0})
+    K, hi, lo = sc.largest_inversion(monotone)
+    assert hi - lo <= 0
+
+
+def test_chapter_8s_reading_of_the_committed_shapes_files_holds():
+    """What Chapter 8's shapes section says of its files: CPU only (Assumption 1 fails: c_K well above 1),
+    a range of acceptance rates where no lookahead beats 1 (best K = 0), and, at alpha = 0.8, two best
+    lookaheads closer than the file's own timing noise (its largest inversion of c_K)."""
+    alphas = np.round(np.linspace(0.0, 1.0, 51), 2)
+    at = int(np.flatnonzero(alphas == 0.8)[0])
+    files = [r for r in sc.load_shape_results() if sc.predicted_pair(r) is not None]
+    assert files and all(r["device"]["type"] == "cpu" for r in files), (
+        "a shapes file measured off a CPU is committed: rewrite the lead of Chapter 8's shapes section")
+    costs = sc.call_costs(files[0], *sc.predicted_pair(files[0]), sc.reference_context(files[0]))
+    assert min(costs.verify[K] / costs.target for K in costs.verify) > 1.5
+    curves = sc.speedup_curves(costs, alphas)
+    best = sc.best_lookaheads(curves)
+    top = sc.best_speedups(curves, best)
+    assert best[0] == 0 and (best == 0).sum() > 1 and top[at] > 1
+    runner_up = max((K for K in curves if K != best[at]), key=lambda K: curves[K][at])
+    _, hi, lo = sc.largest_inversion(costs)
+    assert top[at] / curves[runner_up][at] - 1 < 1 - lo / hi, "the two best lookaheads are no longer within the noise"

@@ -186,16 +186,18 @@ def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Seque
                              label: str) -> go.Figure:
     """Speed-up predicted from measured call costs against the acceptance rate, a curve per K, the best K marked.
 
-    ``curves[K][i]`` is the prediction at ``alphas[i]``, ``best[i]`` the K with the largest one there; the
-    best curve at each alpha carries a marker, and a label where the best K changes.
+    ``curves[K][i]`` is the prediction at ``alphas[i]``, ``best[i]`` the K with the largest one there, ``K = 0``
+    (no drafting, speed-up 1) included; the best choice at each alpha carries a marker (on the line of
+    autoregressive sampling where it is ``K = 0``), and a label where the best K changes.
     """
     fig = go.Figure()
     for (K, ys), (color, dash) in zip(sorted(curves.items()), K_STYLES, strict=False):
         fig.add_trace(go.Scatter(x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}",
                                  line=dict(color=color, dash=dash, width=1.5)))
-    top = [float(curves[int(K)][i]) for i, K in enumerate(best)]
-    fig.add_trace(go.Scatter(x=list(alphas), y=top, mode="markers", name="best K at this α",
-                             marker=dict(color="#000000", size=5), text=[f"best K = {int(K)}" for K in best],
+    top = [1.0 if int(K) == 0 else float(curves[int(K)][i]) for i, K in enumerate(best)]
+    names = [f"best K = {int(K)}" + (" (no drafting)" if int(K) == 0 else "") for K in best]
+    fig.add_trace(go.Scatter(x=list(alphas), y=top, mode="markers", name="best K at this α (K = 0: no drafting)",
+                             marker=dict(color="#000000", size=5), text=names,
                              hovertemplate="α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}<extra></extra>"))
     for i, K in enumerate(best):
         if i == 0 or K != best[i - 1]:

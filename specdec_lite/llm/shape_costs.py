@@ -127,9 +127,31 @@ def speedup_curves(costs: CallCosts, alphas: Sequence[float]) -> dict[int, np.nd
 
 
 def best_lookaheads(curves: Mapping[int, np.ndarray]) -> np.ndarray:
-    """At each ``alpha``, the ``K`` with the largest predicted speed-up (ties to the smaller ``K``)."""
-    Ks = sorted(curves)
-    return np.array(Ks)[np.argmax(np.vstack([curves[K] for K in Ks]), axis=0)]
+    """At each ``alpha``, the ``K`` with the largest predicted speed-up, ``K = 0`` included (ties to the smaller ``K``).
+
+    ``K = 0`` is not drafting at all: autoregressive sampling, speed-up 1. Where no lookahead of
+    ``curves`` predicts more than 1, the best choice is ``K = 0``.
+    """
+    Ks = [0, *sorted(K for K in curves if K != 0)]
+    rows = [np.ones(len(next(iter(curves.values()))))] + [np.asarray(curves[K], dtype=float) for K in Ks[1:]]
+    return np.array(Ks)[np.argmax(np.vstack(rows), axis=0)]
+
+
+def best_speedups(curves: Mapping[int, np.ndarray], best: Sequence[int]) -> np.ndarray:
+    """The predicted speed-up of the best lookahead ``best[i]`` at each ``alpha``: 1 where it is ``K = 0``."""
+    return np.array([1.0 if int(K) == 0 else float(curves[int(K)][i]) for i, K in enumerate(best)])
+
+
+def largest_inversion(costs: CallCosts) -> tuple[int, float, float]:
+    """``(K, c_K, c_{K+1})`` where ``c_K - c_{K+1}`` is largest: a call on more tokens timed as cheaper.
+
+    ``c_K = t_verify(K) / t_target``. A call on ``K + 2`` tokens does more work than one on ``K + 1``,
+    so ``c_{K+1} < c_K`` measures the timing noise of the file (the gap is ``<= 0`` when no pair inverts).
+    """
+    Ks = sorted(costs.verify)
+    c = {K: costs.verify[K] / costs.target for K in Ks}
+    K = max(Ks[:-1], key=lambda k: c[k] - c[k + 1])
+    return K, c[K], c[K + 1]
 
 
 def cost_rows(results: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -266,6 +266,37 @@ async function steadyPhoneLayout(measure) {
   return JSON.parse(last);
 }
 
+// Every visible table cell a reader cannot see whole, at the load's width: its content wider than
+// the cell, or the cell past the inner edge of the box that clips it (the nearest ancestor whose
+// overflow is not visible; else the viewport). With each: whether that box scrolls, and whether it
+// is a figure's data table (a keyboard-focusable scroll box by design). At most 40 cells, and the count.
+function clippedCells() {
+  const cells = [];
+  let tables = 0;
+  let count = 0;
+  document.querySelectorAll("table").forEach((table, index) => {
+    if (table.getBoundingClientRect().width === 0) return;
+    tables++;
+    let clip = table.parentElement;
+    while (clip && clip !== document.body && getComputedStyle(clip).overflowX === "visible") clip = clip.parentElement;
+    const boxed = Boolean(clip && clip !== document.body);
+    const edge = boxed ? clip.getBoundingClientRect().left + clip.clientLeft + clip.clientWidth
+      : document.documentElement.clientWidth;
+    const scrolls = boxed && ["auto", "scroll"].includes(getComputedStyle(clip).overflowX);
+    const dataTable = boxed && clip.classList.contains("sd-table-scroll");
+    for (const cell of table.querySelectorAll("th, td")) {
+      const r = cell.getBoundingClientRect();
+      if (r.width === 0) continue;
+      const overflows = cell.scrollWidth > cell.clientWidth + 1;
+      const past = r.right > edge + 1;
+      if (!overflows && !past) continue;
+      count++;
+      if (cells.length < 40) cells.push({ table: index, text: cell.textContent.trim().slice(0, 60), overflows, past, scrolls, dataTable });
+    }
+  });
+  return { viewport: window.innerWidth, tables, count, cells };
+}
+
 // At a phone's width: each display formula, whether it overflows, and how a reader can scroll it.
 function displayMath() {
   return [...document.querySelectorAll("mjx-container[display='true']")].map((mjx) => {
@@ -635,6 +666,7 @@ async function lightMode(context, path) {
       // Plotly draws asynchronously: give every figure time to appear (and to settle after the resize).
       await until(page, allDrawn, null, DRAW_MS, 100);
       await page.evaluate(figuresSettled);
+      res.tables = await page.evaluate(clippedCells);
     });
     await stage(res, "sliders", async () => {
       const figs = await page.evaluate(figureStates);
@@ -694,7 +726,8 @@ async function phoneMode(context, path) {
     res.layout = await stage(res, "layout", async () => {
       await page.evaluate(() => { document.querySelectorAll("details").forEach((d) => { d.open = true; }); });
       await until(page, allDrawn, null, DRAW_MS, 100);
-      return page.evaluate(steadyPhoneLayout, phoneLayout.toString());
+      const layout = await page.evaluate(steadyPhoneLayout, phoneLayout.toString());
+      return { ...layout, tables: await page.evaluate(clippedCells) };
     });
     if (res.layout) res.layout.screenshot = await stage(res, "screenshot", () => screenshot(page, path, "phone__"));
   } finally {
@@ -726,7 +759,7 @@ function reports(path, light, phone) {
     jsErrors: [...light.jsErrors, ...phone.jsErrors.map((e) => `(at a phone's width) ${e}`)],
     consoleErrors: [...light.consoleErrors, ...phone.consoleErrors.map((e) => `(at a phone's width) ${e}`)],
     external: [...light.external, ...phone.external], localFailures: [...light.localFailures, ...phone.localFailures],
-    math: light.math || null, figures: light.read || [], widgets: light.widgets || null,
+    math: light.math || null, figures: light.read || [], widgets: light.widgets || null, tables: light.tables || null,
     screenshot: light.screenshot || null,
     phone: phoneFatal ? { fatal: phoneFatal } : phone.layout,
     ms: { light: light.ms, phone: phone.ms },
