@@ -1018,11 +1018,15 @@ def verified_runs(
     return (np.bincount(tokens, minlength=V), rejected, drafted, [law for _x, law in outs]), None
 
 
+#: The drawn pairs of check_draft_probs have 3 to this many tokens.
+RACE_MAX_V = 6
+
+
 def _race_cases(rng: np.random.Generator) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """The lab's pair, then pairs drawn now: logits ``log p`` of a law ``p`` with two decimals, and a target ``q``."""
     cases = [(_("the lab's logits"), RACE[0], RACE[1])]
     while len(cases) < 1 + instances.DRAWN:
-        V = int(rng.integers(3, 7))
+        V = int(rng.integers(3, RACE_MAX_V + 1))
         p, q = instances.law(rng, V, positive=True), instances.law(rng, V)
         if not np.array_equal(p, q):
             cases.append((_("logits drawn for this check, log p"), np.log(p), q))
