@@ -50,7 +50,7 @@ CHROMIUM = "/usr/bin/chromium"
 
 NOTES = {
     "en": {
-        "slider": "On the web page ({page}) this figure has a slider; the printed image shows it at its first setting.",
+        "slider": "On the web page ({page}) this figure has a slider; the printed image shows the setting the page opens with.",
         "buttons": "On the web page ({page}) this figure has buttons that change what it shows; "
         "the printed image shows its first view.",
         "stepper": "On the web page ({page}) a slider plays this round one step at a time; "
@@ -58,7 +58,7 @@ NOTES = {
         "html": "On the web page ({page}) this output is coloured and interactive; its text is printed here.",
     },
     "zh": {
-        "slider": "网页版（{page}）中此图带有滑块；印出的是滑块的初始位置。",
+        "slider": "网页版（{page}）中此图带有滑块；印出的是网页打开时的设置。",
         "buttons": "网页版（{page}）中此图带有切换按钮；印出的是它的第一个视图。",
         "stepper": "网页版（{page}）中可以用滑块逐步播放这一轮；印出的是最后一步。",
         "html": "网页版（{page}）中这段输出带有颜色标记、可以交互；这里印出其文字。",
