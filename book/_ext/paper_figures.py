@@ -50,7 +50,8 @@ CHROMIUM = "/usr/bin/chromium"
 
 NOTES = {
     "en": {
-        "slider": "On the web page ({page}) this figure has a slider; the printed image shows the setting the page opens with.",
+        "slider": "On the web page ({page}) this figure has a slider; "
+        "the printed image shows the setting the page opens with.",
         "buttons": "On the web page ({page}) this figure has buttons that change what it shows; "
         "the printed image shows its first view.",
         "stepper": "On the web page ({page}) a slider plays this round one step at a time; "
@@ -194,7 +195,8 @@ class StaticFigures(SphinxPostTransform):
                 continue
             content: list[nodes.Node] = []
             if image is not None:
-                content.append(nodes.image(uri=f"{STATIC_DIR}/{image.name}", candidates={"*": f"{STATIC_DIR}/{image.name}"}))
+                uri = f"{STATIC_DIR}/{image.name}"
+                content.append(nodes.image(uri=uri, candidates={"*": uri}))
             if text is not None:
                 content.append(nodes.paragraph(text=text))
             if note is not None:
@@ -243,6 +245,51 @@ class ExerciseReferences(SphinxPostTransform):
             ref.replace_self(nodes.raw("", latex, format="latex"))
 
 
+class PaperProofs(SphinxPostTransform):
+    """A proof prints as a proof: "*Proof.*" opens it, a square ends it, and no empty box frames it.
+
+    sphinx-proof writes a proof as an admonition with no title (the HTML shows it as a box whose
+    text starts with "Proof."); LaTeX's admonition would take the proof's first paragraph marker
+    for the box's title and draw an empty title bar.
+    """
+
+    default_priority = 3
+    formats = ("latex",)
+
+    def run(self, **kwargs: Any) -> None:
+        from sphinx_proof.nodes import proof_node
+
+        for proof in list(self.document.findall(proof_node)):
+            for box in [c for c in proof.children if isinstance(c, nodes.admonition)]:
+                if any(isinstance(c, nodes.title) for c in box.children):
+                    continue
+                body = list(box.children)
+                first = body[0] if body and isinstance(body[0], nodes.paragraph) else None
+                lead = first[0] if first is not None and first.children else None
+                if isinstance(lead, nodes.Text) and re.match(r"\S+\. ", str(lead)):
+                    word, rest = str(lead).split(" ", 1)
+                    first.replace(lead, nodes.Text(rest))
+                    first.insert(0, nodes.Text(" "))
+                    first.insert(0, nodes.emphasis(text=word))
+                qed = nodes.raw("", "\\hfill\\ensuremath{\\square}", format="latex")
+                last = body[-1] if body else None
+                if isinstance(last, nodes.paragraph):
+                    last += qed
+                else:
+                    body.append(nodes.paragraph("", "", qed))
+                box.replace_self(body)
+
+
+def _depart_enumerable_latex(self: Any, node: nodes.Element) -> None:
+    """sphinx-proof's LaTeX title of a numbered result, in the edition's language (as on the site)."""
+    from sphinx_proof.nodes import _, get_node_number, latex_admonition_end, latex_admonition_start, list_rindex
+
+    number = get_node_number(self, node, node.attributes.get("countertype", ""))
+    idx = list_rindex(self.body, latex_admonition_start) + 2
+    self.body.insert(idx, f"{_(node.attributes.get('realtype', '').title())} {number}")
+    self.body.append(latex_admonition_end)
+
+
 def _latex_settings(app: Any, config: Any) -> None:
     """What Sphinx's LaTeX writer needs for the paper edition (only LaTeX builders read these)."""
     zh = str(config.language or "").startswith("zh")
@@ -259,8 +306,40 @@ def _latex_settings(app: Any, config: Any) -> None:
     config.latex_show_urls = "no"
 
 
+#: The PDFs' names (``latex_documents.targetname`` in each _config.yml) and where the site keeps them.
+PDF_NAMES = {"en": "specdec-theory-en.pdf", "zh": "specdec-theory-zh.pdf"}
+SITE_FOLDER = "pdf"
+PDF_LABELS = {"en": "PDF of the book", "zh": "本书的 PDF"}
+
+
+def _pdf_link(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """Every page's header links to its edition's PDF, at ``<site>/pdf/`` (the Chinese site is ``<site>/zh/``)."""
+    lang = "zh" if str(app.config.language or "").startswith("zh") else "en"
+    up = "../" * (pagename.count("/") + (lang == "zh"))
+    context["pdf_link"] = {"href": f"{up}{SITE_FOLDER}/{PDF_NAMES[lang]}", "label": PDF_LABELS[lang]}
+
+
+def _add_link(app: Any, config: Any) -> None:
+    config.templates_path = [*config.templates_path, str(HERE / "paper_templates")]
+    config.html_static_path = [*config.html_static_path, str(HERE / "paper_static")]
+    options = config.html_theme_options
+    end = list(options.get("article_header_end") or ["article-header-buttons.html"])
+    if "pdf-link.html" not in end:
+        end.insert(max(0, len(end) - 1), "pdf-link.html")  # before the theme's buttons
+    options["article_header_end"] = end
+
+
 def setup(app: Any) -> dict[str, Any]:
+    app.connect("config-inited", _add_link)
+    app.connect("html-page-context", _pdf_link)
+    app.add_css_file("paper.css", priority=900)
     app.add_post_transform(StaticFigures)
+    app.add_post_transform(PaperProofs)
+    app.setup_extension("sphinx_proof")
+    from sphinx_proof.nodes import NODE_TYPES, visit_enumerable_node
+
+    for node_class in NODE_TYPES.values():
+        app.add_node(node_class, override=True, latex=(visit_enumerable_node, _depart_enumerable_latex))
     app.add_post_transform(ExerciseReferences)
     app.connect("config-inited", _latex_settings)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
