@@ -32,6 +32,8 @@ SITE = {"en": "", "zh": "zh/"}
 TOC = {"en": BOOK_ROOT / "_toc.yml", "zh": BOOK_ROOT / "zh" / "_toc.yml"}
 #: How a figure's caption starts in the PDF (numfig_format of each _config.yml, then LaTeX's colon).
 FIGURE_WORD = {"en": "Figure", "zh": "图"}
+#: How the paper's theorems are named in each edition (sphinx-proof's catalogue, as on the site).
+THEOREM_WORD = {"en": "Theorem", "zh": "定理"}
 _CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
@@ -133,7 +135,8 @@ def test_every_numbered_result_keeps_the_sites_number(built_book: Path, papers: 
                 for b in boxes
                 if "caption-number" in b
             }
-        assert any(re.fullmatch(r"Theorem1\([a-z]\)", label) for label in labels), sorted(labels)
+        theorem = THEOREM_WORD[edition]
+        assert any(re.fullmatch(rf"{theorem}1\([a-z]\)", label) for label in labels), sorted(labels)
         missing = sorted(label for label in labels if label not in text)
         assert not missing, f"{edition}: numbered results of the site not in the PDF: {missing}"
 
