@@ -143,13 +143,15 @@ def _page_of(env: Any, node: nodes.Node) -> str:
     return env.docname
 
 
+_INLINE = re.compile(r"</?(?:span|b|i|u|em|strong|mark|abbr|code|sub|sup|a)\b[^>]*>", re.I)
 _TAGS = re.compile(r"<[^>]+>")
 _SCRIPTS = re.compile(r"<(script|style)\b.*?</\1>", re.S)
 
 
 def html_text(raw: str) -> str:
-    """The visible text of an HTML fragment."""
-    return " ".join(html.unescape(_TAGS.sub(" ", _SCRIPTS.sub(" ", raw))).split())
+    """The visible text of an HTML fragment (inline tags join their text, block tags separate it)."""
+    text = _TAGS.sub(" ", _INLINE.sub("", _SCRIPTS.sub(" ", raw)))
+    return " ".join(html.unescape(text).split())
 
 
 class StaticFigures(SphinxPostTransform):
