@@ -57,9 +57,7 @@ def build(edition: str, out: Path) -> Path:
     if proc.returncode != 0 or not pdf.is_file():
         log = latex / pdf.with_suffix(".log").name
         tail = log.read_text(errors="replace")[-3000:] if log.is_file() else ""
-        raise SystemExit(
-            f"the {edition} PDF failed to build:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}\n{tail}"
-        )
+        raise SystemExit(f"the {edition} PDF failed to build:\n{proc.stdout[-6000:]}\n{proc.stderr[-4000:]}\n{tail}")
     return pdf
 
 
