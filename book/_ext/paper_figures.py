@@ -31,6 +31,7 @@ import os
 import re
 import shutil
 import subprocess
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -154,6 +155,61 @@ def html_text(raw: str) -> str:
     return " ".join(html.unescape(text).split())
 
 
+class _TableReader(HTMLParser):
+    """The rows of the HTML tables of a fragment, each cell as its text and whether it is a header."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[tuple[bool, str]]]] = []
+        self._cell: list[str] | None = None
+        self._header = False
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self.tables and self.tables[-1]:
+            self._cell, self._header = [], tag == "th"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append((self._header, " ".join("".join(self._cell).split())))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def html_tables(raw: str) -> list[nodes.table]:
+    """The HTML tables of a fragment as docutils tables (header rows: rows of ``<th>`` only)."""
+    reader = _TableReader()
+    reader.feed(raw)
+    tables = []
+    for rows in reader.tables:
+        rows = [row for row in rows if row]
+        if not rows:
+            continue
+        width = max(len(row) for row in rows)
+        table, group = nodes.table(), nodes.tgroup(cols=width)
+        table += group
+        group.extend(nodes.colspec(colwidth=1) for _ in range(width))
+        head, body = nodes.thead(), nodes.tbody()
+        for row in rows:
+            line = nodes.row()
+            for _, text in row + [(False, "")] * (width - len(row)):
+                entry = nodes.entry()
+                entry += nodes.paragraph(text=text)
+                line += entry
+            (head if all(header for header, _ in row) and not body.children else body).append(line)
+        if head.children:
+            group += head
+        group += body
+        tables.append(table)
+    return tables
+
+
 class StaticFigures(SphinxPostTransform):
     """Replace the site's drawings in notebook outputs by PNG images (LaTeX builders only)."""
 
@@ -192,14 +248,30 @@ class StaticFigures(SphinxPostTransform):
             elif raw and not ({"image/png", "image/jpeg", "application/pdf", "text/latex"} & outputs.keys()):
                 plain = outputs.get("text/plain")
                 if plain is None or plain.astext().startswith("<IPython.core.display.HTML"):
-                    text, note = html_text(raw), "html"
+                    if "<table" in raw:  # a table of numbers: the text around it, and the table as a table
+                        parts = re.split(r"(<table\b.*?</table>)", raw, flags=re.S)
+                        text = [
+                            node
+                            for part in parts
+                            for node in (
+                                html_tables(part)
+                                if part.startswith("<table")
+                                else [nodes.paragraph(text=html_text(part))]
+                                if html_text(part)
+                                else []
+                            )
+                        ]
+                    else:
+                        text, note = html_text(raw), "html"
             if image is None and text is None:
                 continue
             content: list[nodes.Node] = []
             if image is not None:
                 uri = f"{STATIC_DIR}/{image.name}"
                 content.append(nodes.image(uri=uri, candidates={"*": uri}))
-            if text is not None:
+            if isinstance(text, list):
+                content.extend(text)
+            elif text is not None:
                 content.append(nodes.paragraph(text=text))
             if note is not None:
                 content.append(nodes.paragraph("", "", nodes.emphasis(text=NOTES[lang][note].format(page=page))))
