@@ -38,6 +38,9 @@ HEAVY_FIRST = [
     "tests/test_browser.py",
     "tests/test_classroom.py",
     "notebooks/source/lab08_real_models",
+    # both PDFs (about 130 s of CPU after the site's build, whose execution cache and doctrees they reuse): started
+    # here, once the first worker has built the site, they run during its browser pass rather than after it
+    "tests/test_pdf.py",
     "tests/test_classroom_adversarial.py",
     "tests/test_grading_sandbox.py",
     "tests/test_grading_outputs.py",  # a class of two graded, then a feedback page in Chromium (about 90 s)

@@ -1,0 +1,419 @@
+"""The book on paper: every figure of the site as a static image in the LaTeX/PDF build.
+
+The site's figures are plotly.js drawings (``text/html`` from ``specdec_lite.plotting.show``),
+SVG pictures, and one step-by-step player of a round; LaTeX can draw none of them, and
+MyST-NB's priority list for the ``latex`` builder would fall back to their ``text/plain``
+repr. For builders of the ``latex`` format this extension, before MyST-NB picks a mime type
+(its ``SelectMimeType`` runs at priority 4), replaces each such output by a PNG:
+
+* a plotly figure: the figure the site shows (its JSON, read back from the cell's executed
+  output, so nothing is executed again), exported by plotly's image export, Kaleido, driving
+  the system's Chromium (``/usr/bin/chromium``; nothing is downloaded);
+* an SVG picture: converted by ``rsvg-convert`` (librsvg);
+* the step-by-step player: its last step, the whole round.
+
+An interactive figure (a slider, buttons, a player) gets a sentence under its image saying
+that the web page lets the reader move it. Other HTML output (coloured text) is printed as
+its text, with the same kind of sentence. The PNGs are written under ``<outdir>/static-figures``
+and kept between builds (their names are hashes of what they show).
+
+It also sets what the paper edition needs from Sphinx's LaTeX writer: page references after
+links between results, the preamble in ``paper_preamble.tex`` (fonts, CJK for the Chinese
+edition), and no index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+from sphinx import addnodes
+from sphinx.errors import ExtensionError
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx.util import logging
+
+logger = logging.getLogger(__name__)
+HERE = Path(__file__).resolve().parent
+#: Where the static images go, relative to the LaTeX output folder (where LaTeX runs).
+STATIC_DIR = "static-figures"
+#: Pixels of the exported figure's width (CSS pixels: the figure's text is sized for it) and the scale.
+EXPORT_WIDTH, EXPORT_SCALE, DEFAULT_HEIGHT = 720, 3, 450
+CHROMIUM = "/usr/bin/chromium"
+
+NOTES = {
+    "en": {
+        "slider": "On the web page ({page}) this figure has a slider; "
+        "the printed image shows the setting the page opens with.",
+        "buttons": "On the web page ({page}) this figure has buttons that change what it shows; "
+        "the printed image shows its first view.",
+        "stepper": "On the web page ({page}) a slider plays this round one step at a time; "
+        "the printed image shows its last step.",
+        "html": "On the web page ({page}) this output is coloured and interactive; its text is printed here.",
+    },
+    "zh": {
+        "slider": "网页版（{page}）中此图带有滑块；印出的是网页打开时的设置。",
+        "buttons": "网页版（{page}）中此图带有切换按钮；印出的是它的第一个视图。",
+        "stepper": "网页版（{page}）中可以用滑块逐步播放这一轮；印出的是最后一步。",
+        "html": "网页版（{page}）中这段输出带有颜色标记、可以交互；这里印出其文字。",
+    },
+}
+
+
+def plotly_figure(raw: str) -> dict[str, Any] | None:
+    """The figure (``data``, ``layout``) of plotly's HTML (``Plotly.newPlot(id, data, layout, config)``)."""
+    at = raw.find("Plotly.newPlot(")
+    if at < 0:
+        return None
+    decoder = json.JSONDecoder()
+    pos = at + len("Plotly.newPlot(")
+    values = []
+    for _ in range(3):  # the div's id, data, layout
+        while raw[pos] in " \t\r\n,":
+            pos += 1
+        value, pos = decoder.raw_decode(raw, pos)
+        values.append(value)
+    _, data, layout = values
+    return {"data": data, "layout": layout}
+
+
+def interaction(figure: dict[str, Any]) -> str | None:
+    """``"slider"``, ``"buttons"`` or None: what a reader of the web page can move in this figure."""
+    layout = figure["layout"]
+    if layout.get("sliders"):
+        return "slider"
+    if layout.get("updatemenus"):
+        return "buttons"
+    return None
+
+
+def _export_size(figure: dict[str, Any]) -> tuple[int, int]:
+    layout = figure["layout"]
+    return int(layout.get("width") or EXPORT_WIDTH), int(layout.get("height") or DEFAULT_HEIGHT)
+
+
+def export_plotly(jobs: list[tuple[dict[str, Any], Path]]) -> None:
+    """Write each figure as a PNG with Kaleido (one Chromium for all of them)."""
+    if not jobs:
+        return
+    import kaleido
+
+    if "BROWSER_PATH" not in os.environ and Path(CHROMIUM).is_file():
+        os.environ["BROWSER_PATH"] = CHROMIUM  # choreographer's choice of browser; it never downloads one itself
+    specs = []
+    for figure, path in jobs:
+        width, height = _export_size(figure)
+        opts = {"format": "png", "width": width, "height": height, "scale": EXPORT_SCALE}
+        specs.append({"fig": figure, "path": str(path), "opts": opts})
+    # The figures' text has no LaTeX ($...$), so MathJax (a CDN script by default) is not loaded.
+    kaleido.write_fig_from_object_sync(specs, kopts={"mathjax": False}, cancel_on_error=True)
+    missing = [str(path) for _, path in jobs if not path.is_file()]
+    if missing:
+        raise ExtensionError(f"Kaleido wrote no image for {missing}")
+
+
+def svg_to_png(svg: str, path: Path) -> None:
+    """Write an SVG picture as a PNG (``rsvg-convert``, at three times its size)."""
+    exe = shutil.which("rsvg-convert")
+    if exe is None:
+        raise ExtensionError("rsvg-convert (Debian: librsvg2-bin) is needed to print the SVG figures")
+    tmp = path.with_suffix(".svg")
+    tmp.write_text(svg, encoding="utf-8")
+    subprocess.run([exe, "-z", "3", "-b", "white", "-o", str(path), str(tmp)], check=True)
+    tmp.unlink()
+
+
+def _page_of(env: Any, node: nodes.Node) -> str:
+    """The page a node came from (the LaTeX builder resolves one document made of every page)."""
+    while node is not None:
+        if isinstance(node, addnodes.start_of_file):
+            return node["docname"]
+        source = node.get("source") if isinstance(node, nodes.Element) else None
+        source = source or getattr(node, "source", None)
+        if source and env.path2doc(source.split(":")[0]):
+            return env.path2doc(source.split(":")[0])
+        node = node.parent
+    return env.docname
+
+
+_INLINE = re.compile(r"</?(?:span|b|i|u|em|strong|mark|abbr|code|sub|sup|a)\b[^>]*>", re.I)
+_TAGS = re.compile(r"<[^>]+>")
+_SCRIPTS = re.compile(r"<(script|style)\b.*?</\1>", re.S)
+
+
+def html_text(raw: str) -> str:
+    """The visible text of an HTML fragment (inline tags join their text, block tags separate it)."""
+    text = _TAGS.sub(" ", _INLINE.sub("", _SCRIPTS.sub(" ", raw)))
+    return " ".join(html.unescape(text).split())
+
+
+class _TableReader(HTMLParser):
+    """The rows of the HTML tables of a fragment, each cell as its text and whether it is a header."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[list[list[tuple[bool, str]]]] = []
+        self._cell: list[str] | None = None
+        self._header = False
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tr" and self.tables:
+            self.tables[-1].append([])
+        elif tag in ("td", "th") and self.tables and self.tables[-1]:
+            self._cell, self._header = [], tag == "th"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("td", "th") and self._cell is not None:
+            self.tables[-1][-1].append((self._header, " ".join("".join(self._cell).split())))
+            self._cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def html_tables(raw: str) -> list[nodes.table]:
+    """The HTML tables of a fragment as docutils tables (header rows: rows of ``<th>`` only)."""
+    reader = _TableReader()
+    reader.feed(raw)
+    tables = []
+    for rows in reader.tables:
+        rows = [row for row in rows if row]
+        if not rows:
+            continue
+        width = max(len(row) for row in rows)
+        table, group = nodes.table(), nodes.tgroup(cols=width)
+        table += group
+        group.extend(nodes.colspec(colwidth=1) for _ in range(width))
+        head, body = nodes.thead(), nodes.tbody()
+        for row in rows:
+            line = nodes.row()
+            for _, text in row + [(False, "")] * (width - len(row)):
+                entry = nodes.entry()
+                entry += nodes.paragraph(text=text)
+                line += entry
+            (head if all(header for header, _ in row) and not body.children else body).append(line)
+        if head.children:
+            group += head
+        group += body
+        tables.append(table)
+    return tables
+
+
+class StaticFigures(SphinxPostTransform):
+    """Replace the site's drawings in notebook outputs by PNG images (LaTeX builders only)."""
+
+    default_priority = 3  # before MyST-NB's SelectMimeType (4), which keeps one mime type per output
+    formats = ("latex",)
+
+    def run(self, **kwargs: Any) -> None:
+        lang = "zh" if str(self.config.language or "").startswith("zh") else "en"
+        outdir = Path(self.app.builder.outdir) / STATIC_DIR
+        outdir.mkdir(parents=True, exist_ok=True)
+        jobs: list[tuple[dict[str, Any], Path]] = []
+
+        def is_bundle(node: nodes.Node) -> bool:
+            return isinstance(node, nodes.container) and node.get("nb_element") == "mime_bundle"
+
+        for bundle in list(self.document.findall(is_bundle)):
+            outputs = {child["mime_type"]: child for child in bundle.children}
+            raw = "".join(n.astext() for n in outputs["text/html"].findall(nodes.raw)) if "text/html" in outputs else ""
+            page = _page_of(self.env, bundle) + ".html"
+            image, note, text = None, None, None
+            figure = plotly_figure(raw) if raw else None
+            if figure is not None:
+                key = hashlib.sha256(json.dumps([figure, _export_size(figure)], sort_keys=True).encode()).hexdigest()
+                image = outdir / f"plotly-{key[:20]}.png"
+                if not image.is_file():
+                    jobs.append((figure, image))
+                note = interaction(figure)
+            elif 'class="sd-round-stepper"' in raw:
+                svgs = re.findall(r"<svg\b.*?</svg>", raw, re.S)
+                image = self._svg_image(svgs[-1], outdir)
+                note = "stepper"
+            elif "image/svg+xml" in outputs:
+                uri = next(outputs["image/svg+xml"].findall(nodes.image))["uri"]
+                source = Path(self.env.srcdir) / uri
+                image = self._svg_image(source.read_text(encoding="utf-8"), outdir)
+            elif raw and not ({"image/png", "image/jpeg", "application/pdf", "text/latex"} & outputs.keys()):
+                plain = outputs.get("text/plain")
+                if plain is None or plain.astext().startswith("<IPython.core.display.HTML"):
+                    if "<table" in raw:  # a table of numbers: the text around it, and the table as a table
+                        parts = re.split(r"(<table\b.*?</table>)", raw, flags=re.S)
+                        text = [
+                            node
+                            for part in parts
+                            for node in (
+                                html_tables(part)
+                                if part.startswith("<table")
+                                else [nodes.paragraph(text=html_text(part))]
+                                if html_text(part)
+                                else []
+                            )
+                        ]
+                    else:
+                        text, note = html_text(raw), "html"
+            if image is None and text is None:
+                continue
+            content: list[nodes.Node] = []
+            if image is not None:
+                uri = f"{STATIC_DIR}/{image.name}"
+                content.append(nodes.image(uri=uri, candidates={"*": uri}))
+            if isinstance(text, list):
+                content.extend(text)
+            elif text is not None:
+                content.append(nodes.paragraph(text=text))
+            if note is not None:
+                content.append(nodes.paragraph("", "", nodes.emphasis(text=NOTES[lang][note].format(page=page))))
+            new = nodes.container(mime_type="image/png", nb_element="mime_type")
+            new.extend(content)
+            bundle.children = []
+            bundle.append(new)
+        export_plotly(jobs)
+        # A remote picture (the labs' "Open in Colab" badge) cannot be fetched offline: its alt text stays.
+        for image in list(self.document.findall(nodes.image)):
+            if "://" in image["uri"]:
+                image.replace_self(nodes.Text(image.get("alt") or ""))
+
+    @staticmethod
+    def _svg_image(svg: str, outdir: Path) -> Path:
+        image = outdir / f"svg-{hashlib.sha256(svg.encode()).hexdigest()[:20]}.png"
+        if not image.is_file():
+            svg_to_png(svg, image)
+        return image
+
+
+class ExerciseReferences(SphinxPostTransform):
+    """A numbered reference to an exercise on another page links to the exercise's own LaTeX label.
+
+    sphinx-exercise labels an exercise ``exercise:<label>`` in LaTeX and resolves references on the
+    same page itself; Sphinx writes a reference from another page as ``\\ref{<page>:<label>}``,
+    which LaTeX never defines. The reference keeps its resolved text ("Exercise 1.2") and gets the
+    exercise's page number, like the other links between results.
+    """
+
+    default_priority = 20  # after Sphinx resolved the references (10)
+    formats = ("latex",)
+
+    def run(self, **kwargs: Any) -> None:
+        from sphinx.util.texescape import escape
+
+        registry = getattr(self.env, "sphinx_exercise_registry", {})
+        for ref in list(self.document.findall(addnodes.number_reference)):
+            target = (ref.get("refid") or ref.get("refuri", "")).split("#")[-1]
+            if target not in registry:
+                continue
+            label = f"exercise:{target}"
+            text = escape(ref.astext())
+            latex = f"\\hyperref[{label}]{{{text}}} (\\autopageref*{{{label}}})"
+            ref.replace_self(nodes.raw("", latex, format="latex"))
+
+
+class PaperProofs(SphinxPostTransform):
+    """A proof prints as a proof: "*Proof.*" opens it, a square ends it, and no empty box frames it.
+
+    sphinx-proof writes a proof as an admonition with no title (the HTML shows it as a box whose
+    text starts with "Proof."); LaTeX's admonition would take the proof's first paragraph marker
+    for the box's title and draw an empty title bar.
+    """
+
+    default_priority = 3
+    formats = ("latex",)
+
+    def run(self, **kwargs: Any) -> None:
+        from sphinx_proof.nodes import proof_node
+
+        for proof in list(self.document.findall(proof_node)):
+            for box in [c for c in proof.children if isinstance(c, nodes.admonition)]:
+                if any(isinstance(c, nodes.title) for c in box.children):
+                    continue
+                body = list(box.children)
+                first = body[0] if body and isinstance(body[0], nodes.paragraph) else None
+                lead = first[0] if first is not None and first.children else None
+                if isinstance(lead, nodes.Text) and re.match(r"\S+\. ", str(lead)):
+                    word, rest = str(lead).split(" ", 1)
+                    first.replace(lead, nodes.Text(rest))
+                    first.insert(0, nodes.Text(" "))
+                    first.insert(0, nodes.emphasis(text=word))
+                qed = nodes.raw("", "\\hfill\\ensuremath{\\square}", format="latex")
+                last = body[-1] if body else None
+                if isinstance(last, nodes.paragraph):
+                    last += qed
+                else:
+                    body.append(nodes.paragraph("", "", qed))
+                box.replace_self(body)
+
+
+def _depart_enumerable_latex(self: Any, node: nodes.Element) -> None:
+    """sphinx-proof's LaTeX title of a numbered result, in the edition's language (as on the site)."""
+    from sphinx_proof.nodes import _, get_node_number, latex_admonition_end, latex_admonition_start, list_rindex
+
+    number = get_node_number(self, node, node.attributes.get("countertype", ""))
+    idx = list_rindex(self.body, latex_admonition_start) + 2
+    self.body.insert(idx, f"{_(node.attributes.get('realtype', '').title())} {number}")
+    self.body.append(latex_admonition_end)
+
+
+def _latex_settings(app: Any, config: Any) -> None:
+    """What Sphinx's LaTeX writer needs for the paper edition (only LaTeX builders read these)."""
+    zh = str(config.language or "").startswith("zh")
+    preamble = (HERE / "paper_preamble.tex").read_text(encoding="utf-8")
+    preamble = preamble.replace("%ZH%", "" if zh else "%")
+    elements = dict(config.latex_elements or {})
+    elements["preamble"] = elements.get("preamble", "") + preamble
+    elements.setdefault("printindex", "")
+    elements.setdefault("papersize", "a4paper")
+    config.latex_elements = elements
+    config.latex_additional_files = [*config.latex_additional_files, str(HERE / "paper_tex" / "bbm.sty")]
+    config.latex_use_xindy = False  # makeindex (TeX Live) instead of xindy, which Debian ships apart
+    config.latex_show_pagerefs = True
+    config.latex_show_urls = "no"
+
+
+#: The PDFs' names (``latex_documents.targetname`` in each _config.yml) and where the site keeps them.
+PDF_NAMES = {"en": "specdec-theory-en.pdf", "zh": "specdec-theory-zh.pdf"}
+SITE_FOLDER = "pdf"
+PDF_LABELS = {"en": "PDF of the book", "zh": "本书的 PDF"}
+
+
+def _pdf_link(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """Every page's header links to its edition's PDF, at ``<site>/pdf/`` (the Chinese site is ``<site>/zh/``)."""
+    lang = "zh" if str(app.config.language or "").startswith("zh") else "en"
+    up = "../" * (pagename.count("/") + (lang == "zh"))
+    context["pdf_link"] = {"href": f"{up}{SITE_FOLDER}/{PDF_NAMES[lang]}", "label": PDF_LABELS[lang]}
+
+
+def _add_link(app: Any, config: Any) -> None:
+    config.templates_path = [*config.templates_path, str(HERE / "paper_templates")]
+    config.html_static_path = [*config.html_static_path, str(HERE / "paper_static")]
+    options = config.html_theme_options
+    end = list(options.get("article_header_end") or ["article-header-buttons.html"])
+    if "pdf-link.html" not in end:
+        end.insert(max(0, len(end) - 1), "pdf-link.html")  # before the theme's buttons
+    options["article_header_end"] = end
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.connect("config-inited", _add_link)
+    app.connect("html-page-context", _pdf_link)
+    app.add_css_file("paper.css", priority=900)
+    app.add_post_transform(StaticFigures)
+    app.add_post_transform(PaperProofs)
+    app.setup_extension("sphinx_proof")
+    from sphinx_proof.nodes import NODE_TYPES, visit_enumerable_node
+
+    for node_class in NODE_TYPES.values():
+        app.add_node(node_class, override=True, latex=(visit_enumerable_node, _depart_enumerable_latex))
+    app.add_post_transform(ExerciseReferences)
+    app.connect("config-inited", _latex_settings)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,185 @@
+"""The book on paper: both editions' PDFs (``python tools/pdf.py``) hold what the site shows.
+
+The PDFs are built once per test run, into the folder of the site the other tests read
+(``built_book``, so the LaTeX build reuses its execution cache and its doctrees), and read back
+with poppler (``pdftotext``, ``pdfimages``) and the LaTeX log. What each PDF must hold is read from
+the built site: every page's title, every numbered figure (with an image on the page that names
+it), every numbered result with the site's number (the paper's own numbers included), every glued
+number, and each page's header link to the PDF.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import BOOK_ROOT
+
+pytestmark = pytest.mark.slow
+
+sys.path.insert(0, str(BOOK_ROOT / "tools"))
+from pdf import PDF_NAMES, SITE_FOLDER  # noqa: E402
+
+EDITIONS = ("en", "zh")
+#: The site of each edition inside the built site, and its table of contents.
+SITE = {"en": "", "zh": "zh/"}
+TOC = {"en": BOOK_ROOT / "_toc.yml", "zh": BOOK_ROOT / "zh" / "_toc.yml"}
+#: How a figure's caption starts in the PDF (numfig_format of each _config.yml, then LaTeX's colon).
+FIGURE_WORD = {"en": "Figure", "zh": "图"}
+#: How the paper's theorems are named in each edition (sphinx-proof's catalogue, as on the site).
+THEOREM_WORD = {"en": "Theorem", "zh": "定理"}
+_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+@dataclass
+class Paper:
+    pdf: Path
+    log: str
+    pages: list[str]  # each page's text, whitespace removed
+    image_pages: set[int]  # 1-based numbers of the pages that hold an image
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+def _build(out: Path) -> str:
+    """Build both PDFs under ``out`` (the built site's folder); '' or what went wrong."""
+    proc = subprocess.run(
+        [sys.executable, str(BOOK_ROOT / "tools" / "pdf.py"), "--path-output", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    return "" if proc.returncode == 0 else f"{proc.stdout[-6000:]}\n{proc.stderr[-6000:]}"
+
+
+@pytest.fixture(scope="module")
+def papers(built_book: Path) -> dict[str, Paper]:
+    from tests.shared_once import once
+
+    out = built_book.parents[1]
+    failure = once("pdf", lambda: _build(out))
+    assert not failure, failure
+    result = {}
+    for edition in EDITIONS:
+        pdf = out / "_build" / "pdf" / PDF_NAMES[edition]
+        latex = out / "_build" / ("latex" if edition == "en" else f"{edition}/_build/latex")
+        text = subprocess.run(["pdftotext", str(pdf), "-"], capture_output=True, text=True, check=True).stdout
+        listing = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True, text=True, check=True)
+        rows = [line.split() for line in listing.stdout.splitlines()[2:]]
+        image_pages = {int(row[0]) for row in rows if len(row) > 2 and row[2] == "image"}
+        log = (latex / pdf.with_suffix(".log").name).read_text(encoding="utf-8", errors="replace")
+        result[edition] = Paper(pdf, log, [_squash(p) for p in text.split("\f")], image_pages)
+    return result
+
+
+def _pages(edition: str) -> list[str]:
+    toc = yaml.safe_load(TOC[edition].read_text(encoding="utf-8"))
+    return [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
+
+
+def _html(built_book: Path, edition: str, page: str) -> str:
+    return (built_book / f"{SITE[edition]}{page}.html").read_text(encoding="utf-8")
+
+
+def _text(fragment: str) -> str:
+    import html
+
+    return html.unescape(re.sub(r"<[^>]+>", "", fragment))
+
+
+def test_every_page_title_is_in_the_pdf(built_book: Path, papers: dict[str, Paper]) -> None:
+    for edition in EDITIONS:
+        text = "".join(papers[edition].pages)
+        for page in _pages(edition):
+            h1 = re.search(r"<h1[^>]*>(.*?)</h1>", _html(built_book, edition, page), re.S)
+            title = _squash(_text(h1[1])).rstrip("#¶")
+            assert title and title in text, f"{edition}: the title of {page} ({title!r}) is not in the PDF"
+
+
+def test_every_numbered_figure_has_an_image_on_the_page_that_names_it(
+    built_book: Path, papers: dict[str, Paper]
+) -> None:
+    for edition in EDITIONS:
+        paper, word = papers[edition], FIGURE_WORD[edition]
+        numbers = []
+        for page in _pages(edition):
+            found = re.findall(r'<span class="caption-number">([^<]*)</span>', _html(built_book, edition, page))
+            numbers += [_squash(n) for n in found if _squash(n).startswith(word)]
+        assert len(numbers) >= 30, f"{edition}: only {len(numbers)} numbered figures on the site"
+        for number in numbers:
+            caption = f"{number}:"
+            where = [i + 1 for i, text in enumerate(paper.pages) if caption in text]
+            assert where, f"{edition}: no caption {caption!r} in the PDF"
+            assert set(where) & paper.image_pages, f"{edition}: {number} has no image on its page(s) {where}"
+
+
+def test_every_numbered_result_keeps_the_sites_number(built_book: Path, papers: dict[str, Paper]) -> None:
+    """Theorems, lemmas, algorithms, ... (the paper's numbers, e.g. Theorem 1(b)) and exercises."""
+    for edition in EDITIONS:
+        text = "".join(papers[edition].pages)
+        labels = set()
+        for page in _pages(edition):
+            html_text = _html(built_book, edition, page)
+            boxes = re.findall(
+                r'<div class="(?:proof|exercise)[^"]*"[^>]*>\s*<p class="admonition-title">(.*?)</p>', html_text, re.S
+            )
+            labels |= {
+                _squash(_text(re.search(r'<span class="caption-number">([^<]*)</span>', b)[1]))
+                for b in boxes
+                if "caption-number" in b
+            }
+        theorem = THEOREM_WORD[edition]
+        assert any(re.fullmatch(rf"{theorem}1\([a-z]\)", label) for label in labels), sorted(labels)
+        missing = sorted(label for label in labels if label not in text)
+        assert not missing, f"{edition}: numbered results of the site not in the PDF: {missing}"
+
+
+def test_glued_numbers_are_printed(built_book: Path, papers: dict[str, Paper]) -> None:
+    for edition in EDITIONS:
+        text = "".join(papers[edition].pages)
+        glued = set()
+        for page in _pages(edition):
+            glued |= {
+                _squash(_text(g))
+                for g in re.findall(r'<span class="pasted-text">(.*?)</span>', _html(built_book, edition, page), re.S)
+            }
+        assert len(glued) >= 50, f"{edition}: only {len(glued)} glued numbers found on the site"
+        missing = sorted(g for g in glued if g not in text)
+        assert not missing, f"{edition}: glued numbers of the site not in the PDF: {missing[:20]}"
+        assert "IPython.core.display" not in text
+
+
+def test_the_log_reports_no_missing_character_and_no_undefined_reference(papers: dict[str, Paper]) -> None:
+    for edition, paper in papers.items():
+        assert "Missing character" not in paper.log, edition
+        undefined = re.findall(r"(?:Reference|Citation) `[^']*' on page \d+\s+undefined", paper.log)
+        assert not undefined, f"{edition}: {undefined[:10]}"
+        assert "There were undefined references" not in paper.log, edition
+
+
+def test_the_chinese_edition_extracts_as_chinese(papers: dict[str, Paper]) -> None:
+    text = "".join(papers["zh"].pages)
+    chinese = len(_CJK.findall(text))
+    fonts = subprocess.run(["pdffonts", str(papers["zh"].pdf)], capture_output=True, text=True, check=True).stdout
+    assert "CJK" in fonts, fonts
+    # The Chinese prose outweighs the shared code and the figures' English labels.
+    letters = len(re.findall("[A-Za-z]", text))
+    assert chinese > letters / 2, (chinese, letters)
+    assert len(_CJK.findall("".join(papers["en"].pages))) == 0
+
+
+def test_every_page_links_to_its_editions_pdf(built_book: Path, papers: dict[str, Paper]) -> None:
+    for edition in EDITIONS:
+        for page in _pages(edition):
+            link = re.search(r'<a class="btn sd-pdf-link" href="([^"]+)"', _html(built_book, edition, page))
+            assert link, f"{edition}: {page} has no link to the PDF"
+            target = (built_book / f"{SITE[edition]}{page}.html").parent / link[1]
+            assert target.resolve() == (built_book / SITE_FOLDER / PDF_NAMES[edition]).resolve(), (page, link[1])
+            assert target.read_bytes() == papers[edition].pdf.read_bytes()
