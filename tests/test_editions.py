@@ -206,6 +206,8 @@ def test_terms_are_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(ed, "terms", lambda: [{"en": "draft model", "zh": "草稿模型", "avoid": ["草案模型"]}])
     page.write_text("# 标题：草稿模型\n\n草稿模型（draft model）给出 $p$。草稿模型很小。\n")
     assert ed.term_problems(page) == []
+    page.write_text("# 标题\n\n让**草稿模型**（draft model）先猜。\n")  # the gloss after the closing markup
+    assert ed.term_problems(page) == []
     page.write_text("# 标题\n\n草稿模型给出 $p$，即草稿模型（draft model）。\n")
     assert ["needs the English after it" in d for d in ed.term_problems(page)] == [True]
     page.write_text("# 标题\n\n草案模型（draft model）。\n\n```{code-cell} ipython3\n# 草案模型 in code is code\n```\n")
