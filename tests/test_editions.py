@@ -206,6 +206,8 @@ def test_terms_are_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(ed, "terms", lambda: [{"en": "draft model", "zh": "草稿模型", "avoid": ["草案模型"]}])
     page.write_text("# 标题：草稿模型\n\n草稿模型（draft model）给出 $p$。草稿模型很小。\n")
     assert ed.term_problems(page) == []
+    page.write_text("# 标题\n\n让**草稿模型**（draft model）先猜。\n")  # the gloss after the closing markup
+    assert ed.term_problems(page) == []
     page.write_text("# 标题\n\n草稿模型给出 $p$，即草稿模型（draft model）。\n")
     assert ["needs the English after it" in d for d in ed.term_problems(page)] == [True]
     page.write_text("# 标题\n\n草案模型（draft model）。\n\n```{code-cell} ipython3\n# 草案模型 in code is code\n```\n")
@@ -335,6 +337,41 @@ def test_emphasis_without_chinese_follows_commonmark(source):
 
     plain, cjk = MarkdownIt("commonmark"), MarkdownIt("commonmark").use(ext.cjk_emphasis_plugin)
     assert cjk.renderInline(source) == plain.renderInline(source)
+
+
+def _emphasis_problems(markdown: str) -> list[str]:
+    """Bold and italic that plain CommonMark leaves as literal asterisks, or that close on full-width punctuation
+    (the book's rule puts the punctuation and the English gloss outside: ``**草稿模型**（draft model）先``)."""
+    from markdown_it import MarkdownIt
+
+    prose = re.sub(r"\$\$.*?\$\$|\$[^$]+\$", "X", markdown, flags=re.S)  # ``$q^*$`` is not emphasis
+    out = []
+    for block in MarkdownIt("commonmark").parse(prose):
+        children = block.children or []
+        for before, child in zip([None, *children], children, strict=False):
+            if child.type == "text" and "*" in child.content:
+                out.append(f"literal '*' in {child.content[:60]!r}")
+            if child.type in ("em_close", "strong_close") and before is not None and before.type == "text":
+                if re.search(f"[{ext.FULL_WIDTH_PUNCT}]$", before.content):
+                    out.append(f"emphasis closes on '{before.content[-1]}' in {before.content[-40:]!r}")
+    return out
+
+
+def test_the_emphasis_reader_finds_both_faults():
+    assert _emphasis_problems("让**草稿模型（draft model）**先") == ["literal '*' in '让**草稿模型（draft model）**先'"]
+    assert _emphasis_problems("**学完本章：**\n") == ["emphasis closes on '：' in '学完本章：'"]
+    assert _emphasis_problems("让**草稿模型**（draft model）先，$\\mathrm{Loss}^*$ 与 *停时*：") == []
+
+
+def test_chinese_pages_render_their_emphasis_in_plain_commonmark():
+    """Every Chinese page's bold and italic render without the build's CJK emphasis rule, and none closes on
+    full-width punctuation."""
+    problems = [
+        f"{zh.relative_to(ROOT)}: {p}"
+        for zh in sorted((ROOT / "zh" / "book").glob("*.md"))
+        for p in _emphasis_problems(zh.read_text(encoding="utf-8"))
+    ]
+    assert not problems, "\n".join(problems)
 
 
 def test_the_chinese_build_gives_every_myst_parser_the_emphasis_rule(monkeypatch):

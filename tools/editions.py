@@ -355,7 +355,8 @@ def term_problems(zh_path: Path) -> list[str]:
             at = first_use_text.find(term["zh"])
             if at >= 0:
                 after = first_use_text[at + len(term["zh"]) : at + len(term["en"]) + len(term["zh"]) + 8].lower()
-                if not re.match(r"[（(]\s*" + re.escape(term["en"].lower()), after):
+                # the English may follow the closing emphasis: **草稿模型**（draft model）
+                if not re.match(r"[*_]{0,3}[（(]\s*" + re.escape(term["en"].lower()), after):
                     line = first_use_text[:at].count("\n") + 1
                     out.append(
                         f"{name}: first use of '{term['zh']}' (prose line {line}) needs the English after "
