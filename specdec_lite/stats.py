@@ -133,3 +133,17 @@ def sequence_index(tokens: Any, V: int) -> np.ndarray:
         raise ValueError(f"tokens: ids must lie in [0, {V}), got min {int(t.min())} and max {int(t.max())}")
     weights = np.array([V**k for k in range(T - 1, -1, -1)], dtype=np.int64)
     return t.astype(np.int64) @ weights
+
+
+def z_bound_miss(n: int, x: float, z: float) -> float:
+    """``P(|X - n x| > z sqrt(n x (1 - x)))`` for ``X ~ Binomial(n, x)``, exactly.
+
+    How often a right frequency of ``n`` draws fails a check that accepts it within ``z`` standard errors.
+    """
+    n = check_int(n, "n")
+    if not (0.0 < x < 1.0):
+        raise ValueError(f"x: must lie in (0, 1), got {x!r}")
+    if not (np.isfinite(z) and z > 0):
+        raise ValueError(f"z: must be a positive number, got {z!r}")
+    half = z * np.sqrt(n * x * (1 - x))
+    return float(_st.binom.cdf(np.ceil(n * x - half) - 1, n, x) + _st.binom.sf(np.floor(n * x + half), n, x))
