@@ -19,7 +19,7 @@ import html
 import os
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -153,15 +153,45 @@ def slider_figure(
     for i, (step_label, _, layout_update) in enumerate(steps):
         visible = [j // n == i for j in range(n * len(steps))]
         slider_steps.append(
-            dict(method="update", label=step_label, args=[{"visible": visible}, dict(layout_update or {})])
+            dict(method="update", label=step_label, args=[{"visible": visible}, relayout_args(layout_update)])
         )
     fig.update_layout(
         sliders=[dict(active=active, currentvalue={"prefix": f"{label} = "}, pad={"t": 40}, steps=slider_steps)],
         **(layout or {}),
     )
     if steps[active][2]:
-        fig.update_layout(**steps[active][2])
+        fig.update_layout(_layout_json(steps[active][2]))  # merged: the title keeps its x and font
     return fig
+
+
+def _layout_json(update: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``update`` as plotly's own layout JSON: validated, ``title="..."`` as ``title: {text: ...}``,
+    ``xaxis_title=...`` as nested objects."""
+    import plotly.graph_objects as go
+
+    return go.Layout(dict(update or {})).to_plotly_json()
+
+
+def relayout_args(update: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A layout update as the argument of plotly.js's ``relayout`` (a slider step's, a button's, a frame's).
+
+    plotly.js 4 reads a title only as an object (``title: {text: ...}``): a step that sets ``title``
+    to a bare string leaves the figure without a title. And an object given whole replaces the one the
+    layout had (its ``x``, its font). So every value is written as dotted paths to its leaves
+    (``"title.text"``, ``"xaxis.title.text"``, ``"legend.x"``): each sets what it names and keeps the
+    rest. Lists (``annotations``, ``shapes``) are set whole.
+    """
+    out: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, dict):  # an empty one sets nothing
+            for key, inner in value.items():
+                walk(f"{prefix}.{key}" if prefix else key, inner)
+        else:
+            out[prefix] = value
+
+    walk("", _layout_json(update))
+    return out
 
 
 def stack(figures: Sequence[Any], *, titles: Sequence[str] | None = None, title: str = "") -> Any:

@@ -308,7 +308,9 @@ def defect_site(built_book: Path, site: Path) -> Path:
     long code name: one in a box that hides what overflows, one in a box that scrolls, and one
     whose cell cuts its own content.
     ``plain.html`` (the figure check): a captioned slider figure as plain plotly HTML (no init
-    call, no description, no table), with the figure script loaded twice and no styles.
+    call, no description, no table), with the figure script loaded twice and no styles; and a
+    figure whose buttons set its title as a bare string, as the book's steps did (plotly.js 4
+    then draws no title).
     ``a11y.html`` (the audit): a link without contrast, a toggle whose hidden label differs from
     its words, a text that fades only in dark mode, a formula in the tab order, a focusable
     control with no visible focus, a wide formula that cannot be reached by keyboard on a phone,
@@ -343,8 +345,23 @@ def defect_site(built_book: Path, site: Path) -> Path:
         "</body></html>"
     )
 
-    fig = slider_figure([(s, [go.Scatter(x=[0, 1], y=[s, 1 - s])], None) for s in (0.2, 0.8)], label="s")
+    fig = slider_figure(
+        [(s, [go.Scatter(x=[0, 1], y=[s, 1 - s])], {"title": f"s = {s}"}) for s in (0.2, 0.8)], label="s"
+    )
     plot = fig.to_html(full_html=False, include_plotlyjs=False)
+    bare = go.Figure(go.Bar(x=[0, 1], y=[1, 2]), layout={"title": {"text": "T = 1", "x": 0.3}})
+    bare.update_layout(
+        updatemenus=[
+            {
+                "type": "buttons",
+                "buttons": [
+                    {"label": f"T = {t}", "method": "update", "args": [{"y": [[1, t]]}, {"title": f"T = {t}"}]}
+                    for t in (1, 2)
+                ],
+            }
+        ]
+    )
+    plot += bare.to_html(full_html=False, include_plotlyjs=False)
     (site / "plain.html").write_text(
         '<html lang="en" data-theme="light"><head><script src="plotly.min.js"></script>'
         '<script src="sd-figures.js"></script><script src="sd-figures.js"></script></head><body><main>'

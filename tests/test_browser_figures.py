@@ -8,7 +8,10 @@ data table whose numbers are the figure's own traces; Tab alone reaches every sl
 control, and the arrow keys, End and Home move the figure to another step, say which
 (``aria-valuetext``) and show that step's table; switched to dark, every figure takes the
 dark layout with trace colours at 3:1 and text at 4.5:1, and switched back, the authored
-light layout with the same contrasts.
+light layout with the same contrasts. Every step of every slider, button and frame, applied in
+turn, leaves the figure the title that step sets, drawn where the reader reads it; each slider is
+one control (its range input; plotly's own slider is hidden), and the script's words on a Chinese
+page are Chinese.
 """
 
 from __future__ import annotations
@@ -90,6 +93,30 @@ def table_problems(fig: dict) -> list[str]:
     return out[:10]
 
 
+def data_summary(page: str, number: str) -> str:
+    """The summary of a figure's data table, in the page's language (figures.js)."""
+    return f"{number} 的数据" if page.startswith("zh/") else f"Data of {number}"
+
+
+def title_problems(report: dict) -> list[str]:
+    """Each step of each slider, button and frame (``stepTitles`` of check_book.mjs): after it, the title
+    drawn in the page is there and is the title that step sets (the one before it where it sets none)."""
+    if report.get("titlesError"):
+        return [f"the figures' steps could not be applied: {report['titlesError']}"]
+    out = []
+    for fig in report.get("titles") or []:
+        for st in fig["steps"]:
+            name = f"figure {fig['index'] + 1}, {st['kind']} {st['k'] + 1} step {st['i'] + 1} ({st['label']})"
+            if st.get("error"):
+                out.append(f"{name}: applying it failed: {st['error']}")
+            elif not st["present"]:
+                bare = " (it sets the title as a bare string, which plotly.js 4 does not read)" if st["bare"] else ""
+                out.append(f"{name} leaves the figure without its title{bare}; it sets {st['expected']!r}")
+            elif not st["same"]:
+                out.append(f"{name}: the title shown is {st['shown']!r}, the step's is {st['expected']!r}")
+    return out
+
+
 def figure_problems(report: dict) -> list[str]:
     """What a keyboard user, a screen reader or a dark-mode reader would meet on one page; empty when fine."""
     if report["fatal"]:
@@ -117,14 +144,23 @@ def figure_problems(report: dict) -> list[str]:
             out.append(f"{name} has no description")
         if fig["hiddenSvgs"] != fig["svgs"]:
             out.append(f"{name}: {fig['svgs'] - fig['hiddenSvgs']} of its SVGs are read by assistive technology")
-        if fig["number"] and fig["summary"] != f"Data of {fig['number']}":
+        if fig["number"] and fig["summary"] != data_summary(report["page"], fig["number"]):
             out.append(f"{name}: its data table is summarised {fig['summary']!r}")
         if not any(t["shown"] for t in fig["tables"]):
             out.append(f"{name} has no data table")
         out += [f"{name}: {p}" for p in table_problems(fig)]
         if len(fig["controls"]) != len(fig["sliders"]):
             out.append(f"{name}: {len(fig['sliders'])} sliders, {len(fig['controls'])} keyboard controls")
+        if fig["controls"] and fig.get("drawnSliders"):
+            out.append(f"{name}: plotly draws its slider beside the range input: two controls for one parameter")
+        for c, sl in zip(fig["controls"], fig["sliders"], strict=False):
+            label = re.sub(r"<[^>]*>", "", str(sl["labels"][c["value"]]))
+            if not c["readoutShown"] or c["readout"] != label:
+                out.append(
+                    f"{name}: the control's readout shows {c['readout']!r} (shown: {c['readoutShown']}), not {label!r}"
+                )
     out += walk_problems(report)
+    out += title_problems(report)
     out += theme_problems(report)
     auto = report.get("autoDark") or {"fatal": "not checked"}
     if auto.get("fatal"):
@@ -211,10 +247,37 @@ def test_every_slider_of_the_book_is_walked_by_keyboard(figure_reports):
 
 
 @pytest.mark.slow
+def test_every_step_of_every_figure_shows_its_own_title(figure_reports):
+    """Every step of every slider (and button and frame) of both editions was applied and checked
+    (its title problems fail the page's test above): none is left out."""
+    checked = {
+        (page, f["index"]): len(f["steps"]) for page, r in figure_reports.items() for f in (r.get("titles") or [])
+    }
+    want = {
+        (page, f["index"]): sum(len(s["labels"]) for s in f["sliders"])
+        for page, r in figure_reports.items()
+        for f in r["figures"]
+        if f["sliders"]
+    }
+    missing = {k: v for k, v in want.items() if checked.get(k, 0) < v}
+    assert not missing, f"figures whose steps were not all checked: {missing}"
+    editions = {"en": 0, "zh": 0}
+    for (page, _), n in checked.items():
+        editions["zh" if page.startswith("zh/") else "en"] += n
+    figures = len(checked)
+    print(
+        f"titles checked: {sum(checked.values())} steps of {figures} figures on "
+        f"{len({p for p, _ in checked})} pages (English {editions['en']}, Chinese {editions['zh']})"
+    )
+    assert editions["en"] >= 9 and editions["zh"] >= 9, editions
+
+
+@pytest.mark.slow
 def test_checker_notices_figures_the_script_never_set_up(built_book, tmp_path_factory):
     """The real checker on a page whose captioned slider figure is plain plotly HTML (no init
-    call, no description, no table), with the figure script loaded twice and no styles
-    (``plain.html`` of ``browser_support.defect_site``, in the same pass as test_browser.py's pages)."""
+    call, no description, no table), with the figure script loaded twice and no styles, and whose
+    second figure's buttons set the title as a bare string (``plain.html`` of
+    ``browser_support.defect_site``, in the same pass as test_browser.py's pages)."""
     report = bs.defect_pass(built_book, tmp_path_factory)["plain.html"]["figures"]
     found = "\n".join(figure_problems(report))
     for words in [
@@ -226,5 +289,8 @@ def test_checker_notices_figures_the_script_never_set_up(built_book, tmp_path_fa
         "has no data table",
         "1 sliders, 0 keyboard controls",
         "did not follow the page",
+        "figure 2, button 1 step 1 (T = 1) leaves the figure without its title (it sets the title as a bare string",
+        "figure 2, button 1 step 2 (T = 2) leaves the figure without its title",
     ]:
         assert words in found, f"{words!r} not in:\n{found}"
+    assert "figure 1, slider" not in found, "the slider's steps set their titles as plotly.js 4 reads them"

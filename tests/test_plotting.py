@@ -166,3 +166,140 @@ def test_stack_puts_each_figure_in_its_own_panel_with_its_lines():
     assert parts[1].layout.shapes[0].yref == "y"  # the source figures are left as they were
     with pytest.raises(ValueError, match="figures"):
         stack([])
+
+
+# --- slider steps as plotly.js 4 reads them ---
+
+
+def title_problems(figure: dict) -> list[str]:
+    """What plotly.js 4 would not read in the layout each step, button and frame of ``figure`` (plotly's
+    JSON) sets: a title given as a bare string anywhere (``title``, ``xaxis.title``: plotly.js 4 takes it
+    for no title), and a figure title set other than through ``title.text`` (a title object given whole
+    replaces the layout's own, dropping its ``x`` and font)."""
+    out = []
+
+    def bare(where: str, value: object, path: str = "") -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                name = f"{path}.{key}" if path else key
+                if (key == "title" or key.endswith(".title")) and isinstance(inner, str):
+                    out.append(f"{where} sets {name} to the bare string {inner!r}")
+                bare(where, inner, name)
+
+    layout = figure["layout"]
+    moves = [
+        (f"slider {k} step {i}", step)
+        for k, slider in enumerate(layout.get("sliders", []))
+        for i, step in enumerate(slider.get("steps", []))
+    ]
+    moves += [
+        (f"menu {k} button {i}", button)
+        for k, menu in enumerate(layout.get("updatemenus", []))
+        for i, button in enumerate(menu.get("buttons", []))
+    ]
+    for where, move in moves:
+        args = move.get("args") or []
+        sets = (args[1] if move.get("method") == "update" and len(args) > 1 else args[0] if args else {}) or {}
+        if move.get("method") in ("update", "relayout") and isinstance(sets, dict):
+            bare(where, sets)
+            if "title" in sets:
+                out.append(f"{where} sets the title as a whole object, not title.text: {sets['title']!r}")
+    for i, frame in enumerate(figure.get("frames", [])):
+        bare(f"frame {i}", frame.get("layout", {}))
+    return out
+
+
+def steps_set_titles(figure: dict) -> bool:
+    """Every step of every slider of ``figure`` sets ``title.text``."""
+    steps = [step for slider in figure["layout"].get("sliders", []) for step in slider["steps"]]
+    return bool(steps) and all("title.text" in step["args"][1] for step in steps)
+
+
+def test_a_steps_title_is_set_as_plotlyjs_4_reads_it_and_keeps_the_layouts_x_and_font():
+    import plotly.graph_objects as go
+
+    steps = [
+        ("a", [go.Bar(y=[1, 2])], {"title": "T = 1"}),
+        ("b", [go.Bar(y=[2, 1])], {"title": {"text": "T = <b>2</b>", "font": {"size": 18}}, "xaxis_title": "x"}),
+        ("c", [go.Bar(y=[1, 1])], {"title_text": "T = 3", "yaxis": {"title": "y", "range": [0, 2]}}),
+        ("d", [go.Bar(y=[0, 1])], None),
+    ]
+    fig = plotting.slider_figure(steps, label="s", layout={"title": {"x": 0.3, "font": {"size": 20}}}, active=1)
+    args = [step.args[1] for step in fig.layout.sliders[0].steps]
+    assert args == [
+        {"title.text": "T = 1"},
+        {"title.text": "T = <b>2</b>", "title.font.size": 18, "xaxis.title.text": "x"},
+        {"title.text": "T = 3", "yaxis.title.text": "y", "yaxis.range": [0, 2]},
+        {},
+    ]
+    # the active step's title, merged into the layout's: its x stays, its size is the step's
+    assert (fig.layout.title.text, fig.layout.title.x, fig.layout.title.font.size) == ("T = <b>2</b>", 0.3, 18)
+    assert not title_problems(fig.to_plotly_json())
+    assert plotting.relayout_args({"annotations": [{"text": "n", "x": 1}]}) == {
+        "annotations": [{"text": "n", "x": 1}]
+    }, "a list is set whole"
+    with pytest.raises(ValueError, match="height"):
+        plotting.relayout_args({"height": 3})  # validated by plotly, as the layout itself is
+
+
+def test_the_title_check_finds_what_plotlyjs_4_does_not_read():
+    """``title_problems`` fails the forms that lost the book's titles (a step's ``{"title": "..."}``)."""
+    figure = {
+        "layout": {
+            "sliders": [{"steps": [{"method": "update", "args": [{}, {"title": "T = 1"}]}]}],
+            "updatemenus": [
+                {"buttons": [{"method": "relayout", "args": [{"title": {"text": "T = 2"}, "xaxis": {"title": "x"}}]}]}
+            ],
+        },
+        "frames": [{"layout": {"yaxis.title": "y"}}],
+    }
+    found = "\n".join(title_problems(figure))
+    assert "slider 0 step 0 sets title to the bare string 'T = 1'" in found
+    assert "menu 0 button 0 sets xaxis.title to the bare string 'x'" in found
+    assert "menu 0 button 0 sets the title as a whole object" in found
+    assert "frame 0 sets yaxis.title to the bare string 'y'" in found
+    assert not steps_set_titles(figure)
+
+
+def _slider_figures() -> dict[str, object]:
+    """One small figure from each function of ``specdec_lite.figures`` that builds a slider figure."""
+    import numpy as np
+
+    from specdec_lite.figures import batch, lookahead, part1, part2
+
+    q, other = np.array([0.6, 0.3, 0.1]), np.array([0.1, 0.2, 0.7])
+    p4, q4 = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])
+    return {
+        "tv_slider_figure": part1.tv_slider_figure(q, other, qualities=[0.0, 1.0]),
+        "split_slider_figure": part1.split_slider_figure(q, other, qualities=[0.0, 0.5]),
+        "figure2_slider": part1.figure2_slider(V=3, T=4, runs=50, qualities=(0.0, 0.5), seed=1),
+        "quality_sweep_slider": part1.quality_sweep_slider(V=3, Ts=(2, 3), qualities=[0.0, 1.0], seed=1, active=1),
+        "sweep_figure": part2.sweep_figure(part2.token_sweep(p4, q4), float(np.abs(p4 - q4).sum() / 2), "one token"),
+        "epsilon_slider_figure": part2.epsilon_slider_figure(p4, q4),
+        "tree_vs_batch_slider": batch.tree_vs_batch_slider((0.0, 0.5), V=3, T=4, M_max=4),
+        "best_k_slider_figure": lookahead.best_k_slider_figure([0.5], [0.0, 0.2], K_max=4, V=3, T=4),
+    }
+
+
+def test_every_slider_figure_of_the_book_sets_each_steps_title_as_plotlyjs_4_reads_it():
+    """Each figure builder that makes a slider (found in the source, so a new one is not missed): every step
+    sets ``title.text`` (the figure's live number), and nothing in it is a bare-string title."""
+    import ast
+
+    builders = set()
+    for path in (ROOT / "specdec_lite").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name != "slider_figure":
+                called = {
+                    getattr(c.func, "id", getattr(c.func, "attr", None))
+                    for c in ast.walk(node)
+                    if isinstance(c, ast.Call)
+                }
+                if "slider_figure" in called:
+                    builders.add(node.name)
+    figures = _slider_figures()
+    assert builders == set(figures), f"add a small call of each slider builder here: {builders ^ set(figures)}"
+    for name, fig in figures.items():
+        figure = fig.to_plotly_json()
+        assert not title_problems(figure), f"{name}: {title_problems(figure)}"
+        assert steps_set_titles(figure), f"{name}: a step does not set title.text"

@@ -8,17 +8,42 @@
 //    fonts and colour scales, narrower margins);
 //  - names the plot by its caption (role="img", aria-labelledby the <figcaption>), points
 //    to a short description of it, and hides plotly's SVG from assistive technology;
-//  - gives every plotly slider a native range input that moves the same steps (arrow
-//    keys, Home, End), says what a step shows (aria-valuetext) and shows that step's data
-//    table; a mouse on plotly's slider moves the input too;
+//  - replaces every plotly slider by a native range input that moves the same steps (the
+//    mouse, arrow keys, Home, End): one control per parameter, which shows the step's value,
+//    says what the step shows (aria-valuetext: the value and the title it sets) and shows
+//    that step's data table; plotly's own slider is hidden (it stays where this script
+//    does not run);
+//  - writes its own words in the page's language (<html lang>: English, or Chinese);
 //  - follows the page's light or dark theme (pydata-sphinx-theme's data-theme on <html>,
 //    JupyterLab's data-jp-theme-light, else prefers-color-scheme), restoring the
 //    authored layout for light, and keeps every trace colour at 3:1 against the plot's
 //    background and text at 4.5:1 in both themes.
 (function () {
   "use strict";
-  var VERSION = 1;
+  var VERSION = 2;
   if (window.sdFigures && window.sdFigures.version >= VERSION) return; // a second copy, or a re-run cell
+
+  // --- the script's own words, in the page's language ----------------------------------------
+  var WORDS = {
+    en: {
+      dataOf: function (number) { return "Data of " + number; },
+      dataOfThis: "Data of this figure",
+      plot: "a plot",
+      step: "step",
+      labelOf: function (what, number) { return what + " (" + number + ")"; }, // what: "" for the number alone
+    },
+    zh: {
+      dataOf: function (number) { return number + " 的数据"; },
+      dataOfThis: "本图的数据",
+      plot: "图",
+      step: "步骤",
+      labelOf: function (what, number) { return what + "（" + number + "）"; },
+    },
+  };
+  function words() {
+    var lang = (document.documentElement.getAttribute("lang") || "").toLowerCase();
+    return lang.indexOf("zh") === 0 ? WORDS.zh : WORDS.en;
+  }
 
   // --- the narrow-screen layout ----------------------------------------------------------
   // A slider step that sets a new title gets it wrapped too.
@@ -162,7 +187,7 @@
       });
       (full.sliders || []).forEach(function (sl, i) {
         // a slider sits under the x-axis title: move it down by the title's extra lines
-        if (xLines < 2) return;
+        if (xLines < 2 || !sl.visible || !sl.pad) return;
         saved["sliders[" + i + "].pad.t"] = sl.pad.t;
         upd["sliders[" + i + "].pad.t"] = sl.pad.t + 14 * (xLines - 1);
       });
@@ -207,11 +232,14 @@
       if (gd.clientWidth < NARROW && !saved) narrow();
       else if (gd.clientWidth >= NARROW && saved) wide();
     }
-    gd.on("plotly_update", function () {
+    gd.on("plotly_update", function (ev) {
       // a slider step can set a new title: wrap it as well (wrapping is idempotent)
       if (!saved || busy) return;
+      var set = ev && ev.layout ? ev.layout : {};
+      var stepSetsTitle = "title.text" in set || (set.title && typeof set.title === "object");
       var t = titleOf(gd.layout);
       if (!t) return;
+      if (stepSetsTitle) saved["title.text"] = t; // the wide layout gets this step's title back, not the first one's
       var w = wrap(t, TITLE_PX);
       if (w === t) return;
       busy = true;
@@ -394,12 +422,12 @@
       number = n ? n.textContent.trim() : "";
     } else {
       var t = box.querySelector(".sd-figure-title");
-      gd.setAttribute("aria-label", t ? t.textContent : "a plot");
+      gd.setAttribute("aria-label", t && t.textContent ? t.textContent : words().plot);
     }
     var desc = box.querySelector(".sd-figure-desc");
     if (desc) gd.setAttribute("aria-describedby", desc.id);
     var summary = box.querySelector(".sd-figure-data > summary");
-    if (summary && number) summary.textContent = "Data of " + number;
+    if (summary) summary.textContent = number ? words().dataOf(number) : words().dataOfThis;
     hideDrawing(gd);
     gd.on("plotly_afterplot", function () { hideDrawing(gd); });
     return number;
@@ -411,24 +439,43 @@
     d.innerHTML = String(html === undefined || html === null ? "" : html);
     return d.textContent;
   }
+  function plainTitle(text) {
+    return plain(String(text).replace(/<br\s*\/?>/gi, " ")).replace(/\s+/g, " ").trim();
+  }
+  function stepTitle(step) {
+    // the title a step (or button) sets, as plotly.js 4 reads it: "title.text", or a title object
+    var L = (step.method === "relayout" ? (step.args || [])[0] : (step.args || [])[1]) || {};
+    if (typeof L["title.text"] === "string") return L["title.text"];
+    if (L.title && typeof L.title === "object" && typeof L.title.text === "string") return L.title.text;
+    return null;
+  }
   function sliderControls(gd, box, number) {
     var sliders = gd.layout.sliders || [];
-    if (!sliders.length) return;
+    if (!sliders.length) return null;
     var holder = document.createElement("div");
     holder.className = "sd-slider-controls";
     var after = gd.parentElement && gd.parentElement !== box ? gd.parentElement : gd;
     after.insertAdjacentElement("afterend", holder);
+    var hide = {};
     sliders.forEach(function (sl, k) {
       var steps = sl.steps || [];
       if (!steps.length) return;
       var prefix = (sl.currentvalue && sl.currentvalue.prefix) || "";
-      var what = plain(prefix).replace(/\s*[=:]\s*$/, "") || "step";
+      var what = plain(prefix).replace(/\s*[=:：]\s*$/, "") || words().step;
       var id = gd.id + "-slider-" + k;
       var row = document.createElement("div");
       row.className = "sd-slider";
       var label = document.createElement("label");
       label.htmlFor = id;
-      label.textContent = what + (number ? " (" + number + ")" : "");
+      // what it sets, as the plotly slider's readout said it; the figure's number is for a screen
+      // reader, which meets the control apart from its figure
+      label.textContent = what;
+      if (number) {
+        var which = document.createElement("span");
+        which.className = "sd-visually-hidden";
+        which.textContent = words().labelOf("", number);
+        label.appendChild(which);
+      }
       var input = document.createElement("input");
       input.type = "range"; input.id = id; input.min = 0; input.max = steps.length - 1; input.step = 1;
       var out = document.createElement("output");
@@ -436,12 +483,24 @@
       out.setAttribute("aria-hidden", "true"); // the input says it (aria-valuetext)
       row.appendChild(label); row.appendChild(input); row.appendChild(out);
       holder.appendChild(row);
-      function text(i) { return plain(prefix + (steps[i].label !== undefined ? steps[i].label : i)); }
+      function stepLabel(i) { return plain(steps[i].label !== undefined ? steps[i].label : i); }
+      function value(i) { return plain(prefix) + stepLabel(i); }
+      function spoken(i) {
+        // the step's value and, where the step sets the title (the figure's live numbers), that title
+        var t = stepTitle(steps[i]);
+        return t ? value(i) + "; " + plainTitle(t) : value(i);
+      }
+      function activeStep() {
+        // the step plotly's slider is at (read from the layout: plotly leaves a hidden slider out of
+        // its full layout)
+        var s = (gd.layout.sliders || [])[k];
+        return s && s.active ? +s.active : 0;
+      }
       function sync() {
-        var s = gd._fullLayout.sliders && gd._fullLayout.sliders[k], i = s ? s.active : 0;
+        var i = activeStep();
         if (String(i) !== input.value) input.value = i;
-        input.setAttribute("aria-valuetext", text(i));
-        out.textContent = text(i);
+        input.setAttribute("aria-valuetext", spoken(i));
+        out.textContent = stepLabel(i);
         box.querySelectorAll('.sd-step-data[data-sd-slider="' + k + '"]').forEach(function (el) {
           el.hidden = el.getAttribute("data-sd-step") !== String(i);
         });
@@ -463,19 +522,22 @@
       function finish() {
         moving = false;
         sync();
-        if (pending !== null) { var i = pending; pending = null; if (i !== gd._fullLayout.sliders[k].active) go(i); }
+        if (pending !== null) { var i = pending; pending = null; if (i !== activeStep()) go(i); }
       }
       input.addEventListener("input", function () {
         var i = +input.value;
-        input.setAttribute("aria-valuetext", text(i));
-        out.textContent = text(i);
+        input.setAttribute("aria-valuetext", spoken(i));
+        out.textContent = stepLabel(i);
         if (moving) pending = i; else go(i);
       });
       ["plotly_sliderchange", "plotly_relayout", "plotly_update", "plotly_restyle"].forEach(function (ev) {
         gd.on(ev, function () { if (!moving) sync(); });
       });
       sync();
+      // one control per parameter: this input, which a keyboard, a screen reader and a mouse all use
+      hide["sliders[" + k + "].visible"] = false;
     });
+    return Object.keys(hide).length ? Plotly.relayout(gd, hide) : null;
   }
 
   // --- the page ------------------------------------------------------------------------------
@@ -517,11 +579,11 @@
     gd.setAttribute("data-sd-init", "1");
     var box = boxOf(gd);
     var number = name(gd, box);
-    sliderControls(gd, box, number);
+    var controls = sliderControls(gd, box, number);
     figures.push(gd);
     watchTheme();
-    var theme = pageTheme(), first = themeState(gd) && applyTheme(gd, theme);
-    gd._sdThemeBusy = Promise.resolve(first).catch(function () { return null; });
+    var first = Promise.resolve(controls).then(function () { return themeState(gd) && applyTheme(gd, pageTheme()); });
+    gd._sdThemeBusy = first.catch(function () { return null; });
     gd._sdThemeBusy.then(function () {
       narrowScreen(gd, narrowPx);
       follow(); // the theme may have changed meanwhile

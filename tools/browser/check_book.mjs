@@ -177,13 +177,13 @@ function figureStates(only) {
     // The first SVG holds the plot area and axes; sliders and legends live in the last one.
     const svg = gd.querySelector(".main-svg");
     const box = gd.getBoundingClientRect();
-    const sliders = (gd._fullLayout && gd._fullLayout.sliders) || [];
+    const sliders = (gd._fullLayout && gd.layout.sliders) || [];
     return {
       index, id: gd.id,
       drawn: Boolean(gd._fullLayout && svg && visible.length > 0 && box.width > 0 && box.height > 0),
       traces: full.length, visibleTraces: visible.length, width: box.width,
       data, plotted: svg ? svg.innerHTML : "",
-      sliders: sliders.map((s) => ({ steps: s.steps.length, active: s.active })),
+      sliders: sliders.map((s) => ({ steps: s.steps.length, active: s.active || 0 })),
     };
   });
 }
@@ -211,11 +211,19 @@ function widgetState() {
   return { views: views.length, rendered: rendered.length };
 }
 
-// Bring the figure to the middle of the window and say where its slider's tick for `step` is.
+// Bring the figure to the middle of the window and say where a mouse sets its slider to `step`: on the
+// figure's range input (figures.js), where a range input's thumb stands at that value (Chromium's thumb is
+// 16 px wide); else on plotly's own slider (a figure figures.js did not set up).
 async function sliderGeometry([index, step]) {
   const gd = document.querySelectorAll(".plotly-graph-div")[index];
-  gd.scrollIntoView({ block: "center", behavior: "instant" });
+  const input = (gd.closest(".sd-figure") || gd.parentElement).querySelector(".sd-slider input[type=range]");
+  (input || gd).scrollIntoView({ block: "center", behavior: "instant" });
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  if (input) {
+    const r = input.getBoundingClientRect(), max = Number(input.max) || 1, thumb = 16;
+    if (r.width === 0) return null;
+    return { x: r.left + thumb / 2 + (r.width - thumb) * step / max, y: r.top + r.height / 2, input: input.id, max };
+  }
   const ticks = gd.querySelectorAll(".slider-container .slider-tick-rect");
   const rail = gd.querySelector(".slider-container .slider-rail-touch-rect");
   if (!rail || ticks.length <= step) return null;
@@ -228,6 +236,96 @@ function sliderStepProgrammatically([index, step]) {
   const gd = document.querySelectorAll(".plotly-graph-div")[index];
   const s = gd.layout.sliders[0].steps[step];
   return window.Plotly[s.method](gd, ...s.args).then(() => true);
+}
+
+// Every step of a figure's sliders, every button of its menus and every frame, applied one after the
+// other as a reader would (a slider through its range input, where figures.js made one), with the title
+// the reader then reads (the SVG text plotly drew) and the title that step sets (plotly.js 4 reads
+// "title.text" or a title object; a bare string is read as no title at all). A step that sets no title
+// keeps the one before it. Then the figure goes back to its authored step.
+async function stepTitles([index, waitMs]) {
+  const gd = document.querySelectorAll(".plotly-graph-div")[index];
+  const box = gd.closest(".sd-figure") || gd.parentElement;
+  const frame = () => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const flat = (s) => {
+    const d = document.createElement("div");
+    d.innerHTML = String(s === null || s === undefined ? "" : s).replace(/<br\s*\/?>/gi, " ");
+    return d.textContent.replace(/\s+/g, "");
+  };
+  const shown = () => {
+    const el = gd.querySelector(".g-gtitle .gtitle");
+    return el ? el.textContent : "";
+  };
+  const ownTitle = (layout) => {
+    if (!layout || typeof layout !== "object") return undefined;
+    if ("title.text" in layout) return layout["title.text"];
+    if ("title" in layout) return layout.title && typeof layout.title === "object" ? layout.title.text : layout.title;
+    return undefined;
+  };
+  const L = gd.layout, out = [];
+  const controls = [];
+  (L.sliders || []).forEach((sl, k) => (sl.steps || []).forEach((st, i) => controls.push({ kind: "slider", k, i, st })));
+  (L.updatemenus || []).forEach((m, k) => (m.buttons || []).forEach((st, i) => controls.push({ kind: "button", k, i, st })));
+  (gd._transitionData && gd._transitionData._frames || []).forEach((f, i) =>
+    controls.push({ kind: "frame", k: 0, i, st: { method: "animate", args: [[f.name]], frameLayout: f.layout } }));
+  let before = shown();
+  const first = before;
+  for (const c of controls) {
+    const { st } = c;
+    const args = st.args || [];
+    const own = st.frameLayout !== undefined ? ownTitle(st.frameLayout)
+      : ownTitle(st.method === "update" ? args[1] : st.method === "relayout" ? args[0] : undefined);
+    // what plotly.js 4 makes of it: a string under "title" is no title
+    const bare = st.frameLayout === undefined && own !== undefined && !("title.text" in ((st.method === "update" ? args[1] : args[0]) || {}))
+      && typeof ((st.method === "update" ? args[1] : args[0]) || {}).title === "string";
+    const expected = own === undefined ? before : own;
+    const input = c.kind === "slider" ? box.querySelector(`[id="${gd.id}-slider-${c.k}"]`) : null;
+    let how;
+    try {
+      if (input) {
+        how = "range input";
+        input.value = c.i;
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      } else if (c.kind === "frame") {
+        how = "animate";
+        await window.Plotly.animate(gd, args[0], { mode: "immediate", frame: { duration: 0, redraw: true }, transition: { duration: 0 } });
+      } else {
+        how = `Plotly.${st.method}`;
+        await window.Plotly[st.method](gd, ...args);
+        const act = {};
+        act[`${c.kind === "slider" ? "sliders" : "updatemenus"}[${c.k}].active`] = c.i;
+        await window.Plotly.relayout(gd, act);
+      }
+    } catch (e) {
+      out.push({ ...c, st: undefined, label: st.label ?? null, how, error: String(e).slice(0, 200) });
+      continue;
+    }
+    const t0 = Date.now();
+    const done = () => {
+      const at = c.kind === "slider" ? (gd.layout.sliders[c.k].active || 0) === c.i : true;
+      return at && flat(shown()) === flat(expected);
+    };
+    while (!done() && Date.now() - t0 < waitMs) await new Promise((r) => setTimeout(r, 25));
+    await frame();
+    const now = shown();
+    out.push({ kind: c.kind, k: c.k, i: c.i, label: st.label ?? null, how, bare,
+      expected: flat(expected) ? String(expected).slice(0, 300) : null, shown: now.slice(0, 300),
+      same: flat(now) === flat(expected), present: flat(now) !== "" });
+    before = now;
+  }
+  // back to the authored step
+  for (const [k, sl] of (L.sliders || []).entries()) {
+    const input = box.querySelector(`[id="${gd.id}-slider-${k}"]`), a = sl.active || 0, st = sl.steps[a];
+    if (input) { input.value = a; input.dispatchEvent(new Event("input", { bubbles: true })); }
+    else if (st) {
+      await window.Plotly[st.method](gd, ...(st.args || []));
+      await window.Plotly.relayout(gd, { [`sliders[${k}].active`]: a });
+    }
+    const t0 = Date.now();
+    while ((gd.layout.sliders[k].active || 0) !== a && Date.now() - t0 < waitMs) await new Promise((r) => setTimeout(r, 25));
+  }
+  await frame();
+  return { index, first: first.slice(0, 300), steps: out };
 }
 
 // At a phone's width: does the page scroll sideways, and how much room do figures give their plots?
@@ -385,12 +483,32 @@ function figureFacts(index) {
     };
   });
   const full = gd._fullLayout;
-  const sliders = (full.sliders || []).map((s) => ({ active: s.active, labels: s.steps.map((st) => st.label),
-    prefix: (s.currentvalue && s.currentvalue.prefix) || "" }));
-  const controls = [...box.querySelectorAll(".sd-slider input[type=range]")].map((i) => ({
-    id: i.id, value: Number(i.value), max: Number(i.max), valuetext: i.getAttribute("aria-valuetext"),
-    label: i.labels && i.labels[0] ? i.labels[0].textContent : "",
-  }));
+  // each step's title as plain text (null: the step sets none), as a screen reader hears it with the step
+  const plainTitle = (t) => {
+    const d = document.createElement("div");
+    d.innerHTML = String(t).replace(/<br\s*\/?>/gi, " ");
+    return d.textContent.replace(/\s+/g, " ").trim();
+  };
+  const stepTitle = (st) => {
+    const L = (st.method === "relayout" ? (st.args || [])[0] : (st.args || [])[1]) || {};
+    const t = typeof L["title.text"] === "string" ? L["title.text"]
+      : L.title && typeof L.title === "object" && typeof L.title.text === "string" ? L.title.text : null;
+    return t === null ? null : plainTitle(t);
+  };
+  // plotly's sliders as the layout holds them (plotly leaves a hidden one out of its full layout)
+  const sliders = (gd.layout.sliders || []).map((s) => ({ active: s.active || 0, labels: s.steps.map((st) => st.label),
+    prefix: (s.currentvalue && s.currentvalue.prefix) || "", titles: s.steps.map(stepTitle) }));
+  // plotly's own sliders as drawn (a slider's group holds its rail)
+  const drawnSliders = [...gd.querySelectorAll(".slider-container .slider-group")]
+    .filter((g) => g.getBoundingClientRect().width > 0).length;
+  const controls = [...box.querySelectorAll(".sd-slider input[type=range]")].map((i) => {
+    const out = i.parentElement.querySelector("output"), r = out ? out.getBoundingClientRect() : { width: 0 };
+    return {
+      id: i.id, value: Number(i.value), max: Number(i.max), valuetext: i.getAttribute("aria-valuetext"),
+      label: i.labels && i.labels[0] ? i.labels[0].textContent : "",
+      readout: out ? out.textContent : null, readoutShown: r.width > 0 && getComputedStyle(out).visibility !== "hidden",
+    };
+  });
   const svgs = [...gd.querySelectorAll("svg")];
   const heat = {};
   (gd.data || []).forEach((t) => { if (t.type === "heatmap") heat[(t.xaxis || "x") + (t.yaxis || "y")] = true; });
@@ -410,7 +528,7 @@ function figureFacts(index) {
     index, id: gd.id, role: gd.getAttribute("role"), number: cap ? cap.textContent.trim() : null,
     description: desc ? desc.textContent : null, summary: summary ? summary.textContent : null,
     svgs: svgs.length, hiddenSvgs: svgs.filter((s) => s.closest('[aria-hidden="true"]')).length,
-    tables, sliders, controls,
+    tables, sliders, drawnSliders, controls,
     data: (gd.data || []).map((t) => ({ type: t.type || "scatter", visible: t.visible, x: decode(t.x), y: decode(t.y), z: decode(t.z) })),
     plotted: JSON.stringify((gd._fullData || []).filter((t) => t.visible === true).map((t) => [decode(t.x), decode(t.y)])),
     theme: { attr: gd.getAttribute("data-sd-theme"), paper: full.paper_bgcolor, plot: full.plot_bgcolor, font: full.font.color,
@@ -431,8 +549,8 @@ function keyMoveSettled([index, plotted, value]) {
   const gd = document.querySelectorAll(".plotly-graph-div")[index];
   const box = gd.closest(".sd-figure") || gd.parentElement;
   const input = box.querySelector(".sd-slider input[type=range]");
-  const slider = ((gd._fullLayout && gd._fullLayout.sliders) || [])[0];
-  if (!input || !slider || Number(input.value) !== slider.active) return false;
+  const slider = ((gd._fullLayout && gd.layout.sliders) || [])[0];
+  if (!input || !slider || Number(input.value) !== (slider.active || 0)) return false;
   if (Number(input.value) === value) return true;
   const now = JSON.stringify((gd._fullData || []).filter((t) => t.visible === true).map((t) => [decode(t.x), decode(t.y)]));
   return now !== plotted;
@@ -499,7 +617,8 @@ async function keyboardWalk(page) {
         figure, key, from: before.controls[0].value, to: after.controls[0].value,
         active: after.sliders[0].active, dataChanged: after.plotted !== before.plotted,
         valuetext: after.controls[0].valuetext,
-        expected: (after.sliders[0].prefix + after.sliders[0].labels[after.sliders[0].active]).replace(/<[^>]*>/g, ""),
+        expected: (after.sliders[0].prefix + after.sliders[0].labels[after.sliders[0].active]).replace(/<[^>]*>/g, "")
+          + (after.sliders[0].titles[after.sliders[0].active] ? "; " + after.sliders[0].titles[after.sliders[0].active] : ""),
         stillFocused: after.focused === id, shownSteps: [...new Set(shownTables)], max: after.controls[0].max,
       });
       before = after;
@@ -668,6 +787,20 @@ async function lightMode(context, path) {
       await page.evaluate(figuresSettled);
       res.tables = await page.evaluate(clippedCells);
     });
+    // every step of every slider, button and frame: the title it sets is the title the reader reads
+    res.titles = await stage(res, "titles", async () => {
+      const n = await page.evaluate(() => document.querySelectorAll(".plotly-graph-div").length);
+      const out = [];
+      for (let i = 0; i < n; i++) {
+        const moves = await page.evaluate((i) => {
+          const gd = document.querySelectorAll(".plotly-graph-div")[i], L = gd.layout || {};
+          return (L.sliders || []).length + (L.updatemenus || []).length
+            + ((gd._transitionData && gd._transitionData._frames) || []).length;
+        }, i);
+        if (moves) out.push(await page.evaluate(stepTitles, [i, Math.min(SLIDER_MS, 3000)]));
+      }
+      return out;
+    });
     await stage(res, "sliders", async () => {
       const figs = await page.evaluate(figureStates);
       res.read = [];
@@ -684,6 +817,16 @@ async function lightMode(context, path) {
           let how = "click";
           if (geo && geo.x > 0 && geo.y > 0) {
             await page.mouse.click(geo.x, geo.y);
+            if (geo.input) {
+              // the range input: a click at the step's place, nudged a pixel at a time where the thumb's
+              // width put it on the next step
+              how = "click on the range input";
+              for (let nudge = 1; nudge <= 6; nudge++) {
+                const at = await page.evaluate((id) => Number(document.getElementById(id).value), geo.input);
+                if (at === step) break;
+                await page.mouse.click(geo.x + (at < step ? nudge : -nudge), geo.y);
+              }
+            }
           } else {
             // Hidden figure (e.g. folded output): fall back to the step's own Plotly call.
             how = "programmatic";
@@ -779,6 +922,7 @@ function reports(path, light, phone) {
     jsErrors: [...light.jsErrors, ...phone.jsErrors.map((e) => `(on a phone that prefers dark at first) ${e}`)],
     external: [...light.external, ...phone.external], scripts: light.scripts || null, figures: light.figures || [],
     walk: light.walk || null, themes: light.themes || [],
+    titles: light.titles || null, titlesError: stageError(light, "titles"),
     autoDark: autoDarkError ? { fatal: autoDarkError } : phone.autoDark,
     ms: { light: light.ms, phone: phone.ms },
   };
