@@ -6,7 +6,8 @@ warning flags as the site; ``book/_ext/paper_figures.py`` prints every figure of
 image. The English build executes nothing the HTML build executed (same jupyter-cache in
 ``<out>/_build/.jupyter_cache``); the Chinese build uses the English cache, as the HTML build does
 (``book/_ext/editions.py``). When the site was built into the same folder, the PDFs are also copied
-into it (``_build/html/pdf/``), where every page's header links to its edition's PDF.
+into it (``_build/html/pdf/``): the publishing workflow publishes them there, where every page's header
+links to its edition's PDF (``html.baseurl`` of ``_config.yml``; ``book/_ext/paper_figures.py``).
 
     python tools/pdf.py                      # both editions -> _build/pdf/specdec-theory-{en,zh}.pdf
     python tools/pdf.py --editions en        # English only

@@ -386,14 +386,37 @@ SITE_FOLDER = "pdf"
 PDF_LABELS = {"en": "PDF of the book", "zh": "本书的 PDF"}
 
 
-def _pdf_link(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
-    """Every page's header links to its edition's PDF, at ``<site>/pdf/`` (the Chinese site is ``<site>/zh/``)."""
-    lang = "zh" if str(app.config.language or "").startswith("zh") else "en"
+def site_url() -> str:
+    """The published site's address, ending in "/" (``html.baseurl`` of the English ``_config.yml``, the one
+    place it is set; the Chinese edition is published under its ``zh/``), or "" where none is set."""
+    import yaml
+
+    config = yaml.safe_load((HERE.parents[1] / "_config.yml").read_text(encoding="utf-8"))
+    url = str((config.get("html") or {}).get("baseurl") or "").strip()
+    return url if not url or url.endswith("/") else url + "/"
+
+
+def pdf_href(lang: str, pagename: str) -> str:
+    """Where a page's "PDF" button leads: its edition's PDF on the published site (``tools/pdf.py`` builds the
+    PDFs into the site's ``pdf/``, which the publishing workflow publishes), so that the button of a site built
+    by ``jupyter-book build .`` alone, which holds no PDF, leads to one; without a published site, the site's
+    own ``pdf/`` (relative to the page; the Chinese site is ``<site>/zh/``)."""
+    published = site_url()
+    if published:
+        return f"{published}{SITE_FOLDER}/{PDF_NAMES[lang]}"
     up = "../" * (pagename.count("/") + (lang == "zh"))
-    context["pdf_link"] = {"href": f"{up}{SITE_FOLDER}/{PDF_NAMES[lang]}", "label": PDF_LABELS[lang]}
+    return f"{up}{SITE_FOLDER}/{PDF_NAMES[lang]}"
+
+
+def _pdf_link(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """Every page's header links to its edition's PDF (``pdf_href``)."""
+    lang = "zh" if str(app.config.language or "").startswith("zh") else "en"
+    context["pdf_link"] = {"href": pdf_href(lang, pagename), "label": PDF_LABELS[lang]}
 
 
 def _add_link(app: Any, config: Any) -> None:
+    if str(config.language or "").startswith("zh") and not config.html_baseurl and site_url():
+        config.html_baseurl = site_url() + "zh/"  # the Chinese pages' canonical addresses, from the one setting
     config.templates_path = [*config.templates_path, str(HERE / "paper_templates")]
     config.html_static_path = [*config.html_static_path, str(HERE / "paper_static")]
     options = config.html_theme_options
