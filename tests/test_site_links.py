@@ -16,8 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 from pdf import PDF_NAMES, SITE_FOLDER  # noqa: E402
 
-#: Files in the built site that are not pages: the theme's Jinja macros copied among its static files.
-NOT_PAGES = ("_static/",)
+#: Folders of the built site (either edition's) whose HTML files are not pages: the theme's Jinja macros
+#: copied among its static files.
+NOT_PAGES = "_static"
 
 
 class _Links(HTMLParser):
@@ -35,7 +36,7 @@ def internal_links(site: Path) -> dict[str, list[str]]:
     out = {}
     for page in sorted(site.rglob("*.html")):
         name = page.relative_to(site).as_posix()
-        if name.startswith(NOT_PAGES):
+        if NOT_PAGES in name.split("/")[:-1]:
             continue
         parser = _Links()
         parser.feed(page.read_text(encoding="utf-8", errors="replace"))
@@ -73,8 +74,9 @@ def test_the_link_check_finds_a_dead_link(tmp_path: Path) -> None:
         '<a href="../pdf/specdec-theory-en.pdf">PDF</a><script src="../_static/gone.js"></script>'
     )
     (tmp_path / "book" / "b.html").write_text('<a href="a.html">a</a>')
-    (tmp_path / "_static").mkdir()
-    (tmp_path / "_static" / "macros.html").write_text("<a href=\"{{ pathto('x') }}\">x</a>")
+    for static in ("_static", "zh/_static"):
+        (tmp_path / static).mkdir(parents=True)
+        (tmp_path / static / "macros.html").write_text("<a href=\"{{ pathto('x') }}\">x</a>")
     links = internal_links(tmp_path)
     assert set(links) == {"book/a.html", "book/b.html"}
     assert dead_links(tmp_path, links) == [
