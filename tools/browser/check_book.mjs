@@ -250,7 +250,7 @@ async function stepTitles([index, waitMs]) {
   const flat = (s) => {
     const d = document.createElement("div");
     d.innerHTML = String(s === null || s === undefined ? "" : s).replace(/<br\s*\/?>/gi, " ");
-    return d.textContent.replace(/\s+/g, "");
+    return d.textContent.replace(/[\s\u200b]+/g, ""); // plotly sets zero-width spaces around <sub>, <sup>
   };
   const shown = () => {
     const el = gd.querySelector(".g-gtitle .gtitle");
