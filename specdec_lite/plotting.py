@@ -93,10 +93,11 @@ def figure_assets() -> str:
 
 def figure_text(fig: Any, div_id: str) -> str:
     """The figure's description (for ``aria-describedby``) and its data tables."""
+    from ._i18n import _
     from .figure_data import data_tables, description, plain
 
     desc_id = f"{div_id or uuid.uuid4()}-desc"
-    title = plain(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else "a plot"
+    title = plain(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else _("a plot")
     return (
         f'<p class="sd-figure-title sd-visually-hidden">{html.escape(title)}</p>'
         f'<p class="sd-figure-desc sd-visually-hidden" id="{desc_id}">{html.escape(description(fig))}</p>'
