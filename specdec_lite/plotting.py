@@ -39,6 +39,9 @@ FIGURES_CSS = FIGURES_JS.with_suffix(".css")
 # placeholder for the figure's element id); ``figures.js`` defines ``sdFigures``.
 _INIT_JS = 'if (window.sdFigures) window.sdFigures.init("{plot_id}", ' + str(NARROW_PX) + ");"
 
+#: The type sizes of every figure (CSS pixels): text, legend, title. A figure's own sizes win.
+FONT_PX, LEGEND_PX, TITLE_PX = 14, 13, 17
+
 #: The execution count of the cell that last displayed the figures' script in this kernel
 #: (None: not yet); see ``_needs_assets``.
 _assets_shown_at: int | None = None
@@ -47,6 +50,23 @@ _assets_shown_at: int | None = None
 def in_book_build() -> bool:
     """True while the code runs to build the static book."""
     return os.environ.get(BOOK_BUILD_ENV) == "1"
+
+
+def styled(fig: Any) -> Any:
+    """``fig`` with the book's type sizes (:data:`FONT_PX`) where it sets none, and its title at the top
+    edge of the figure, where a figure's top margin leaves it room above its legend; returns ``fig``."""
+    layout = fig.layout
+    if layout.font.size is None:
+        fig.update_layout(font_size=FONT_PX)
+    if layout.legend.font.size is None:
+        fig.update_layout(legend_font_size=LEGEND_PX)
+    if layout.title.text and layout.title.font.size is None:
+        fig.update_layout(title_font_size=TITLE_PX)
+    if layout.title.text and layout.title.y is None:
+        # plotly anchors a title's first line, not its box: "top" 24 pixels down keeps that line in view
+        height = layout.height or 450
+        fig.update_layout(title_yref="container", title_y=1 - 24 / height, title_yanchor="top")
+    return fig
 
 
 def show(fig: Any) -> None:
@@ -61,6 +81,7 @@ def show(fig: Any) -> None:
     """
     from IPython.display import HTML, display
 
+    styled(fig)
     if in_book_build():
         display(HTML(book_html(fig)))
         return
@@ -116,6 +137,7 @@ def book_html(fig: Any) -> str:
     figure follows its container's width (the narrow-screen layout below ``NARROW_PX``), has
     keyboard controls for its sliders, a name, a description and its data tables."""
     div_id = str(uuid.uuid4())
+    styled(fig)
     plot = fig.to_html(
         full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG, post_script=_INIT_JS, div_id=div_id
     )
@@ -178,8 +200,12 @@ def stack(figures: Sequence[Any], *, titles: Sequence[str] | None = None, title:
 
     if not figures:
         raise ValueError("figures: need at least one figure")
+    from ._i18n import _
+
     if titles is None:
         titles = [fig.layout.title.text or "" for fig in figures]
+    titles = [_(t) if t else t for t in titles]  # a title given in English, in the current language
+    title = _(title) if title else title
     if len(titles) != len(figures):
         raise ValueError(f"titles: need one per figure ({len(figures)}), got {len(titles)}")
     out = make_subplots(rows=len(figures), cols=1, subplot_titles=titles, vertical_spacing=0.3 / len(figures))

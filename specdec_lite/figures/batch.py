@@ -139,7 +139,7 @@ def tree_vs_batch_slider(
     Ms = draft_counts(M_max, dense_up_to=8, points=10)
     steps = []
     for w in qualities:
-        draft, target, _ = pair(V, T, float(w), seed)
+        draft, target, _seed = pair(V, T, float(w), seed)
         traces = rejections_vs_M_traces(draft, target, Ms, tree=True, mc_Ms=mc_Ms, runs=runs, seed=seed)
         b, t = traces[0].y[-1], traces[2].y[-1]
         steps.append((f"{w:.2f}", traces, {"title": _("M = {M}: Algorithm 4 {batch:.2f}, tree {tree:.2f} rejections").format(M=M_max, batch=b, tree=t)}))

@@ -15,13 +15,16 @@ import plotly.graph_objects as go
 
 from .. import lookahead as la
 from .. import theory
-from .._i18n import _
+from .._i18n import N_, _
 from ..chains import MarkovChain
 from ..plotting import slider_figure
 from ..primitives import check_int
 from ..stats import mean_and_se
 from ..theory import mean_acceptance
 from .part1 import pair
+
+#: The names the book gives its chain pairs in English (Chapter 7); a legend shows them in the current language.
+BOOK_PAIRS = (N_("constant TV (i.i.d.)"), N_("TV varies by state"), N_("TV in stretches"))
 
 #: Okabe-Ito colours, one per draft quality / curve.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
@@ -30,7 +33,7 @@ PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
 @lru_cache(maxsize=64)
 def quality_pair(quality: float, V: int = 7, T: int = 50, seed: int = 10) -> tuple[MarkovChain, MarkovChain]:
     """The book's (draft, target) pair for a draft quality (``figures.part1.pair``), cached."""
-    draft, target, _ = pair(V, T, float(quality), seed)
+    draft, target, _seed = pair(V, T, float(quality), seed)
     return draft, target
 
 
@@ -90,7 +93,7 @@ def leviathan_figure(
     for i, (label, draft, target) in enumerate(pairs):
         calls = np.array([p.expected_oracle_calls for p in la.lookahead_profiles(draft, target, Ks)])
         fig.add_trace(go.Scatter(
-            x=Ks, y=target.T / calls, mode="markers", name=label,
+            x=Ks, y=target.T / calls, mode="markers", name=_(label),
             marker=dict(color=PALETTE[i % len(PALETTE)], size=9, symbol=["circle", "square", "diamond"][i % 3]),
         ))
     fig.update_layout(

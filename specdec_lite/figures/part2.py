@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import biased, tradeoff
-from .._i18n import _
+from .._i18n import N_, _
 from ..chains import MarkovChain
 from ..laws import over_accept, tv
 from ..optimality import random_unbiased_member
@@ -36,6 +36,10 @@ COLORS = {
 
 #: The margins every Figure 4 sweep uses.
 EPS_GRID = tuple(float(e) for e in np.round(np.r_[0.0, np.geomspace(0.005, 0.5, 15)], 4))
+
+
+#: What the book's sweeps are of, in English (Chapter 5); a sweep's title says it in the current language.
+BOOK_SWEEPS = (N_("one token"), N_("chain, V = 7, T = 50"))
 
 
 def eps_label(eps: float) -> str:
@@ -185,7 +189,7 @@ def sweep_steps(
         gap = sweep["uno"][i] - sweep["opt"][i]
         title = _("{what}, ε = {eps}<br><sup>P(reject) {reject:.3f}; loss OPT {opt:.3f}, UNO {uno:.3f} "
                   "(UNO − OPT = {gap:.3f})</sup>").format(
-            what=what, eps=eps_label(eps), reject=sweep["reject"][i], opt=sweep["opt"][i], uno=sweep["uno"][i], gap=gap
+            what=_(what), eps=eps_label(eps), reject=sweep["reject"][i], opt=sweep["opt"][i], uno=sweep["uno"][i], gap=gap
         )
         steps.append((eps_label(eps), traces, {"title": title}))
     return steps
@@ -198,7 +202,8 @@ def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, activ
         height=620, margin=dict(t=190),
         xaxis=dict(domain=[0, 0.45], title="P(reject)", range=[0, 1.05 * total_tv]),
         yaxis=dict(title=_("loss TV(Pᴬ, q)"), range=[0, top]),
-        xaxis2=dict(domain=[0.58, 1], title=_("ε (log scale; ε = 0 drawn at the left edge)"), type="log", anchor="y2"),
+        xaxis2=dict(domain=[0.58, 1], title=_("ε (log scale; ε = 0 drawn at the left edge)"), type="log", anchor="y2",
+                    tickvals=[0.003, 0.01, 0.03, 0.1, 0.3]),
         yaxis2=dict(title=_("loss / P(reject)"), range=[0, top], anchor="x2"),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
@@ -318,7 +323,7 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
     gen = np.random.default_rng(seed)
     values = np.array([
         biased.rejection_profile_of(draft, *random_unbiased_chain_member(draft, target, gen, spread=gen.random())).sum()
-        for _ in range(n)
+        for _member in range(n)
     ])
     fig = go.Figure(go.Histogram(x=values, nbinsx=40, name=_("random members of F"), marker_color=COLORS["unbiased"]))
     fig.add_vline(x=bound, line=dict(color=COLORS["front"], width=3),

@@ -20,6 +20,9 @@ BLUE, ORANGE, GREEN, PINK, RED, SKY = "#0072B2", "#E69F00", "#009E73", "#CC79A7"
 LAW_COLORS = {"opt": BLUE, "uno": ORANGE}
 
 
+#: The title the book gives its stacked panels of predicted speed-ups in English (Chapter 8).
+BOOK_TITLES = (N_("Predicted speed-up from measured call costs (random weights, real shapes)"),)
+
 #: The models of a pair as the figures name them (their names in the current language: ``role_name``).
 ROLES = {"target": N_("target model"), "draft": N_("draft model")}
 

@@ -19,7 +19,7 @@ from html import escape
 
 import numpy as np
 
-from .._i18n import _, language
+from .._i18n import N_, _, language
 from ..laws import acceptance, check_law, residual
 from ..primitives import check_int, cumulative, sample_rows
 
@@ -115,6 +115,13 @@ def worked_round(
 #: about 350 units wide for three drafts, so that on a phone (about 270 CSS pixels for the picture) its
 #: smallest text (13 units) still reads at 10 pixels; each row's name sits on its own line above the row.
 _BOX_W, _BOX_H, _GAP, _LEFT, _LABEL = 80, 34, 8, 4, 20
+
+#: The titles the book gives its rounds in English (Chapter 2); a title is drawn in the current language.
+BOOK_TITLES = (
+    N_("(a) A round with a rejection"),
+    N_("(b) A round that keeps every draft"),
+    N_("Round (a), step by step"),
+)
 #: The picture's ink: darker shades of the book's colours (``part1.COLORS``), so that every
 #: label reads at 4.5:1 or more on the white picture and on each box's fill, and every box
 #: outline stands out at 3:1 or more (WCAG 2.1 AA). The picture keeps a white background in
@@ -225,6 +232,7 @@ def describe_round(r: WorkedRound, title: str, upto: int | None = None) -> str:
     last = len(stages(r)) - 1
     upto = last if upto is None else min(upto, last)
     names = [r.vocab[t] for t in r.drafts]
+    title = _(title)
     out = [
         _("{title}.").format(title=title),
         _("The draft proposes {names}, with p = {p}.").format(
@@ -273,6 +281,7 @@ def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int
         raise ValueError("rounds, titles: need one title per round, and at least one round")
     if upto is not None:
         upto = check_int(upto, "upto", low=0, what="a step index: ")
+    titles = [_(t) for t in titles]
     k = max(len(r.drafts) for r in rounds)
     width = 2 * _LEFT + (k + 1) * (_BOX_W + _GAP) - _GAP
     parts, y = [], 0.0
