@@ -100,7 +100,9 @@ def description(fig: Any) -> str:
         parts.append(_("{title}.").format(title=title))
     x, y = _axis_title(fig, "x", "x"), _axis_title(fig, "y", "y")
     if x or y:
-        parts.append(_("Horizontal axis: {x}; vertical axis: {y}.").format(x=x or _("unlabelled"), y=y or _("unlabelled")))
+        parts.append(
+            _("Horizontal axis: {x}; vertical axis: {y}.").format(x=x or _("unlabelled"), y=y or _("unlabelled"))
+        )
     steps = step_traces(fig)
     active = (fig.layout.sliders[0].active or 0) if fig.layout.sliders else 0
     names: list[str] = []
@@ -121,8 +123,11 @@ def description(fig: Any) -> str:
     if fig.layout.sliders:
         slider = fig.layout.sliders[0]
         what = plain(slider.currentvalue.prefix or "").rstrip(" =:") or _("step")
-        parts.append(_("A slider sets {what} ({n} steps, from {first} to {last}).").format(
-            what=what, n=len(slider.steps), first=steps[0][0], last=steps[-1][0]))
+        parts.append(
+            _("A slider sets {what} ({n} steps, from {first} to {last}).").format(
+                what=what, n=len(slider.steps), first=steps[0][0], last=steps[-1][0]
+            )
+        )
     return ("" if language() == "zh_CN" else " ").join(parts) or _("A plot.")
 
 

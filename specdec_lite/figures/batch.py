@@ -54,10 +54,13 @@ def running_means_figure(
         ))
         fig.add_trace(go.Scatter(x=idx + 1, y=mean[idx], mode="lines", name=_("M = {M}: running mean").format(M=M),
                                  line=dict(color=color)))
-        fig.add_trace(go.Scatter(x=[1, runs], y=[exact, exact], mode="lines", name=_("M = {M}: Theorem 3 ({exact:.2f})").format(M=M, exact=exact),
+        fig.add_trace(go.Scatter(x=[1, runs], y=[exact, exact], mode="lines",
+                                 name=_("M = {M}: Theorem 3 ({exact:.2f})").format(
+            M=M, exact=exact),
                                  line=dict(color=color, dash="dash")))
     thm1 = theory.expected_rejections(draft, target)
-    fig.add_trace(go.Scatter(x=[1, runs], y=[thm1, thm1], mode="lines", name=_("M = 1: Theorem 1 ({exact:.2f})").format(exact=thm1),
+    fig.add_trace(go.Scatter(x=[1, runs], y=[thm1, thm1], mode="lines", name=_("M = 1: Theorem 1 ({exact:.2f})").format(
+        exact=thm1),
                              line=dict(color=COLORS["thm1"], dash="dot")))
     fig.update_layout(xaxis_title=_("number of runs"), yaxis_title=_("rejections per run"), height=460,
                       title=_("Algorithm 4 on two random chains (V = {V}, T = {T})").format(V=target.V, T=target.T))
@@ -89,7 +92,8 @@ def rejections_vs_M_traces(
     traces = [
         go.Scatter(x=Ms, y=values, mode="lines+markers", name=_("Algorithm 4 (Theorem 3)"),
                    line=dict(color=COLORS["batch"]), marker=dict(size=5)),
-        go.Scatter(x=ends, y=[limit, limit], mode="lines", name=_("limit M → ∞ (Proposition 1): {limit:.2f}").format(limit=limit),
+        go.Scatter(x=ends, y=[limit, limit], mode="lines", name=_("limit M → ∞ (Proposition 1): {limit:.2f}").format(
+            limit=limit),
                    line=dict(color=COLORS["limit"], dash="dash")),
     ]
     if tree:
@@ -104,7 +108,9 @@ def rejections_vs_M_traces(
         for key, label, sampler in samplers:
             stats = np.array([mean_and_se(sampler(draft, target, int(M), runs, gen).rejections) for M in mc_Ms])
             traces.append(go.Scatter(
-                x=list(mc_Ms), y=stats[:, 0], mode="markers", name=_("{label}: Monte Carlo ({runs} runs, ±2 SE)").format(label=label, runs=runs),
+                x=list(mc_Ms), y=stats[:, 0], mode="markers",
+                name=_("{label}: Monte Carlo ({runs} runs, ±2 SE)").format(
+                    label=label, runs=runs),
                 error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
                 marker=dict(color=COLORS[key], size=10, symbol="circle-open", line=dict(width=2)),
             ))
@@ -142,10 +148,13 @@ def tree_vs_batch_slider(
         draft, target, _seed = pair(V, T, float(w), seed)
         traces = rejections_vs_M_traces(draft, target, Ms, tree=True, mc_Ms=mc_Ms, runs=runs, seed=seed)
         b, t = traces[0].y[-1], traces[2].y[-1]
-        steps.append((f"{w:.2f}", traces, {"title": _("M = {M}: Algorithm 4 {batch:.2f}, tree {tree:.2f} rejections").format(M=M_max, batch=b, tree=t)}))
+        title = _("M = {M}: Algorithm 4 {batch:.2f}, tree {tree:.2f} rejections").format(
+            M=M_max, batch=b, tree=t)
+        steps.append((f"{w:.2f}", traces, {"title": title}))
     return slider_figure(
         steps, label=_("draft quality"),
-        layout={"xaxis": {"title": _("number of drafts M"), "type": "log"}, "yaxis": {"title": "E[N_rej]"}, "height": 480},
+        layout={"xaxis": {"title": _("number of drafts M"), "type": "log"}, "yaxis": {"title": "E[N_rej]"},
+                "height": 480},
     )
 
 
@@ -188,11 +197,14 @@ def figure3(
     for (xa, ya), panel, (group, dash) in zip(cells, panels, styles, strict=True):
         for i, (name, closed, p, q) in enumerate(panel):
             color = PALETTE[i % len(PALETTE)]
-            traces.append(go.Scatter(x=Ms, y=[closed(int(M)) for M in Ms], mode="lines", name=_("{name} (closed form)").format(name=name),
+            traces.append(go.Scatter(x=Ms, y=[closed(int(M)) for M in Ms], mode="lines",
+                                     name=_("{name} (closed form)").format(
+                name=name),
                                      line=dict(color=color, dash=dash), xaxis=xa, yaxis=ya, legendgroup=group,
                                      legendgrouptitle_text=group if i == 0 else None))
             mc = np.array([batch_improvement_mc(p, q, int(M), runs, gen) for M in mc_Ms])
-            traces.append(go.Scatter(x=mc_Ms, y=mc[:, 0], mode="markers", name=_("{name} (Monte Carlo)").format(name=name),
+            traces.append(go.Scatter(x=mc_Ms, y=mc[:, 0], mode="markers", name=_("{name} (Monte Carlo)").format(
+                name=name),
                                      error_y=dict(type="data", array=2 * mc[:, 1], visible=True),
                                      marker=dict(color=color, size=7, symbol="circle-open"), xaxis=xa, yaxis=ya,
                                      showlegend=False, legendgroup=group))

@@ -113,7 +113,8 @@ def tv_slider_figure(q: Any, other: Any, qualities: Sequence[float] = tuple(np.l
         p = w * q + (1 - w) * other
         steps.append((f"{w:.2f}", tv_traces(p, q), {"title": _tv_title(p, q)}))
     return slider_figure(
-        steps, label=_("draft quality"), layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": _("probability")}}
+        steps, label=_("draft quality"),
+        layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": _("probability")}},
     )
 
 
@@ -131,8 +132,10 @@ def split_traces(p: Any, q: Any) -> list[Any]:
     return [
         go.Bar(x=x, y=accepted, name=_("accepted draft: p·min(1, q/p)"), marker_color=COLORS["accept"]),
         go.Bar(x=x, y=rejected, name=_("after a rejection: TV·[q − p]₊"), marker_color=COLORS["residual"]),
-        go.Scatter(x=x, y=p, mode="markers", name=_("draft p"), marker=dict(color=COLORS["p"], size=11, symbol="diamond")),
-        go.Scatter(x=x, y=q, mode="markers", name=_("target q"), marker=dict(color="black", size=13, symbol="line-ew-open",
+        go.Scatter(x=x, y=p, mode="markers", name=_("draft p"),
+                   marker=dict(color=COLORS["p"], size=11, symbol="diamond")),
+        go.Scatter(x=x, y=q, mode="markers", name=_("target q"),
+                   marker=dict(color="black", size=13, symbol="line-ew-open",
                                                                            line=dict(width=3))),
     ]
 
@@ -147,7 +150,8 @@ def split_slider_figure(q: Any, other: Any, qualities: Sequence[float] = tuple(n
         title = _("P(reject) = TV(p, q) = {tv:.3f}; green + pink = q on every token").format(tv=tv(p, q))
         steps.append((f"{w:.2f}", split_traces(p, q), {"title": title}))
     return slider_figure(
-        steps, label=_("draft quality"), layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": _("probability")}}
+        steps, label=_("draft quality"),
+        layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": _("probability")}},
     )
 
 
@@ -260,7 +264,8 @@ def quality_sweep_slider(
     steps = []
     for T in Ts:
         target = MarkovChain.random(V, T, rng=seed)
-        steps.append((str(T), quality_sweep_traces(target, qualities, seed + 1), {"title": _("T = {T} tokens").format(T=T)}))
+        steps.append((str(T), quality_sweep_traces(target, qualities, seed + 1), {"title": _("T = {T} tokens").format(
+            T=T)}))
     return slider_figure(
         steps,
         label="T",

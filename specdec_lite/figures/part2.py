@@ -179,7 +179,8 @@ def sweep_steps(
                                      name=_("{name} (all ε)").format(name=name),
                                      line=dict(color=COLORS[kind], dash="dot")))
             traces.append(go.Scatter(x=[sweep["reject"][i]], y=[sweep[kind][i]], mode="markers",
-                                     name=_("{name} at ε = {eps}").format(name=name, eps=eps_label(eps)), marker=dict(color=COLORS[kind], size=14)))
+                                     name=_("{name} at ε = {eps}").format(
+                                         name=name, eps=eps_label(eps)), marker=dict(color=COLORS[kind], size=14)))
             traces.append(go.Scatter(x=xs_eps, y=sweep[kind], mode="lines+markers", showlegend=False,
                                      line=dict(color=COLORS[kind]), xaxis="x2", yaxis="y2"))
         traces.append(go.Scatter(x=xs_eps, y=sweep["reject"], mode="lines+markers", name=_("P(reject), both"),
@@ -189,7 +190,8 @@ def sweep_steps(
         gap = sweep["uno"][i] - sweep["opt"][i]
         title = _("{what}, ε = {eps}<br><sup>P(reject) {reject:.3f}; loss OPT {opt:.3f}, UNO {uno:.3f} "
                   "(UNO − OPT = {gap:.3f})</sup>").format(
-            what=_(what), eps=eps_label(eps), reject=sweep["reject"][i], opt=sweep["opt"][i], uno=sweep["uno"][i], gap=gap
+            what=_(what), eps=eps_label(eps), reject=sweep["reject"][i], opt=sweep["opt"][i], uno=sweep["uno"][i],
+            gap=gap,
         )
         steps.append((eps_label(eps), traces, {"title": title}))
     return steps

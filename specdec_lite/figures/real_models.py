@@ -119,7 +119,8 @@ def speed_figure(rows: Sequence[Any], label: str) -> go.Figure:
                              line=dict(color=BLUE, dash="dot")))
     if hf:
         fig.add_trace(go.Scatter(x=[r.lookahead for r in hf], y=[r.speedup for r in hf], mode="markers",
-                                 name=_("HF assisted generation"), marker=dict(color=ORANGE, size=11, symbol="diamond")))
+                                 name=_("HF assisted generation"),
+                                 marker=dict(color=ORANGE, size=11, symbol="diamond")))
     for r in rows:
         if r.method == "HF autoregressive":
             fig.add_hline(y=r.speedup, line=dict(color=ORANGE, dash="dash"), annotation_text=_("HF sampling"))

@@ -260,9 +260,9 @@ def describe_round(r: WorkedRound, title: str, upto: int | None = None) -> str:
                 )
             )
             if rest:
-                out.append(_("The later drafts ({names}) are never examined: they are discarded.").format(
-                    names=_words(rest)
-                ))
+                out.append(
+                    _("The later drafts ({names}) are never examined: they are discarded.").format(names=_words(rest))
+                )
         else:
             out.append(
                 _("A bonus token, {token}, is drawn from q at the next position.").format(token=r.vocab[r.last_token])
