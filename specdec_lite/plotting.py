@@ -69,6 +69,31 @@ def styled(fig: Any) -> Any:
     return fig
 
 
+def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", ", ", " ")) -> str:
+    """``text`` broken with ``<br>`` into lines of at most about ``width`` characters, at the first of
+    ``separators`` that appears in it (kept at the line's end, less its trailing space)."""
+    sep = next((s for s in separators if s in text), None)
+    if sep is None or len(text) <= width:
+        return text
+    lines, line = [], ""
+    for piece in text.split(sep):
+        candidate = piece if not line else line + sep + piece
+        if line and len(candidate) > width:
+            lines.append(line + sep.rstrip())
+            line = piece
+        else:
+            line = candidate
+    return "<br>".join([*lines, line])
+
+
+def legend_below(height: int, *, top: int = 100, bottom: int = 80, gap_px: int = 74) -> dict[str, Any]:
+    """A horizontal legend under the plot of a figure ``height`` pixels tall with the margins ``top`` and
+    ``bottom``, ``gap_px`` pixels below the plot's bottom edge (clear of its tick labels and axis title);
+    plotly widens the bottom margin to hold it."""
+    plot = max(height - top - bottom, 100)
+    return dict(orientation="h", x=0, xanchor="left", y=-gap_px / plot, yanchor="top")
+
+
 def show(fig: Any) -> None:
     """Display a plotly figure, with its description and its numbers as tables.
 
@@ -204,7 +229,7 @@ def stack(figures: Sequence[Any], *, titles: Sequence[str] | None = None, title:
 
     if titles is None:
         titles = [fig.layout.title.text or "" for fig in figures]
-    titles = [_(t) if t else t for t in titles]  # a title given in English, in the current language
+    titles = [wrap_text(_(t), 80) if t else t for t in titles]  # given in English: in the current language
     title = _(title) if title else title
     if len(titles) != len(figures):
         raise ValueError(f"titles: need one per figure ({len(figures)}), got {len(titles)}")
@@ -232,5 +257,7 @@ def stack(figures: Sequence[Any], *, titles: Sequence[str] | None = None, title:
         for note in fig.layout.annotations:
             out.add_annotation(go.layout.Annotation(note).update(xref=moved(note.xref), yref=moved(note.yref)))
     height = sum(fig.layout.height or 420 for fig in figures)
-    out.update_layout(height=height, title=dict(text=title, x=0.02) if title else None)
+    # room at the top for the title and the first panel's title (each of its lines 20 pixels)
+    top = (56 if title else 12) + 20 * (1 + titles[0].count("<br>")) if titles[0] else (80 if title else 40)
+    out.update_layout(height=height, title=dict(text=title, x=0.02) if title else None, margin=dict(t=top))
     return out

@@ -29,6 +29,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+#: The variable that sets the language of the figures (``specdec_lite._i18n.ENV``).
+ENV = "SPECDEC_LITE_LANGUAGE"
+
 #: Widths the figures are exported at: the laptop's text column and a phone's.
 WIDTHS = {"laptop": 690, "phone": 370}
 
@@ -178,3 +181,36 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def write_page(out: Path, named: list[tuple[str, Any]]) -> Path:
+    """A static page of ``named`` figures as the book shows them (its HTML, plotly.js, ``figures.js``) in a
+    column whose width the page's address sets (``index.html?w=690``); returns the page's path."""
+    import html
+
+    import plotly
+
+    from specdec_lite import plotting
+
+    out.mkdir(parents=True, exist_ok=True)
+    plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    (out / "plotly.min.js").write_bytes(plotly_js.read_bytes())
+    body = []
+    for name, fig in named:
+        figure = plotting.book_html(fig).replace(
+            '<div class="sd-figure">', f'<div class="sd-figure" data-name="{html.escape(name)}">', 1
+        )
+        body.append(f"<h2>{html.escape(name)}</h2>{figure}")
+    page = out / "index.html"
+    page.write_text(
+        '<!doctype html><html><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<script src="plotly.min.js"></script>'
+        f"<style>body {{ margin: 16px; font-family: sans-serif; }}</style>{plotting.figure_assets()}</head><body>"
+        '<main id="column"><script>var w = +new URLSearchParams(location.search).get("w");'
+        'if (w) document.getElementById("column").style.width = w + "px";</script>'
+        + "".join(body)
+        + "</main></body></html>",
+        encoding="utf-8",
+    )
+    return page

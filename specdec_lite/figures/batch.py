@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from .. import batch, theory
 from .._i18n import _
 from ..chains import MarkovChain, one_token
-from ..plotting import slider_figure
+from ..plotting import legend_below, slider_figure
 from ..stats import mean_and_se, running_mean
 from .part1 import grid, pair, plot_points
 
@@ -122,7 +122,8 @@ def rejections_vs_M_figure(draft: MarkovChain, target: MarkovChain, M_max: int =
     """Figure 2 (right): ``E[N_rej]`` for M = 1..M_max flattening to the Proposition 1 limit."""
     Ms = np.arange(1, M_max + 1)
     fig = go.Figure(rejections_vs_M_traces(draft, target, Ms, tree=tree, tree_Ms=draft_counts(M_max)))
-    fig.update_layout(xaxis=dict(title=_("number of drafts M"), type="log" if log_x else "linear"),
+    ticks = dict(tickvals=[1, 2, 4, 8, 16, 32, 64]) if log_x else {}
+    fig.update_layout(xaxis=dict(title=_("number of drafts M"), type="log" if log_x else "linear", **ticks),
                       yaxis_title=_("expected rejections E[N_rej]"), height=440,
                       title=_("More drafts help less and less (V = {V}, T = {T})").format(V=target.V, T=target.T))
     return fig
@@ -153,7 +154,9 @@ def tree_vs_batch_slider(
         steps.append((f"{w:.2f}", traces, {"title": title}))
     return slider_figure(
         steps, label=_("draft quality"),
-        layout={"xaxis": {"title": _("number of drafts M"), "type": "log"}, "yaxis": {"title": "E[N_rej]"},
+        layout={"xaxis": {"title": {"text": _("number of drafts M"), "standoff": 4}, "type": "log",
+                          "tickvals": [1, 2, 4, 8, 16, 32, 64]},
+                "yaxis": {"title": "E[N_rej]"},
                 "height": 480},
     )
 
@@ -184,8 +187,8 @@ def figure3(
     Ms = np.arange(1, M_max + 1)
     mc_Ms = np.array([1, 2, 3, 4, 6, 8, 12, 16])
     mc_Ms = mc_Ms[mc_Ms <= M_max]
-    layout, cells = grid(1, 2, (_("Bernoulli: p = Ber(u), q = Ber(1/2)"),
-                                _("uniform: p = Unif(V), q = Unif(V′), r = V/V′")), hspace=0.08)
+    layout, cells = grid(1, 2, (_("Bernoulli<br>p = Ber(u), q = Ber(1/2)"),
+                                _("uniform<br>p = Unif(V), q = Unif(V′), r = V/V′")), hspace=0.1)
     traces: list[go.Scatter] = []
     panels = [
         [(f"u = {u:g}", lambda M, u=u: batch.batch_improvement_bernoulli(u, 0.5, M), np.array([1 - u, u]),
@@ -209,6 +212,7 @@ def figure3(
                                      marker=dict(color=color, size=7, symbol="circle-open"), xaxis=xa, yaxis=ya,
                                      showlegend=False, legendgroup=group))
     fig = go.Figure(traces, layout)
-    fig.update_layout(height=460, xaxis_title=_("number of drafts M"), xaxis2_title=_("number of drafts M"),
-                      yaxis_title=_("batch improvement TV − Π r_m"))
+    fig.update_layout(height=560, xaxis_title=_("number of drafts M"), xaxis2_title=_("number of drafts M"),
+                      yaxis_title=_("batch improvement TV − Π r_m"), margin=dict(t=70),
+                      legend=legend_below(560, top=70))
     return fig

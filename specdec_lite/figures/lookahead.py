@@ -17,7 +17,7 @@ from .. import lookahead as la
 from .. import theory
 from .._i18n import N_, _
 from ..chains import MarkovChain
-from ..plotting import slider_figure
+from ..plotting import legend_below, slider_figure
 from ..primitives import check_int
 from ..stats import mean_and_se
 from ..theory import mean_acceptance
@@ -56,7 +56,8 @@ def finite_k_figure(
         (_("exact E[rejections]"), [p.expected_rejections for p in profs], [r.rejections for r in mc],
          theory.expected_rejections(draft, target), PALETTE[1]),
     ]
-    for (name, exact, samples, limit, color), where in zip(series, ["top right", "bottom right"], strict=True):
+    limits = []
+    for name, exact, samples, limit, color in series:
         stats = np.array([mean_and_se(s) for s in samples])
         fig.add_trace(go.Scatter(x=Ks, y=exact, mode="lines", name=name, line=dict(color=color)))
         fig.add_trace(go.Scatter(
@@ -64,12 +65,14 @@ def finite_k_figure(
             marker=dict(color=color, symbol="circle-open", size=9),
             error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
         ))
-        fig.add_hline(y=limit, line=dict(color=color, dash="dash"),
-                      annotation_text=_("K = ∞ (paper's Theorem 1): {limit:.2f}").format(limit=limit),
-                      annotation_position=where)
+        # K = ∞ as a dashed line named in the legend (two labels on the lines would collide with the curves)
+        limits.append(go.Scatter(x=[min(Ks), max(Ks)], y=[limit, limit], mode="lines",
+                                 line=dict(color=color, dash="dash"),
+                                 name=_("K = ∞ (paper's Theorem 1): {limit:.2f}").format(limit=limit)))
+    fig.add_traces(limits)
     fig.update_layout(
         xaxis_title=_("lookahead K (drafted tokens per round)"), yaxis_title=_("expected count per sequence"),
-        height=440, legend=dict(orientation="h", y=-0.2),
+        height=500, legend=legend_below(500),
         title=_("Finite lookahead on a chain with V = {V}, T = {T}").format(V=target.V, T=target.T),
     )
     return fig
@@ -97,8 +100,8 @@ def leviathan_figure(
             marker=dict(color=PALETTE[i % len(PALETTE)], size=9, symbol=["circle", "square", "diamond"][i % 3]),
         ))
     fig.update_layout(
-        xaxis_title=_("lookahead K"), yaxis_title=_("tokens per oracle call"), height=440,
-        legend=dict(orientation="h", y=-0.2), title=_("Exact finite-K chains against the i.i.d. formula"),
+        xaxis_title=_("lookahead K"), yaxis_title=_("tokens per oracle call"), height=480,
+        legend=legend_below(480), title=_("Exact finite-K chains against the i.i.d. formula"),
     )
     return fig
 
@@ -175,7 +178,7 @@ def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap:
     fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", line=dict(color="white", dash="dash"),
                              name=_("α = c: below it K = 0")))
     fig.update_layout(xaxis_title=_("acceptance rate α = 1 − TV"), yaxis_title=_("cost ratio c (log scale)"),
-                      height=460, yaxis_type="log",
+                      height=460, yaxis=dict(type="log", tickvals=[0.003, 0.01, 0.03, 0.1, 0.3, 1]),
                       title=_("Best lookahead (i.i.d. acceptances; capped at {K_cap})").format(K_cap=K_cap),
-                      legend=dict(orientation="h", y=-0.2))
+                      legend=legend_below(460))
     return fig

@@ -310,7 +310,8 @@ def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go
         title=_("{runs} runs, {sequences} possible sequences; chi-square p-value {pvalue:.3f}").format(
             runs=runs, sequences=law.size, pvalue=gof.pvalue
         ),
-        xaxis_title=_("sequence x_1 … x_T (the {top} most likely)").format(top=len(order)),
+        xaxis=dict(title=_("sequence x_1 … x_T (the {top} most likely)").format(top=len(order)), tickangle=-90,
+                   tickfont=dict(size=11)),
         yaxis_title=_("probability"),
         height=420,
     )

@@ -18,7 +18,7 @@ from .._i18n import N_, _
 from ..chains import MarkovChain
 from ..laws import over_accept, tv
 from ..optimality import random_unbiased_member
-from ..plotting import slider_figure
+from ..plotting import legend_below, slider_figure
 from .part1 import token_labels
 
 #: Colours shared by the Part II figures and widgets (p and q as in Part I).
@@ -127,12 +127,13 @@ def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
     fig.add_trace(go.Scatter(x=pts["unbiased_reject"], y=pts["unbiased_loss"], mode="markers",
                              name=_("random unbiased member of F"), marker=dict(color=COLORS["unbiased"], size=6,
                                                                               symbol="diamond")))
+    # the labels of the two ends sit inside the unattainable triangle, where no point can be
     fig.add_trace(go.Scatter(x=[d, 0], y=[0, d], mode="markers+text", text=[_("speculative"), _("always accept")],
-                             textposition=["top right", "top right"], name=_("ends of the front"),
+                             textposition=["top left", "bottom right"], name=_("ends of the front"),
                              marker=dict(color=COLORS["front"], size=12, symbol="star")))
     fig.update_layout(
         title=_("Every algorithm lies on or above the front; TV(p, q) = {tv:.3f}").format(tv=d),
-        height=480, **front_axes(), legend=dict(x=0.55, y=0.98),
+        height=560, **front_axes(), legend=legend_below(560),
     )
     return fig
 
@@ -205,7 +206,7 @@ def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, activ
         xaxis=dict(domain=[0, 0.45], title="P(reject)", range=[0, 1.05 * total_tv]),
         yaxis=dict(title=_("loss TV(Pᴬ, q)"), range=[0, top]),
         xaxis2=dict(domain=[0.58, 1], title=_("ε (log scale; ε = 0 drawn at the left edge)"), type="log", anchor="y2",
-                    tickvals=[0.003, 0.01, 0.03, 0.1, 0.3]),
+                    tickvals=[0.01, 0.1], minor=dict(ticks="outside", tickvals=[0.003, 0.03, 0.3])),
         yaxis2=dict(title=_("loss / P(reject)"), range=[0, top], anchor="x2"),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
@@ -251,7 +252,7 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
                           T=target.T, V=target.V),
                       xaxis=dict(title=_("E[N_rej] (exact)"), rangemode="tozero"),
                       yaxis=dict(title=_("TV between sequence laws"), rangemode="tozero"),
-                      legend=dict(x=0.5, y=0.98))
+                      legend=legend_below(480))
     return fig
 
 
@@ -311,8 +312,8 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
     layout["yaxis"].update(range=[0, 1.05])
     layout["xaxis2"].update(title="P(reject)", range=[0, 1])
     layout["yaxis2"].update(title=_("bias TV(Pᴬ, q)"), range=[0, max(d, 0.05) * 1.1])
-    layout.update(height=600, margin=dict(t=170), barmode="group",
-                  legend=dict(orientation="h", x=0, y=1.06, yanchor="bottom"))
+    layout.update(height=620, margin=dict(t=190), barmode="group",
+                  legend=dict(orientation="h", x=0, y=1.12, yanchor="bottom"))
     centre = int(np.argmin(np.abs(grid))) if active is None else active
     return slider_figure(steps, label="ε", layout=layout, active=centre)
 

@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .._i18n import N_, _
+from ..plotting import wrap_text
 
 #: Okabe-Ito colours.
 BLUE, ORANGE, GREEN, PINK, RED, SKY = "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"
@@ -37,7 +38,21 @@ KIND_NAMES = {"accepted": lambda: _("accepted"), "rejected": lambda: _("rejected
 
 
 def _title(text: str, label: str) -> dict[str, Any]:
-    return dict(text=f"{text}<br><sup>{label}</sup>", x=0.02)
+    """The title: ``text``, and under it ``label`` (the machine and the pair) in small type, broken into lines
+    that fit the figure."""
+    return dict(text=f"{text}<br><sup>{wrap_text(label, 80)}</sup>", x=0.02)
+
+
+def _top(title: dict[str, Any]) -> int:
+    """The top margin that holds ``title`` (one line, then the small lines of its label)."""
+    return 50 + 18 * title["text"].count("<br>")
+
+
+def _finish(fig: go.Figure, title: dict[str, Any], height: int, **layout: Any) -> go.Figure:
+    """Lay out ``fig`` with ``title`` and room for it: the plot keeps ``height`` less the usual margins."""
+    top = _top(title)
+    fig.update_layout(title=title, height=height + top - 100, margin=dict(t=top), **layout)
+    return fig
 
 
 def _per_law(rows: Sequence[Any], trace: Any) -> go.Figure:
@@ -56,8 +71,8 @@ def training_figure(losses: Mapping[str, Sequence[float]], label: str) -> go.Fig
     for (role, hist), color in zip(losses.items(), (BLUE, ORANGE, GREEN), strict=False):
         fig.add_trace(go.Scatter(x=np.arange(1, len(hist) + 1), y=list(hist), mode="lines", name=role_name(role),
                                  line=dict(color=color)))
-    fig.update_layout(title=_title(_("Training the offline pair"), label), xaxis_title=_("step"),
-                      yaxis_title=_("loss (nats per token)"), height=380)
+    _finish(fig, _title(_("Training the offline pair"), label), 420, xaxis_title=_("step"),
+            yaxis_title=_("loss (nats per token)"))
     return fig
 
 
@@ -77,21 +92,24 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
         text=[repr(r.prompt) for r in rows],
         hovertemplate=_("%{text}<br>predicted %{x:.2f}<br>observed %{y:.2f}") + "<extra></extra>",
     ))
-    fig.update_layout(title=_title(_("Theorem 1 on real models: rejections per run, ±2 SE"), label),
-                      xaxis_title=_("predicted: mean of Σ TV(p_n, q_n) over drafted positions"),
-                      yaxis_title=_("observed: mean number of rejections"), height=420)
+    _finish(fig, _title(_("Theorem 1 on real models: rejections per run, ±2 SE"), label), 480,
+            xaxis_title=_("predicted: mean of Σ TV(p_n, q_n) over drafted positions"),
+            yaxis_title=_("observed: mean number of rejections"))
     return fig
 
 
 def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
     """Rejection rate against the exact per-token TV loss for Decoding-OPT and Decoding-UNO across eps."""
     fig = _per_law(rows, lambda sel: dict(
-        x=[r.reject_prob for r in sel], y=[r.loss for r in sel], mode="lines+markers+text",
-        text=[f"ε={r.eps:g}" for r in sel], textposition="top right",
+        x=[r.reject_prob for r in sel], y=[r.loss for r in sel], mode="lines+markers",
+        text=[f"ε = {r.eps:g}" for r in sel], hovertemplate="%{text}<br>%{x:.3f}, %{y:.3f}<extra></extra>",
     ))
-    fig.update_layout(title=_title(_("The quality/speed trade-off, per drafted token"), label),
-                      xaxis_title=_("rejection probability Σ(1 − b)p (mean over drafted positions)"),
-                      yaxis_title=_("TV(Pᴬ, q): exact loss per token"), height=420)
+    # one label per value of ε, at the point of the law that lies further out, only where it has room
+    for note in _eps_labels(rows):
+        fig.add_annotation(**note)
+    _finish(fig, _title(_("The quality/speed trade-off, per drafted token"), label), 480,
+            xaxis_title=_("rejection probability Σ(1 − b)p (mean over drafted positions)"),
+            yaxis_title=_("TV(Pᴬ, q): exact loss per token"))
     return fig
 
 
@@ -101,9 +119,8 @@ def loglik_figure(rows: Sequence[Any], label: str) -> go.Figure:
         x=[r.eps for r in sel], y=[r.loglik for r in sel], mode="lines+markers",
         error_y=dict(type="data", array=[2 * r.loglik_se for r in sel]),
     ))
-    fig.update_layout(title=_title(_("Quality proxy: the target's log-likelihood of the generated text"), label),
-                      xaxis_title=_("ε (over-acceptance)"), yaxis_title=_("mean log q(x_n | x_<n) per token"),
-                      height=400)
+    _finish(fig, _title(_("Quality proxy: the target's log-likelihood of the generated text"), label), 460,
+            xaxis_title=_("ε (over-acceptance)"), yaxis_title=_("mean log q(x_n | x_<n) per token"))
     return fig
 
 
@@ -121,13 +138,39 @@ def speed_figure(rows: Sequence[Any], label: str) -> go.Figure:
         fig.add_trace(go.Scatter(x=[r.lookahead for r in hf], y=[r.speedup for r in hf], mode="markers",
                                  name=_("HF assisted generation"),
                                  marker=dict(color=ORANGE, size=11, symbol="diamond")))
+    # the two baselines as dashed lines named in the legend (labels on the lines would collide: they are close)
+    ends = [min(ks), max(ks)] if ks else [0, 1]
     for r in rows:
         if r.method == "HF autoregressive":
-            fig.add_hline(y=r.speedup, line=dict(color=ORANGE, dash="dash"), annotation_text=_("HF sampling"))
-    fig.add_hline(y=1.0, line=dict(color="grey", dash="dash"), annotation_text=_("our autoregressive sampling"))
-    fig.update_layout(title=_title(_("Wall-clock speed-up over autoregressive sampling of the target"), label),
-                      xaxis_title=_("lookahead K"), yaxis_title=_("speed-up (tokens per second ratio)"), height=420)
+            fig.add_trace(go.Scatter(x=ends, y=[r.speedup] * 2, mode="lines", name=_("HF sampling"),
+                                     line=dict(color=ORANGE, dash="dash")))
+    fig.add_trace(go.Scatter(x=ends, y=[1.0, 1.0], mode="lines", name=_("our autoregressive sampling"),
+                             line=dict(color="grey", dash="dash")))
+    _finish(fig, _title(_("Wall-clock speed-up over autoregressive sampling of the target"), label), 480,
+            xaxis_title=_("lookahead K"), yaxis_title=_("speed-up (tokens per second ratio)"))
     return fig
+
+
+def _eps_labels(rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """Labels ``ε = …`` of the trade-off figure: one per ε (beside UNO's point, the one further from the
+    origin, else OPT's), skipping a label that would sit within a fifth of the horizontal span (and 15% of the
+    vertical one) of a label already placed: the labels need that room in a phone's narrow plot."""
+    points: dict[float, tuple[float, float]] = {}
+    for r in sorted(rows, key=lambda r: r.rejection_law != "uno"):
+        points.setdefault(r.eps, (r.reject_prob, r.loss))
+    if not points:
+        return []
+    xs, ys = zip(*points.values(), strict=True)
+    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
+    placed: list[tuple[float, float]] = []
+    notes = []
+    for eps, (x, y) in sorted(points.items()):
+        if any(abs(x - px) < 0.2 * span_x and abs(y - py) < 0.15 * span_y for px, py in placed):
+            continue
+        placed.append((x, y))
+        notes.append(dict(x=x, y=y, text=f"ε = {eps:g}", showarrow=False, xanchor="left", yanchor="bottom",
+                          xshift=4, yshift=2, font=dict(size=11)))
+    return notes
 
 
 def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = None) -> go.Figure:
@@ -158,8 +201,8 @@ def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = No
     else:
         head = _("{rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f} (expected rejections under "
                  "this rule {expected:.2f}), {per_call:.2f} tokens per target call").format(**values)
-    fig.update_layout(title=_title(head, label), xaxis_title=_("generated position n"),
-                      yaxis_title="TV(p_n, q_n)", yaxis_range=[0, 1], height=380, barmode="overlay")
+    _finish(fig, _title(head, label), 420, xaxis_title=_("generated position n"),
+            yaxis_title="TV(p_n, q_n)", yaxis_range=[0, 1], barmode="overlay")
     return fig
 
 
@@ -232,8 +275,8 @@ def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Seque
         if i == 0 or K != best[i - 1]:
             fig.add_annotation(x=alphas[i], y=top[i], text=f"K = {int(K)}", showarrow=True, arrowhead=0, ax=0, ay=-24,
                                font=dict(size=11))
-    fig.add_hline(y=1.0, line=dict(color="grey", dash="dash"), annotation_text=_("autoregressive sampling"))
-    fig.update_layout(title=_title(_("Predicted speed-up from measured call costs (not a measured speed-up)"), label),
-                      xaxis_title=_("acceptance rate α"), yaxis_title=_("predicted speed-up (wall-clock model)"),
-                      height=440)
+    fig.add_trace(go.Scatter(x=[min(alphas), max(alphas)], y=[1.0, 1.0], mode="lines",
+                             name=_("autoregressive sampling"), line=dict(color="grey", dash="dash")))
+    _finish(fig, _title(_("Predicted speed-up from measured call costs (not a measured speed-up)"), label), 500,
+            xaxis_title=_("acceptance rate α"), yaxis_title=_("predicted speed-up (wall-clock model)"))
     return fig
