@@ -265,6 +265,8 @@ def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Seque
     for (K, ys), (color, dash) in zip(sorted(curves.items()), K_STYLES, strict=False):
         fig.add_trace(go.Scatter(x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}",
                                  line=dict(color=color, dash=dash, width=1.5)))
+    fig.add_trace(go.Scatter(x=[min(alphas), max(alphas)], y=[1.0, 1.0], mode="lines",
+                             name=_("autoregressive sampling"), line=dict(color="grey", dash="dash")))
     top = [1.0 if int(K) == 0 else float(curves[int(K)][i]) for i, K in enumerate(best)]
     names = [_("best K = 0 (no drafting)") if int(K) == 0 else _("best K = {K}").format(K=int(K)) for K in best]
     fig.add_trace(go.Scatter(x=list(alphas), y=top, mode="markers", name=_("best K at this α (K = 0: no drafting)"),
@@ -275,8 +277,6 @@ def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Seque
         if i == 0 or K != best[i - 1]:
             fig.add_annotation(x=alphas[i], y=top[i], text=f"K = {int(K)}", showarrow=True, arrowhead=0, ax=0, ay=-24,
                                font=dict(size=11))
-    fig.add_trace(go.Scatter(x=[min(alphas), max(alphas)], y=[1.0, 1.0], mode="lines",
-                             name=_("autoregressive sampling"), line=dict(color="grey", dash="dash")))
     _finish(fig, _title(_("Predicted speed-up from measured call costs (not a measured speed-up)"), label), 500,
             xaxis_title=_("acceptance rate α"), yaxis_title=_("predicted speed-up (wall-clock model)"))
     return fig
