@@ -128,9 +128,11 @@ def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
                              name=_("random unbiased member of F"), marker=dict(color=COLORS["unbiased"], size=6,
                                                                               symbol="diamond")))
     # the labels of the two ends sit inside the unattainable triangle, where no point can be
-    fig.add_trace(go.Scatter(x=[d, 0], y=[0, d], mode="markers+text", text=[_("speculative"), _("always accept")],
-                             textposition=["top left", "bottom right"], name=_("ends of the front"),
+    fig.add_trace(go.Scatter(x=[d, 0], y=[0, d], mode="markers+text", text=[_("speculative"), ""],
+                             textposition="top left", name=_("ends of the front"),
                              marker=dict(color=COLORS["front"], size=12, symbol="star")))
+    fig.add_annotation(x=0, y=d, ax=0.03 * d, ay=0.45 * d, axref="x", ayref="y", text=_("always accept"),
+                       xanchor="left", showarrow=True, arrowhead=0, arrowwidth=1)
     fig.update_layout(
         title=_("Every algorithm lies on or above the front; TV(p, q) = {tv:.3f}").format(tv=d),
         height=560, **front_axes(), legend=legend_below(560),
