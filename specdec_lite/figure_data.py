@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ._i18n import _, language
+
 #: At most this many rows (points of a trace, rows of a heatmap) and heatmap columns per table.
 MAX_ROWS = 60
 MAX_COLUMNS = 25
@@ -95,10 +97,12 @@ def description(fig: Any) -> str:
     parts = []
     title = _title(fig)
     if title:
-        parts.append(f"{title}.")
+        parts.append(_("{title}.").format(title=title))
     x, y = _axis_title(fig, "x", "x"), _axis_title(fig, "y", "y")
     if x or y:
-        parts.append(f"Horizontal axis: {x or 'unlabelled'}; vertical axis: {y or 'unlabelled'}.")
+        parts.append(
+            _("Horizontal axis: {x}; vertical axis: {y}.").format(x=x or _("unlabelled"), y=y or _("unlabelled"))
+        )
     steps = step_traces(fig)
     active = (fig.layout.sliders[0].active or 0) if fig.layout.sliders else 0
     names: list[str] = []
@@ -107,17 +111,24 @@ def description(fig: Any) -> str:
         name = plain(t.name)
         if not name and t.type in ("heatmap", "contour"):
             bar = plain(t.colorbar.title.text) if t.colorbar and t.colorbar.title else ""
-            name = f"a heatmap of {bar}" if bar else "a heatmap"
+            name = _("a heatmap of {what}").format(what=bar) if bar else _("a heatmap")
         if name and name not in names:
             names.append(name)
     if names:
-        more = f" and {len(names) - 8} more" if len(names) > 8 else ""
-        parts.append("Shows " + "; ".join(names[:8]) + more + ".")
+        shown = _("; ").join(names[:8])
+        if len(names) > 8:
+            parts.append(_("Shows {names} and {more} more.").format(names=shown, more=len(names) - 8))
+        else:
+            parts.append(_("Shows {names}.").format(names=shown))
     if fig.layout.sliders:
         slider = fig.layout.sliders[0]
-        what = plain(slider.currentvalue.prefix or "").rstrip(" =:") or "step"
-        parts.append(f"A slider sets {what} ({len(slider.steps)} steps, from {steps[0][0]} to {steps[-1][0]}).")
-    return " ".join(parts) or "A plot."
+        what = plain(slider.currentvalue.prefix or "").rstrip(" =:") or _("step")
+        parts.append(
+            _("A slider sets {what} ({n} steps, from {first} to {last}).").format(
+                what=what, n=len(slider.steps), first=steps[0][0], last=steps[-1][0]
+            )
+        )
+    return ("" if language() == "zh_CN" else " ").join(parts) or _("A plot.")
 
 
 def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Sequence[str]]], attrs: str) -> str:
@@ -135,7 +146,13 @@ def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Seq
 
 
 def _note(n: int, shown: int, what: str = "points") -> str:
-    return "" if shown == n else f" ({shown} of {n} {what}, evenly spaced)"
+    if shown == n:
+        return ""
+    if what == "rows":
+        return _(" ({shown} of {n} rows, evenly spaced)").format(shown=shown, n=n)
+    if what == "columns":
+        return _(" ({shown} of {n} columns, evenly spaced)").format(shown=shown, n=n)
+    return _(" ({shown} of {n} points, evenly spaced)").format(shown=shown, n=n)
 
 
 def _heatmap(fig: Any, i: int) -> str:
@@ -147,7 +164,7 @@ def _heatmap(fig: Any, i: int) -> str:
     xt, yt = _axis_title(fig, t.xaxis, "x") or "x", _axis_title(fig, t.yaxis, "y") or "y"
     head = [f"{yt} \\ {xt}"] + [number(xs[j]) for j in cols_j]
     rows = [(r, number(ys[r]), [number(z[r, j]) for j in cols_j]) for r in rows_i]
-    caption = plain(t.name) or "heatmap"
+    caption = plain(t.name) or _("heatmap")
     caption += _note(z.shape[0], len(rows_i), "rows") + _note(z.shape[1], len(cols_j), "columns")
     cols = ",".join(str(j) for j in cols_j)
     return _table(caption, head, rows, f'data-sd-traces="{i}" data-sd-kind="heatmap" data-sd-columns="{cols}"')
@@ -157,10 +174,15 @@ def _histogram(fig: Any, i: int) -> str:
     t = fig.data[i]
     x = np.asarray([v for v in _values(t.x) or [] if v is not None], dtype=float)
     counts, edges = np.histogram(x, bins=t.nbinsx or 20)
-    xt = _axis_title(fig, t.xaxis, "x") or "value"
-    rows = [(k, f"{number(edges[k])} to {number(edges[k + 1])}", [str(c)]) for k, c in enumerate(counts)]
-    caption = f"{plain(t.name) or 'histogram'}: {len(x)} values in {len(counts)} equal bins"
-    return _table(caption, [xt, "count"], rows, f'data-sd-traces="{i}" data-sd-kind="histogram"')
+    xt = _axis_title(fig, t.xaxis, "x") or _("value")
+    rows = [
+        (k, _("{low} to {high}").format(low=number(edges[k]), high=number(edges[k + 1])), [str(c)])
+        for k, c in enumerate(counts)
+    ]
+    caption = _("{name}: {n} values in {bins} equal bins").format(
+        name=plain(t.name) or _("histogram"), n=len(x), bins=len(counts)
+    )
+    return _table(caption, [xt, _("count")], rows, f'data-sd-traces="{i}" data-sd-kind="histogram"')
 
 
 def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
@@ -181,12 +203,12 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         ys = [_values(fig.data[i].y) for i in traces]
         n = len(x) if x is not None else len(ys[0] or [])
         xs = x if x is not None and len(x) == n else list(range(n))
-        head = [_axis_title(fig, first.xaxis, "x") or ("x" if x is not None else "point")]
+        head = [_axis_title(fig, first.xaxis, "x") or ("x" if x is not None else _("point"))]
         for i in traces:
             head.append(plain(fig.data[i].name) or _axis_title(fig, fig.data[i].yaxis, "y") or "y")
         shown = shown_points(n)
         rows = [(k, number(xs[k]), [number(y[k]) if y is not None and k < len(y) else "–" for y in ys]) for k in shown]
-        caption = ", ".join(head[1:]) + _note(n, len(shown))
+        caption = _(", ").join(head[1:]) + _note(n, len(shown))
         out.append(_table(caption, head, rows, f'data-sd-traces="{",".join(map(str, traces))}" data-sd-kind="xy"'))
     return out
 
@@ -206,8 +228,15 @@ def tables(fig: Any, idx: Sequence[int]) -> str:
     return "".join(_xy_tables(fig, xy) + out)
 
 
-def data_tables(fig: Any, summary: str = "Data of this figure") -> str:
-    """A ``<details>`` with the figure's numbers (for a slider figure one set of tables per step)."""
+def data_tables(fig: Any, summary: str | None = None) -> str:
+    """A ``<details>`` with the figure's numbers (for a slider figure one set of tables per step).
+
+    Its summary is ``summary`` (default: "Data of this figure" in the current language); its
+    ``data-sd-numbered`` attribute is the summary for a numbered figure, ``{number}`` standing
+    for the figure's number (e.g. "Figure 1.1"), which the page's script fills in."""
+    if summary is None:
+        summary = _("Data of this figure")
+    numbered = html.escape(_("Data of {number}"), quote=True)
     steps = step_traces(fig)
     if not fig.layout.sliders:
         body = tables(fig, steps[0][1])
@@ -218,4 +247,7 @@ def data_tables(fig: Any, summary: str = "Data of this figure") -> str:
             f"<p>{html.escape(label)}</p>{tables(fig, idx)}</div>"
             for k, (label, idx) in enumerate(steps)
         )
-    return f'<details class="sd-figure-data"><summary>{html.escape(summary)}</summary>{body}</details>'
+    return (
+        f'<details class="sd-figure-data"><summary data-sd-numbered="{numbered}">{html.escape(summary)}</summary>'
+        f"{body}</details>"
+    )

@@ -39,6 +39,9 @@ FIGURES_CSS = FIGURES_JS.with_suffix(".css")
 # placeholder for the figure's element id); ``figures.js`` defines ``sdFigures``.
 _INIT_JS = 'if (window.sdFigures) window.sdFigures.init("{plot_id}", ' + str(NARROW_PX) + ");"
 
+#: The type sizes of every figure (CSS pixels): text, legend, title. A figure's own sizes win.
+FONT_PX, LEGEND_PX, TITLE_PX = 14, 13, 17
+
 #: The execution count of the cell that last displayed the figures' script in this kernel
 #: (None: not yet); see ``_needs_assets``.
 _assets_shown_at: int | None = None
@@ -47,6 +50,48 @@ _assets_shown_at: int | None = None
 def in_book_build() -> bool:
     """True while the code runs to build the static book."""
     return os.environ.get(BOOK_BUILD_ENV) == "1"
+
+
+def styled(fig: Any) -> Any:
+    """``fig`` with the book's type sizes (:data:`FONT_PX`) where it sets none, and its title at the top
+    edge of the figure, where a figure's top margin leaves it room above its legend; returns ``fig``."""
+    layout = fig.layout
+    if layout.font.size is None:
+        fig.update_layout(font_size=FONT_PX)
+    if layout.legend.font.size is None:
+        fig.update_layout(legend_font_size=LEGEND_PX)
+    if layout.title.text and layout.title.font.size is None:
+        fig.update_layout(title_font_size=TITLE_PX)
+    if layout.title.text and layout.title.y is None:
+        # plotly anchors a title's first line, not its box: "top" 24 pixels down keeps that line in view
+        height = layout.height or 450
+        fig.update_layout(title_yref="container", title_y=1 - 24 / height, title_yanchor="top")
+    return fig
+
+
+def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", ", ", " ")) -> str:
+    """``text`` broken with ``<br>`` into lines of at most about ``width`` characters, at the first of
+    ``separators`` that appears in it (kept at the line's end, less its trailing space)."""
+    sep = next((s for s in separators if s in text), None)
+    if sep is None or len(text) <= width:
+        return text
+    lines, line = [], ""
+    for piece in text.split(sep):
+        candidate = piece if not line else line + sep + piece
+        if line and len(candidate) > width:
+            lines.append(line + sep.rstrip())
+            line = piece
+        else:
+            line = candidate
+    return "<br>".join([*lines, line])
+
+
+def legend_below(height: int, *, top: int = 100, bottom: int = 80, gap_px: int = 74) -> dict[str, Any]:
+    """A horizontal legend under the plot of a figure ``height`` pixels tall with the margins ``top`` and
+    ``bottom``, ``gap_px`` pixels below the plot's bottom edge (clear of its tick labels and axis title);
+    plotly widens the bottom margin to hold it."""
+    plot = max(height - top - bottom, 100)
+    return dict(orientation="h", x=0, xanchor="left", y=-gap_px / plot, yanchor="top")
 
 
 def show(fig: Any) -> None:
@@ -61,6 +106,7 @@ def show(fig: Any) -> None:
     """
     from IPython.display import HTML, display
 
+    styled(fig)
     if in_book_build():
         display(HTML(book_html(fig)))
         return
@@ -93,10 +139,11 @@ def figure_assets() -> str:
 
 def figure_text(fig: Any, div_id: str) -> str:
     """The figure's description (for ``aria-describedby``) and its data tables."""
+    from ._i18n import _
     from .figure_data import data_tables, description, plain
 
     desc_id = f"{div_id or uuid.uuid4()}-desc"
-    title = plain(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else "a plot"
+    title = plain(fig.layout.title.text) if fig.layout.title and fig.layout.title.text else _("a plot")
     return (
         f'<p class="sd-figure-title sd-visually-hidden">{html.escape(title)}</p>'
         f'<p class="sd-figure-desc sd-visually-hidden" id="{desc_id}">{html.escape(description(fig))}</p>'
@@ -115,6 +162,7 @@ def book_html(fig: Any) -> str:
     figure follows its container's width (the narrow-screen layout below ``NARROW_PX``), has
     keyboard controls for its sliders, a name, a description and its data tables."""
     div_id = str(uuid.uuid4())
+    styled(fig)
     plot = fig.to_html(
         full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG, post_script=_INIT_JS, div_id=div_id
     )
@@ -207,8 +255,12 @@ def stack(figures: Sequence[Any], *, titles: Sequence[str] | None = None, title:
 
     if not figures:
         raise ValueError("figures: need at least one figure")
+    from ._i18n import _
+
     if titles is None:
         titles = [fig.layout.title.text or "" for fig in figures]
+    titles = [wrap_text(_(t), 80) if t else t for t in titles]  # given in English: in the current language
+    title = _(title) if title else title
     if len(titles) != len(figures):
         raise ValueError(f"titles: need one per figure ({len(figures)}), got {len(titles)}")
     out = make_subplots(rows=len(figures), cols=1, subplot_titles=titles, vertical_spacing=0.3 / len(figures))
@@ -235,5 +287,7 @@ def stack(figures: Sequence[Any], *, titles: Sequence[str] | None = None, title:
         for note in fig.layout.annotations:
             out.add_annotation(go.layout.Annotation(note).update(xref=moved(note.xref), yref=moved(note.yref)))
     height = sum(fig.layout.height or 420 for fig in figures)
-    out.update_layout(height=height, title=dict(text=title, x=0.02) if title else None)
+    # room at the top for the title and the first panel's title (each of its lines 20 pixels)
+    top = (56 if title else 12) + 20 * (1 + titles[0].count("<br>")) if titles[0] else (80 if title else 40)
+    out.update_layout(height=height, title=dict(text=title, x=0.02) if title else None, margin=dict(t=top))
     return out

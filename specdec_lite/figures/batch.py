@@ -13,8 +13,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import batch, theory
+from .._i18n import _
 from ..chains import MarkovChain, one_token
-from ..plotting import slider_figure
+from ..plotting import legend_below, slider_figure
 from ..stats import mean_and_se, running_mean
 from .part1 import grid, pair, plot_points
 
@@ -51,15 +52,18 @@ def running_means_figure(
             fill="toself", mode="lines", line=dict(width=0), fillcolor=color, opacity=0.2, showlegend=False,
             hoverinfo="skip",
         ))
-        fig.add_trace(go.Scatter(x=idx + 1, y=mean[idx], mode="lines", name=f"M = {M}: running mean",
+        fig.add_trace(go.Scatter(x=idx + 1, y=mean[idx], mode="lines", name=_("M = {M}: running mean").format(M=M),
                                  line=dict(color=color)))
-        fig.add_trace(go.Scatter(x=[1, runs], y=[exact, exact], mode="lines", name=f"M = {M}: Theorem 3 ({exact:.2f})",
+        fig.add_trace(go.Scatter(x=[1, runs], y=[exact, exact], mode="lines",
+                                 name=_("M = {M}: Theorem 3 ({exact:.2f})").format(
+            M=M, exact=exact),
                                  line=dict(color=color, dash="dash")))
     thm1 = theory.expected_rejections(draft, target)
-    fig.add_trace(go.Scatter(x=[1, runs], y=[thm1, thm1], mode="lines", name=f"M = 1: Theorem 1 ({thm1:.2f})",
+    fig.add_trace(go.Scatter(x=[1, runs], y=[thm1, thm1], mode="lines", name=_("M = 1: Theorem 1 ({exact:.2f})").format(
+        exact=thm1),
                              line=dict(color=COLORS["thm1"], dash="dot")))
-    fig.update_layout(xaxis_title="number of runs", yaxis_title="rejections per run", height=460,
-                      title=f"Algorithm 4 on two random chains (V = {target.V}, T = {target.T})")
+    fig.update_layout(xaxis_title=_("number of runs"), yaxis_title=_("rejections per run"), height=460,
+                      title=_("Algorithm 4 on two random chains (V = {V}, T = {T})").format(V=target.V, T=target.T))
     return fig
 
 
@@ -86,24 +90,27 @@ def rejections_vs_M_traces(
     limit = batch.batch_rejection_limit(draft, target)
     ends = [int(Ms.min()), int(Ms.max())]
     traces = [
-        go.Scatter(x=Ms, y=values, mode="lines+markers", name="Algorithm 4 (Theorem 3)",
+        go.Scatter(x=Ms, y=values, mode="lines+markers", name=_("Algorithm 4 (Theorem 3)"),
                    line=dict(color=COLORS["batch"]), marker=dict(size=5)),
-        go.Scatter(x=ends, y=[limit, limit], mode="lines", name=f"limit M → ∞ (Proposition 1): {limit:.2f}",
+        go.Scatter(x=ends, y=[limit, limit], mode="lines", name=_("limit M → ∞ (Proposition 1): {limit:.2f}").format(
+            limit=limit),
                    line=dict(color=COLORS["limit"], dash="dash")),
     ]
     if tree:
         tMs = np.asarray(tree_Ms if tree_Ms is not None else Ms, dtype=int)
         tvals = batch.rejections_by_M(draft, target, tMs, tree=True)
-        traces.append(go.Scatter(x=tMs, y=tvals, mode="lines+markers", name="draft tree (this book)",
+        traces.append(go.Scatter(x=tMs, y=tvals, mode="lines+markers", name=_("draft tree (this book)"),
                                  line=dict(color=COLORS["tree"]), marker=dict(size=5, symbol="diamond")))
     if len(mc_Ms):
         gen = np.random.default_rng(seed)
-        samplers = [("batch", "Algorithm 4", batch.batch_speculative)]
-        samplers += [("tree", "draft tree", batch.tree_speculative)] if tree else []
+        samplers = [("batch", _("Algorithm 4"), batch.batch_speculative)]
+        samplers += [("tree", _("draft tree"), batch.tree_speculative)] if tree else []
         for key, label, sampler in samplers:
             stats = np.array([mean_and_se(sampler(draft, target, int(M), runs, gen).rejections) for M in mc_Ms])
             traces.append(go.Scatter(
-                x=list(mc_Ms), y=stats[:, 0], mode="markers", name=f"{label}: Monte Carlo ({runs} runs, ±2 SE)",
+                x=list(mc_Ms), y=stats[:, 0], mode="markers",
+                name=_("{label}: Monte Carlo ({runs} runs, ±2 SE)").format(
+                    label=label, runs=runs),
                 error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
                 marker=dict(color=COLORS[key], size=10, symbol="circle-open", line=dict(width=2)),
             ))
@@ -115,9 +122,10 @@ def rejections_vs_M_figure(draft: MarkovChain, target: MarkovChain, M_max: int =
     """Figure 2 (right): ``E[N_rej]`` for M = 1..M_max flattening to the Proposition 1 limit."""
     Ms = np.arange(1, M_max + 1)
     fig = go.Figure(rejections_vs_M_traces(draft, target, Ms, tree=tree, tree_Ms=draft_counts(M_max)))
-    fig.update_layout(xaxis=dict(title="number of drafts M", type="log" if log_x else "linear"),
-                      yaxis_title="expected rejections E[N_rej]", height=440,
-                      title=f"More drafts help less and less (V = {target.V}, T = {target.T})")
+    ticks = dict(tickvals=[1, 2, 4, 8, 16, 32, 64]) if log_x else {}
+    fig.update_layout(xaxis=dict(title=_("number of drafts M"), type="log" if log_x else "linear", **ticks),
+                      yaxis_title=_("expected rejections E[N_rej]"), height=440,
+                      title=_("More drafts help less and less (V = {V}, T = {T})").format(V=target.V, T=target.T))
     return fig
 
 
@@ -138,13 +146,18 @@ def tree_vs_batch_slider(
     Ms = draft_counts(M_max, dense_up_to=8, points=10)
     steps = []
     for w in qualities:
-        draft, target, _ = pair(V, T, float(w), seed)
+        draft, target, _seed = pair(V, T, float(w), seed)
         traces = rejections_vs_M_traces(draft, target, Ms, tree=True, mc_Ms=mc_Ms, runs=runs, seed=seed)
         b, t = traces[0].y[-1], traces[2].y[-1]
-        steps.append((f"{w:.2f}", traces, {"title": f"M = {M_max}: Algorithm 4 {b:.2f}, tree {t:.2f} rejections"}))
+        title = _("M = {M}: Algorithm 4 {batch:.2f}, tree {tree:.2f} rejections").format(
+            M=M_max, batch=b, tree=t)
+        steps.append((f"{w:.2f}", traces, {"title": title}))
     return slider_figure(
-        steps, label="draft quality",
-        layout={"xaxis": {"title": "number of drafts M", "type": "log"}, "yaxis": {"title": "E[N_rej]"}, "height": 480},
+        steps, label=_("draft quality"),
+        layout={"xaxis": {"title": {"text": _("number of drafts M"), "standoff": 4}, "type": "log",
+                          "tickvals": [1, 2, 4, 8, 16, 32, 64]},
+                "yaxis": {"title": "E[N_rej]"},
+                "height": 480},
     )
 
 
@@ -174,8 +187,8 @@ def figure3(
     Ms = np.arange(1, M_max + 1)
     mc_Ms = np.array([1, 2, 3, 4, 6, 8, 12, 16])
     mc_Ms = mc_Ms[mc_Ms <= M_max]
-    layout, cells = grid(1, 2, ("Bernoulli: p = Ber(u), q = Ber(1/2)", "uniform: p = Unif(V), q = Unif(V'), r = V/V'"),
-                         hspace=0.08)
+    layout, cells = grid(1, 2, (_("Bernoulli<br>p = Ber(u), q = Ber(1/2)"),
+                                _("uniform<br>p = Unif(V), q = Unif(V′), r = V/V′")), hspace=0.1)
     traces: list[go.Scatter] = []
     panels = [
         [(f"u = {u:g}", lambda M, u=u: batch.batch_improvement_bernoulli(u, 0.5, M), np.array([1 - u, u]),
@@ -183,19 +196,23 @@ def figure3(
         [(f"r = {r:g}", lambda M, r=r: batch.batch_improvement_uniform(r, M), np.full(V, 1 / V),
           np.r_[np.full(round(V / r), 1 / round(V / r)), np.zeros(V - round(V / r))]) for r in rs],
     ]
-    styles = [("Bernoulli", "solid"), ("uniform", "dash")]
+    styles = [(_("Bernoulli"), "solid"), (_("uniform"), "dash")]
     for (xa, ya), panel, (group, dash) in zip(cells, panels, styles, strict=True):
         for i, (name, closed, p, q) in enumerate(panel):
             color = PALETTE[i % len(PALETTE)]
-            traces.append(go.Scatter(x=Ms, y=[closed(int(M)) for M in Ms], mode="lines", name=name + " (closed form)",
+            traces.append(go.Scatter(x=Ms, y=[closed(int(M)) for M in Ms], mode="lines",
+                                     name=_("{name} (closed form)").format(
+                name=name),
                                      line=dict(color=color, dash=dash), xaxis=xa, yaxis=ya, legendgroup=group,
                                      legendgrouptitle_text=group if i == 0 else None))
             mc = np.array([batch_improvement_mc(p, q, int(M), runs, gen) for M in mc_Ms])
-            traces.append(go.Scatter(x=mc_Ms, y=mc[:, 0], mode="markers", name=name + " (Monte Carlo)",
+            traces.append(go.Scatter(x=mc_Ms, y=mc[:, 0], mode="markers", name=_("{name} (Monte Carlo)").format(
+                name=name),
                                      error_y=dict(type="data", array=2 * mc[:, 1], visible=True),
                                      marker=dict(color=color, size=7, symbol="circle-open"), xaxis=xa, yaxis=ya,
                                      showlegend=False, legendgroup=group))
     fig = go.Figure(traces, layout)
-    fig.update_layout(height=460, xaxis_title="number of drafts M", xaxis2_title="number of drafts M",
-                      yaxis_title="batch improvement TV − Π r_m")
+    fig.update_layout(height=560, xaxis_title=_("number of drafts M"), xaxis2_title=_("number of drafts M"),
+                      yaxis_title=_("batch improvement TV − Π r_m"), margin=dict(t=70),
+                      legend=legend_below(560, top=70))
     return fig

@@ -15,12 +15,16 @@ import plotly.graph_objects as go
 
 from .. import lookahead as la
 from .. import theory
+from .._i18n import N_, _
 from ..chains import MarkovChain
-from ..plotting import slider_figure
+from ..plotting import legend_below, slider_figure
 from ..primitives import check_int
 from ..stats import mean_and_se
 from ..theory import mean_acceptance
 from .part1 import pair
+
+#: The names the book gives its chain pairs in English (Chapter 7); a legend shows them in the current language.
+BOOK_PAIRS = (N_("constant TV (i.i.d.)"), N_("TV varies by state"), N_("TV in stretches"))
 
 #: Okabe-Ito colours, one per draft quality / curve.
 PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
@@ -29,7 +33,7 @@ PALETTE = ["#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"]
 @lru_cache(maxsize=64)
 def quality_pair(quality: float, V: int = 7, T: int = 50, seed: int = 10) -> tuple[MarkovChain, MarkovChain]:
     """The book's (draft, target) pair for a draft quality (``figures.part1.pair``), cached."""
-    draft, target, _ = pair(V, T, float(quality), seed)
+    draft, target, _seed = pair(V, T, float(quality), seed)
     return draft, target
 
 
@@ -47,25 +51,29 @@ def finite_k_figure(
     mc = [la.speculative_k(draft, target, K, runs, rng) for K in Ks]
     fig = go.Figure()
     series = [
-        ("oracle calls", [p.expected_oracle_calls for p in profs], [r.oracle_calls for r in mc],
+        (_("exact E[oracle calls]"), [p.expected_oracle_calls for p in profs], [r.oracle_calls for r in mc],
          theory.expected_oracle_calls(draft, target), PALETTE[0]),
-        ("rejections", [p.expected_rejections for p in profs], [r.rejections for r in mc],
+        (_("exact E[rejections]"), [p.expected_rejections for p in profs], [r.rejections for r in mc],
          theory.expected_rejections(draft, target), PALETTE[1]),
     ]
-    for (name, exact, samples, limit, color), where in zip(series, ["top right", "bottom right"], strict=True):
+    limits = []
+    for name, exact, samples, limit, color in series:
         stats = np.array([mean_and_se(s) for s in samples])
-        fig.add_trace(go.Scatter(x=Ks, y=exact, mode="lines", name=f"exact E[{name}]", line=dict(color=color)))
+        fig.add_trace(go.Scatter(x=Ks, y=exact, mode="lines", name=name, line=dict(color=color)))
         fig.add_trace(go.Scatter(
-            x=Ks, y=stats[:, 0], mode="markers", name=f"Monte Carlo ({runs} runs, ±2 SE)",
+            x=Ks, y=stats[:, 0], mode="markers", name=_("Monte Carlo ({runs} runs, ±2 SE)").format(runs=runs),
             marker=dict(color=color, symbol="circle-open", size=9),
             error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
         ))
-        fig.add_hline(y=limit, line=dict(color=color, dash="dash"),
-                      annotation_text=f"K = ∞ (paper's Theorem 1): {limit:.2f}", annotation_position=where)
+        # K = ∞ as a dashed line named in the legend (two labels on the lines would collide with the curves)
+        limits.append(go.Scatter(x=[min(Ks), max(Ks)], y=[limit, limit], mode="lines",
+                                 line=dict(color=color, dash="dash"),
+                                 name=_("K = ∞ (paper's Theorem 1): {limit:.2f}").format(limit=limit)))
+    fig.add_traces(limits)
     fig.update_layout(
-        xaxis_title="lookahead K (drafted tokens per round)", yaxis_title="expected count per sequence",
-        height=440, legend=dict(orientation="h", y=-0.2),
-        title=f"finite lookahead on a chain with V = {target.V}, T = {target.T}",
+        xaxis_title=_("lookahead K (drafted tokens per round)"), yaxis_title=_("expected count per sequence"),
+        height=500, legend=legend_below(500),
+        title=_("Finite lookahead on a chain with V = {V}, T = {T}").format(V=target.V, T=target.T),
     )
     return fig
 
@@ -83,17 +91,17 @@ def leviathan_figure(
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=grid, y=[la.expected_tokens_per_call(alpha, K) for K in grid], mode="lines",
-        name=f"Leviathan et al., α = {alpha:.2f}", line=dict(color="black"),
+        name=_("Leviathan et al., α = {alpha:.2f}").format(alpha=alpha), line=dict(color="black"),
     ))
     for i, (label, draft, target) in enumerate(pairs):
         calls = np.array([p.expected_oracle_calls for p in la.lookahead_profiles(draft, target, Ks)])
         fig.add_trace(go.Scatter(
-            x=Ks, y=target.T / calls, mode="markers", name=label,
+            x=Ks, y=target.T / calls, mode="markers", name=_(label),
             marker=dict(color=PALETTE[i % len(PALETTE)], size=9, symbol=["circle", "square", "diamond"][i % 3]),
         ))
     fig.update_layout(
-        xaxis_title="lookahead K", yaxis_title="tokens per oracle call", height=440,
-        legend=dict(orientation="h", y=-0.2), title="exact finite-K chains against the i.i.d. formula",
+        xaxis_title=_("lookahead K"), yaxis_title=_("tokens per oracle call"), height=480,
+        legend=legend_below(480), title=_("Exact finite-K chains against the i.i.d. formula"),
     )
     return fig
 
@@ -120,15 +128,16 @@ def speedup_traces(
     best = int(np.argmax(curve))
     traces = [
         go.Scatter(x=Ks, y=curve, mode="lines+markers", name=name, line=dict(color=color), marker=dict(size=4)),
-        go.Scatter(x=[best], y=[curve[best]], mode="markers", name=f"best K = {best}", showlegend=False,
+        go.Scatter(x=[best], y=[curve[best]], mode="markers", name=_("best K = {K}").format(K=best), showlegend=False,
                    marker=dict(color=color, size=16, symbol="star", line=dict(color="black", width=1)),
-                   hovertemplate=f"{name}<br>best K = {best}<br>speed-up = {curve[best]:.2f}×<extra></extra>"),
+                   hovertemplate=_("{name}<br>best K = {K}<br>speed-up = {speedup:.2f}×").format(
+                       name=name, K=best, speedup=curve[best]) + "<extra></extra>"),
     ]
     if iid:
         alpha = mean_acceptance(draft, target)
         traces.append(go.Scatter(
             x=Ks, y=[la.iid_speedup(alpha, int(K), c) for K in Ks], mode="lines", showlegend=False,
-            line=dict(color=color, dash="dot", width=1), name=f"i.i.d. formula, α = {alpha:.2f}",
+            line=dict(color=color, dash="dot", width=1), name=_("i.i.d. formula, α = {alpha:.2f}").format(alpha=alpha),
         ))
     return traces
 
@@ -143,13 +152,14 @@ def best_k_slider_figure(
         traces, bests = [], []
         for i, quality in enumerate(qualities):
             draft, target = quality_pair(float(quality), V, T, seed)
-            traces += speedup_traces(draft, target, c, K_max, name=f"quality {quality:.2f}",
+            traces += speedup_traces(draft, target, c, K_max, name=_("quality {quality:.2f}").format(quality=quality),
                                      color=PALETTE[i % len(PALETTE)])
             bests.append(f"{quality:.2f} → {la.best_lookahead(draft, target, c, K_max=K_max)[0]}")
-        steps.append((f"{c:g}", traces, dict(title=f"cost ratio c = {c:g}; best K: " + ", ".join(bests))))
+        title = _("cost ratio c = {c}; best K: {bests}").format(c=f"{c:g}", bests=", ".join(bests))
+        steps.append((f"{c:g}", traces, dict(title=title)))
     return slider_figure(
-        steps, label="cost ratio c", active=active,
-        layout=dict(xaxis_title="lookahead K", yaxis_title="speed-up over autoregressive (wall-clock)",
+        steps, label=_("cost ratio c"), active=active,
+        layout=dict(xaxis_title=_("lookahead K"), yaxis_title=_("speed-up over autoregressive (wall-clock)"),
                     height=520, legend=dict(x=1.02, y=1),
                     shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=1, y1=1, line=dict(dash="dash",
                                  color="gray"))]),
@@ -161,14 +171,14 @@ def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap:
     alphas, costs = np.asarray(alphas, float), np.asarray(costs, float)
     z = np.array([[min(la.best_lookahead_iid(a, c, K_max=K_cap), K_cap) for a in alphas] for c in costs])
     fig = go.Figure(go.Heatmap(
-        x=alphas, y=costs, z=z, colorscale="Viridis", colorbar=dict(title="best K"),
-        hovertemplate="α = %{x:.2f}<br>c = %{y:.3f}<br>best K = %{z}<extra></extra>",
+        x=alphas, y=costs, z=z, colorscale="Viridis", colorbar=dict(title=_("best K")),
+        hovertemplate=_("α = %{x:.2f}<br>c = %{y:.3f}<br>best K = %{z}") + "<extra></extra>",
     ))
     grid = alphas[(alphas >= costs.min()) & (alphas <= costs.max())]
     fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", line=dict(color="white", dash="dash"),
-                             name="α = c: below it K = 0"))
-    fig.update_layout(xaxis_title="acceptance rate α = 1 - TV", yaxis_title="cost ratio c (log scale)", height=460,
-                      yaxis_type="log",
-                      title=f"best lookahead (i.i.d. acceptances; capped at {K_cap})",
-                      legend=dict(orientation="h", y=-0.2))
+                             name=_("α = c: below it K = 0")))
+    fig.update_layout(xaxis_title=_("acceptance rate α = 1 − TV"), yaxis_title=_("cost ratio c (log scale)"),
+                      height=460, yaxis=dict(type="log", tickvals=[0.003, 0.01, 0.03, 0.1, 0.3, 1]),
+                      title=_("Best lookahead (i.i.d. acceptances; capped at {K_cap})").format(K_cap=K_cap),
+                      legend=legend_below(460))
     return fig

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import decoding, theory
+from .._i18n import _
 from ..chains import MarkovChain, draft_for
 from ..chains import seeded_pair as pair
 from ..laws import check_law, law_split, rejected_mass, tv
@@ -86,20 +87,20 @@ def tv_traces(p: Any, q: Any) -> list[go.Bar]:
     x = token_labels(p.shape[-1])
     shared, q_above = law_split(p, q)
     return [
-        go.Bar(x=x, y=shared, name="shared: min(p, q)", marker_color=COLORS["shared"]),
-        go.Bar(x=x, y=rejected_mass(q, p), name="p above q", marker_color=COLORS["p"]),
-        go.Bar(x=x, y=q_above, name="q above p", marker_color=COLORS["q"]),
+        go.Bar(x=x, y=shared, name=_("shared: min(p, q)"), marker_color=COLORS["shared"]),
+        go.Bar(x=x, y=rejected_mass(q, p), name=_("p above q"), marker_color=COLORS["p"]),
+        go.Bar(x=x, y=q_above, name=_("q above p"), marker_color=COLORS["q"]),
     ]
 
 
 def _tv_title(p: np.ndarray, q: np.ndarray) -> str:
-    return f"TV(p, q) = {tv(p, q):.3f} = orange mass = blue mass = 1 - grey mass"
+    return _("TV(p, q) = {tv:.3f} = orange mass = blue mass = 1 − grey mass").format(tv=tv(p, q))
 
 
 def tv_figure(p: Any, q: Any) -> go.Figure:
     """TV as non-overlapping mass: grey is shared, orange and blue each add up to TV."""
     fig = go.Figure(tv_traces(p, q))
-    fig.update_layout(barmode="stack", title=_tv_title(np.asarray(p), np.asarray(q)), yaxis_title="probability")
+    fig.update_layout(barmode="stack", title=_tv_title(np.asarray(p), np.asarray(q)), yaxis_title=_("probability"))
     return fig
 
 
@@ -112,7 +113,8 @@ def tv_slider_figure(q: Any, other: Any, qualities: Sequence[float] = tuple(np.l
         p = w * q + (1 - w) * other
         steps.append((f"{w:.2f}", tv_traces(p, q), {"title": _tv_title(p, q)}))
     return slider_figure(
-        steps, label="draft quality", layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": "probability"}}
+        steps, label=_("draft quality"),
+        layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": _("probability")}},
     )
 
 
@@ -128,10 +130,12 @@ def split_traces(p: Any, q: Any) -> list[Any]:
     x = token_labels(p.shape[-1])
     accepted, rejected = law_split(p, q)
     return [
-        go.Bar(x=x, y=accepted, name="accepted draft: p·min(1, q/p)", marker_color=COLORS["accept"]),
-        go.Bar(x=x, y=rejected, name="after a rejection: TV·[q-p]₊", marker_color=COLORS["residual"]),
-        go.Scatter(x=x, y=p, mode="markers", name="draft p", marker=dict(color=COLORS["p"], size=11, symbol="diamond")),
-        go.Scatter(x=x, y=q, mode="markers", name="target q", marker=dict(color="black", size=13, symbol="line-ew-open",
+        go.Bar(x=x, y=accepted, name=_("accepted draft: p·min(1, q/p)"), marker_color=COLORS["accept"]),
+        go.Bar(x=x, y=rejected, name=_("after a rejection: TV·[q − p]₊"), marker_color=COLORS["residual"]),
+        go.Scatter(x=x, y=p, mode="markers", name=_("draft p"),
+                   marker=dict(color=COLORS["p"], size=11, symbol="diamond")),
+        go.Scatter(x=x, y=q, mode="markers", name=_("target q"),
+                   marker=dict(color="black", size=13, symbol="line-ew-open",
                                                                            line=dict(width=3))),
     ]
 
@@ -143,10 +147,11 @@ def split_slider_figure(q: Any, other: Any, qualities: Sequence[float] = tuple(n
     steps = []
     for w in qualities:
         p = w * q + (1 - w) * other
-        title = f"P(reject) = TV(p, q) = {tv(p, q):.3f}; green + pink = q on every token"
+        title = _("P(reject) = TV(p, q) = {tv:.3f}; green + pink = q on every token").format(tv=tv(p, q))
         steps.append((f"{w:.2f}", split_traces(p, q), {"title": title}))
     return slider_figure(
-        steps, label="draft quality", layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": "probability"}}
+        steps, label=_("draft quality"),
+        layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": _("probability")}},
     )
 
 
@@ -174,11 +179,11 @@ def running_mean_traces(rejections: Any, exact: float, *, max_points: int = 400)
     return [
         go.Scatter(
             x=band_x, y=band_y, fill="toself", mode="lines", line=dict(width=0), fillcolor="rgba(0,114,178,0.18)",
-            name="± 2 standard errors", hoverinfo="skip",
+            name=_("± 2 standard errors"), hoverinfo="skip",
         ),
-        go.Scatter(x=runs, y=mean[idx], mode="lines", name="Monte Carlo running mean", line=dict(color=COLORS["q"])),
+        go.Scatter(x=runs, y=mean[idx], mode="lines", name=_("Monte Carlo running mean"), line=dict(color=COLORS["q"])),
         go.Scatter(
-            x=[1, n], y=[exact, exact], mode="lines", name="exact E[N_rej] (Theorem 1)",
+            x=[1, n], y=[exact, exact], mode="lines", name=_("exact E[N_rej] (Theorem 1)"),
             line=dict(color="black", dash="dash"),
         ),
     ]
@@ -187,7 +192,9 @@ def running_mean_traces(rejections: Any, exact: float, *, max_points: int = 400)
 def _rejections_title(draft: MarkovChain, target: MarkovChain, rejections: np.ndarray) -> str:
     exact = theory.expected_rejections(draft, target)
     m = float(np.mean(rejections))
-    return f"exact E[N_rej] = {exact:.2f}; Monte Carlo mean of {rejections.size} runs = {m:.2f}"
+    return _("exact E[N_rej] = {exact:.2f}; Monte Carlo mean of {runs} runs = {mean:.2f}").format(
+        exact=exact, runs=rejections.size, mean=m
+    )
 
 
 def figure2_slider(
@@ -210,8 +217,8 @@ def figure2_slider(
         steps.append((f"{w:.2f}", traces, {"title": _rejections_title(draft, target, rej)}))
     return slider_figure(
         steps,
-        label="draft quality",
-        layout={"xaxis": {"title": "number of runs"}, "yaxis": {"title": "rejections per run"}, "height": 480},
+        label=_("draft quality"),
+        layout={"xaxis": {"title": _("number of runs")}, "yaxis": {"title": _("rejections per run")}, "height": 480},
     )
 
 
@@ -239,9 +246,9 @@ def quality_sweep_traces(target: MarkovChain, qualities: Sequence[float], seed: 
     return [
         go.Scatter(x=s["quality"], y=s["rejections"], name="E[N_rej]", mode="lines+markers",
                    line=dict(color=COLORS["residual"])),
-        go.Scatter(x=s["quality"], y=s["speedup"], name="speed-up T / E[oracle calls]", mode="lines+markers",
+        go.Scatter(x=s["quality"], y=s["speedup"], name=_("speed-up T / E[oracle calls]"), mode="lines+markers",
                    yaxis="y2", line=dict(color=COLORS["accept"])),
-        go.Scatter(x=s["quality"], y=paper, name="paper's T / E[N_rej]", mode="lines", yaxis="y2",
+        go.Scatter(x=s["quality"], y=paper, name=_("paper's T / E[N_rej]"), mode="lines", yaxis="y2",
                    line=dict(color=COLORS["accept"], dash="dot")),
     ]
 
@@ -257,16 +264,17 @@ def quality_sweep_slider(
     steps = []
     for T in Ts:
         target = MarkovChain.random(V, T, rng=seed)
-        steps.append((str(T), quality_sweep_traces(target, qualities, seed + 1), {"title": f"T = {T} tokens"}))
+        steps.append((str(T), quality_sweep_traces(target, qualities, seed + 1), {"title": _("T = {T} tokens").format(
+            T=T)}))
     return slider_figure(
         steps,
         label="T",
         active=active,
         layout={
-            "xaxis": {"title": "draft quality (0: unrelated chain, 1: the target itself)"},
-            "yaxis": {"title": "expected rejections E[N_rej]", "rangemode": "tozero"},
+            "xaxis": {"title": _("draft quality (0: unrelated chain, 1: the target itself)")},
+            "yaxis": {"title": _("expected rejections E[N_rej]"), "rangemode": "tozero"},
             "yaxis2": {
-                "title": "speed-up (log scale)", "overlaying": "y", "side": "right", "type": "log",
+                "title": _("speed-up (log scale)"), "overlaying": "y", "side": "right", "type": "log",
                 "tickvals": [1, 2, 5, 10, 20, 50, 100, 200], "showgrid": False,
             },
             "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
@@ -291,15 +299,20 @@ def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go
     labels = ["".join(map(str, np.unravel_index(i, (V,) * tokens.shape[1]))) for i in order]
     gof = chi_square(counts, law)
     fig = go.Figure([
-        go.Bar(x=labels, y=counts[order] / runs, name="observed frequency", marker_color=COLORS["mc"]),
+        go.Bar(x=labels, y=counts[order] / runs, name=_("observed frequency"), marker_color=COLORS["mc"]),
         go.Scatter(
-            x=labels, y=law[order], mode="markers", name="exact q(x_1:T) ± 2 SE",
+            x=labels, y=law[order], mode="markers", name=_("exact q(x_1:T) ± 2 SE"),
             marker=dict(color=COLORS["q"], size=10, symbol="line-ew-open", line=dict(width=3)),
             error_y=dict(type="data", array=2 * np.sqrt(law[order] * (1 - law[order]) / runs), color=COLORS["q"]),
         ),
     ])
     fig.update_layout(
-        title=f"{runs} runs, {law.size} possible sequences; chi-square p-value {gof.pvalue:.3f}",
-        xaxis_title="sequence x_1 ... x_T (the most likely ones)", yaxis_title="probability", height=420,
+        title=_("{runs} runs, {sequences} possible sequences; chi-square p-value {pvalue:.3f}").format(
+            runs=runs, sequences=law.size, pvalue=gof.pvalue
+        ),
+        xaxis=dict(title=_("sequence x_1 … x_T (the {top} most likely)").format(top=len(order)), tickangle=-90,
+                   tickfont=dict(size=11)),
+        yaxis_title=_("probability"),
+        height=420,
     )
     return fig

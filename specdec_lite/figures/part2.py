@@ -14,10 +14,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import biased, tradeoff
+from .._i18n import N_, _
 from ..chains import MarkovChain
 from ..laws import over_accept, tv
 from ..optimality import random_unbiased_member
-from ..plotting import slider_figure
+from ..plotting import legend_below, slider_figure
 from .part1 import token_labels
 
 #: Colours shared by the Part II figures and widgets (p and q as in Part I).
@@ -37,6 +38,15 @@ COLORS = {
 EPS_GRID = tuple(float(e) for e in np.round(np.r_[0.0, np.geomspace(0.005, 0.5, 15)], 4))
 
 
+#: What the book's sweeps are of, in English (Chapter 5); a sweep's title says it in the current language.
+BOOK_SWEEPS = (N_("one token"), N_("chain, V = 7, T = 50"))
+
+
+def eps_label(eps: float) -> str:
+    """A margin as a slider step and a title show it: two significant digits (``0.0134`` as ``0.013``)."""
+    return f"{float(eps):.2g}"
+
+
 def front_dicts(tv_pq: float, *, xaxis: str = "x", yaxis: str = "y") -> list[dict[str, Any]]:
     """The unattainable triangle below the front and the front itself, from ``(TV, 0)`` to ``(0, TV)``.
 
@@ -45,9 +55,9 @@ def front_dicts(tv_pq: float, *, xaxis: str = "x", yaxis: str = "y") -> list[dic
     d = float(tv_pq)
     return [
         dict(type="scatter", x=[0, d, 0, 0], y=[0, 0, d, 0], fill="toself", mode="lines", line=dict(width=0),
-             fillcolor=COLORS["unattainable"], name="unattainable", hoverinfo="skip", xaxis=xaxis, yaxis=yaxis),
+             fillcolor=COLORS["unattainable"], name=_("unattainable"), hoverinfo="skip", xaxis=xaxis, yaxis=yaxis),
         dict(type="scatter", x=[d, 0], y=[0, d], mode="lines", line=dict(color=COLORS["front"], width=3),
-             name="Pareto front (Theorem 5)", xaxis=xaxis, yaxis=yaxis),
+             name=_("Pareto front (Theorem 5)"), xaxis=xaxis, yaxis=yaxis),
     ]
 
 
@@ -77,7 +87,10 @@ def panel_layout(titles: Sequence[str], widths: Sequence[float] | None = None, g
     return layout
 
 
-def front_axes(title_x: str = "P(reject)", title_y: str = "loss TV(P^A, q)") -> dict[str, Any]:
+def front_axes(title_x: str | None = None, title_y: str | None = None) -> dict[str, Any]:
+    """Axes of the rejection/loss plane (default titles: ``P(reject)`` and the loss ``TV(Pᴬ, q)``)."""
+    title_x = "P(reject)" if title_x is None else title_x
+    title_y = _("loss TV(Pᴬ, q)") if title_y is None else title_y
     return dict(xaxis=dict(title=title_x, rangemode="tozero"), yaxis=dict(title=title_y, rangemode="tozero"))
 
 
@@ -107,19 +120,22 @@ def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
     pts = random_algorithms(p, q, n, seed)
     d = float(tv(*tradeoff.check_pair(p, q)))
     fig = go.Figure(front_traces(d))
-    fig.add_trace(go.Scatter(x=pts["any_reject"], y=pts["any_loss"], mode="markers", name="random (b, P)",
+    fig.add_trace(go.Scatter(x=pts["any_reject"], y=pts["any_loss"], mode="markers", name=_("random (b, P)"),
                              marker=dict(color=COLORS["random"], size=5)))
     fig.add_trace(go.Scatter(x=pts["best_reject"], y=pts["best_loss"], mode="markers",
-                             name="random b, optimal P* (Theorem 4)", marker=dict(color=COLORS["opt"], size=5)))
+                             name=_("random b, optimal P* (Theorem 4)"), marker=dict(color=COLORS["opt"], size=5)))
     fig.add_trace(go.Scatter(x=pts["unbiased_reject"], y=pts["unbiased_loss"], mode="markers",
-                             name="random unbiased member of F", marker=dict(color=COLORS["unbiased"], size=6,
+                             name=_("random unbiased member of F"), marker=dict(color=COLORS["unbiased"], size=6,
                                                                               symbol="diamond")))
-    fig.add_trace(go.Scatter(x=[d, 0], y=[0, d], mode="markers+text", text=["speculative", "always accept"],
-                             textposition=["top right", "top right"], name="ends of the front",
+    # the labels of the two ends sit inside the unattainable triangle, where no point can be
+    fig.add_trace(go.Scatter(x=[d, 0], y=[0, d], mode="markers+text", text=[_("speculative"), ""],
+                             textposition="top left", name=_("ends of the front"),
                              marker=dict(color=COLORS["front"], size=12, symbol="star")))
+    fig.add_annotation(x=0, y=d, ax=0.03 * d, ay=0.45 * d, axref="x", ayref="y", text=_("always accept"),
+                       xanchor="left", showarrow=True, arrowhead=0, arrowwidth=1)
     fig.update_layout(
-        title=f"Every algorithm lies on or above the front; TV(p, q) = {d:.3f}",
-        height=480, **front_axes(), legend=dict(x=0.55, y=0.98),
+        title=_("Every algorithm lies on or above the front; TV(p, q) = {tv:.3f}").format(tv=d),
+        height=560, **front_axes(), legend=legend_below(560),
     )
     return fig
 
@@ -162,20 +178,25 @@ def sweep_steps(
         traces: list[Any] = front_traces(total_tv)
         for kind in ("opt", "uno"):
             name = "OPT: P = [q − p]₊" if kind == "opt" else "UNO: P = q"
-            traces.append(go.Scatter(x=sweep["reject"], y=sweep[kind], mode="lines", name=f"{name} (all ε)",
+            traces.append(go.Scatter(x=sweep["reject"], y=sweep[kind], mode="lines",
+                                     name=_("{name} (all ε)").format(name=name),
                                      line=dict(color=COLORS[kind], dash="dot")))
             traces.append(go.Scatter(x=[sweep["reject"][i]], y=[sweep[kind][i]], mode="markers",
-                                     name=f"{name} at ε = {eps:g}", marker=dict(color=COLORS[kind], size=14)))
+                                     name=_("{name} at ε = {eps}").format(
+                                         name=name, eps=eps_label(eps)), marker=dict(color=COLORS[kind], size=14)))
             traces.append(go.Scatter(x=xs_eps, y=sweep[kind], mode="lines+markers", showlegend=False,
                                      line=dict(color=COLORS[kind]), xaxis="x2", yaxis="y2"))
-        traces.append(go.Scatter(x=xs_eps, y=sweep["reject"], mode="lines+markers", name="P(reject), both",
+        traces.append(go.Scatter(x=xs_eps, y=sweep["reject"], mode="lines+markers", name=_("P(reject), both"),
                                  line=dict(color=COLORS["out"], dash="dash"), xaxis="x2", yaxis="y2"))
         traces.append(go.Scatter(x=[xs_eps[i]] * 2, y=[0, total_tv], mode="lines", showlegend=False,
                                  line=dict(color="black", width=1), xaxis="x2", yaxis="y2"))
         gap = sweep["uno"][i] - sweep["opt"][i]
-        title = (f"{what}, ε = {eps:g}<br><sup>P(reject) {sweep['reject'][i]:.3f}; loss OPT {sweep['opt'][i]:.3f}, "
-                 f"UNO {sweep['uno'][i]:.3f} (UNO − OPT = {gap:.3f})</sup>")
-        steps.append((f"{eps:g}", traces, {"title": title}))
+        title = _("{what}, ε = {eps}<br><sup>P(reject) {reject:.3f}; loss OPT {opt:.3f}, UNO {uno:.3f} "
+                  "(UNO − OPT = {gap:.3f})</sup>").format(
+            what=_(what), eps=eps_label(eps), reject=sweep["reject"][i], opt=sweep["opt"][i], uno=sweep["uno"][i],
+            gap=gap,
+        )
+        steps.append((eps_label(eps), traces, {"title": title}))
     return steps
 
 
@@ -185,9 +206,10 @@ def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, activ
     layout = dict(
         height=620, margin=dict(t=190),
         xaxis=dict(domain=[0, 0.45], title="P(reject)", range=[0, 1.05 * total_tv]),
-        yaxis=dict(title="loss TV(P^A, q)", range=[0, top]),
-        xaxis2=dict(domain=[0.58, 1], title="ε (log scale; ε = 0 drawn at the left edge)", type="log", anchor="y2"),
-        yaxis2=dict(title="loss / P(reject)", range=[0, top], anchor="x2"),
+        yaxis=dict(title=_("loss TV(Pᴬ, q)"), range=[0, top]),
+        xaxis2=dict(domain=[0.58, 1], title=_("ε (log scale; ε = 0 drawn at the left edge)"), type="log", anchor="y2",
+                    tickvals=[0.01, 0.1], minor=dict(ticks="outside", tickvals=[0.003, 0.03, 0.3])),
+        yaxis2=dict(title=_("loss / P(reject)"), range=[0, top], anchor="x2"),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
     positive = sweep["eps"][sweep["eps"] > 0]
@@ -220,16 +242,19 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
     for kind in ("opt", "uno"):
         name = "OPT" if kind == "opt" else "UNO"
         d = s[kind]
-        fig.add_trace(go.Scatter(x=d["reject"], y=d["seq_tv"], mode="lines+markers", name=f"{name}: sequence TV",
+        fig.add_trace(go.Scatter(x=d["reject"], y=d["seq_tv"], mode="lines+markers",
+                                 name=_("{name}: sequence TV").format(name=name),
                                  text=[f"ε = {e:g}" for e in s["eps"]], line=dict(color=COLORS[kind])))
-        fig.add_trace(go.Scatter(x=d["reject"], y=d["summed_loss"], mode="lines", name=f"{name}: Σ_n per-position loss",
+        fig.add_trace(go.Scatter(x=d["reject"], y=d["summed_loss"], mode="lines",
+                                 name=_("{name}: Σ_n per-position loss").format(name=name),
                                  line=dict(color=COLORS[kind], dash="dot")))
     fig.add_hline(y=biased.sequence_tv(draft, target), line=dict(color=COLORS["p"], dash="dash"),
-                  annotation_text="TV(draft, target) over sequences (always accept)")
-    fig.update_layout(height=480, title=f"Whole sequences of length T = {target.T} (V = {target.V}), exact",
-                      xaxis=dict(title="E[N_rej] (exact)", rangemode="tozero"),
-                      yaxis=dict(title="TV between sequence laws", rangemode="tozero"),
-                      legend=dict(x=0.5, y=0.98))
+                  annotation_text=_("TV(draft, target) over sequences (always accept)"))
+    fig.update_layout(height=480, title=_("Whole sequences of length T = {T} (V = {V}), exact").format(
+                          T=target.T, V=target.V),
+                      xaxis=dict(title=_("E[N_rej] (exact)"), rangemode="tozero"),
+                      yaxis=dict(title=_("TV between sequence laws"), rangemode="tozero"),
+                      legend=legend_below(480))
     return fig
 
 
@@ -244,12 +269,12 @@ def unbiased_members_figure(p: Any, q: Any, n: int = 300, seed: int = 0) -> go.F
     reject = tradeoff.reject_probability(p, b)
     bias = tradeoff.bias(p, q, b, P)
     d = float(tv(p, q))
-    fig = go.Figure(go.Histogram(x=reject, nbinsx=40, name="random members of F", marker_color=COLORS["unbiased"]))
+    fig = go.Figure(go.Histogram(x=reject, nbinsx=40, name=_("random members of F"), marker_color=COLORS["unbiased"]))
     fig.add_vline(x=d, line=dict(color=COLORS["front"], width=3), annotation_text=f"TV(p, q) = {d:.3f}")
     fig.update_layout(
-        height=380, xaxis=dict(title="P(reject)", range=[0, 1]), yaxis_title="members",
-        title=f"{n} random unbiased algorithms<br><sup>min P(reject) = {reject.min():.3f} ≥ TV(p, q) = {d:.3f}; "
-              f"max bias {bias.max():.1e}</sup>",
+        height=380, xaxis=dict(title="P(reject)", range=[0, 1]), yaxis_title=_("members"),
+        title=_("{n} random unbiased algorithms<br><sup>min P(reject) = {low:.3f} ≥ TV(p, q) = {tv:.3f}; "
+                "max bias {bias:.1e}</sup>").format(n=n, low=reject.min(), tv=d, bias=bias.max()),
     )
     return fig
 
@@ -267,28 +292,30 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
         b = over_accept(p, q, e)
         out = tradeoff.output_law(p, b, tradeoff.optimal_rejection_law(p, q, b))
         traces = [
-            go.Bar(x=x, y=q, name="q (target)", marker_color=COLORS["q"]),
-            go.Bar(x=x, y=out, name="output law, best P", marker_color=COLORS["out"]),
+            go.Bar(x=x, y=q, name=_("q (target)"), marker_color=COLORS["q"]),
+            go.Bar(x=x, y=out, name=_("output law, best P"), marker_color=COLORS["out"]),
             go.Scatter(x=x, y=b, mode="markers", name="b = min(1, (q + ε)/p)",
                        marker=dict(symbol="diamond", size=11, color=COLORS["opt"])),
             *front_traces(d, xaxis="x2", yaxis="y2"),
-            go.Scatter(x=[d, d], y=[0, d], mode="lines", name="bound TV(p, q)", xaxis="x2", yaxis="y2",
+            go.Scatter(x=[d, d], y=[0, d], mode="lines", name=_("bound TV(p, q)"), xaxis="x2", yaxis="y2",
                        line=dict(color=COLORS["front"], dash="dash")),
-            go.Scatter(x=[pt[0] for pt in path], y=[pt[1] for pt in path], mode="lines", name="all ε",
+            go.Scatter(x=[pt[0] for pt in path], y=[pt[1] for pt in path], mode="lines", name=_("all ε"),
                        line=dict(color=COLORS["random"]), xaxis="x2", yaxis="y2"),
             go.Scatter(x=[r], y=[loss], mode="markers", name=f"ε = {e:g}", xaxis="x2", yaxis="y2",
                        marker=dict(color="black", size=14, symbol="x")),
         ]
-        side = "unbiased (ε ≤ 0)" if loss <= 1e-12 else "biased (ε > 0 somewhere it matters)"
-        title = (f"ε = {e:g}: {side}<br><sup>P(reject) = {float(r):.3f} vs TV(p, q) = {d:.3f}; "
-                 f"bias with the best P = {float(loss):.3f}</sup>")
+        side = _("unbiased (ε ≤ 0)") if loss <= 1e-12 else _("biased (ε > 0 somewhere it matters)")
+        title = _("ε = {eps}: {side}<br><sup>P(reject) = {reject:.3f} vs TV(p, q) = {tv:.3f}; "
+                  "bias with the best P = {loss:.3f}</sup>").format(
+            eps=f"{e:g}", side=side, reject=float(r), tv=d, loss=float(loss)
+        )
         steps.append((f"{e:g}", traces, {"title": title}))
-    layout = panel_layout(("output law vs target (bars), rule b (diamonds)", "rejection vs bias"))
+    layout = panel_layout((_("output law vs target (bars), rule b (diamonds)"), _("rejection vs bias")))
     layout["yaxis"].update(range=[0, 1.05])
     layout["xaxis2"].update(title="P(reject)", range=[0, 1])
-    layout["yaxis2"].update(title="bias TV(P^A, q)", range=[0, max(d, 0.05) * 1.1])
-    layout.update(height=600, margin=dict(t=170), barmode="group",
-                  legend=dict(orientation="h", x=0, y=1.06, yanchor="bottom"))
+    layout["yaxis2"].update(title=_("bias TV(Pᴬ, q)"), range=[0, max(d, 0.05) * 1.1])
+    layout.update(height=620, margin=dict(t=190), barmode="group",
+                  legend=dict(orientation="h", x=0, y=1.12, yanchor="bottom"))
     centre = int(np.argmin(np.abs(grid))) if active is None else active
     return slider_figure(steps, label="ε", layout=layout, active=centre)
 
@@ -301,14 +328,14 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
     gen = np.random.default_rng(seed)
     values = np.array([
         biased.rejection_profile_of(draft, *random_unbiased_chain_member(draft, target, gen, spread=gen.random())).sum()
-        for _ in range(n)
+        for _member in range(n)
     ])
-    fig = go.Figure(go.Histogram(x=values, nbinsx=40, name="random members of F", marker_color=COLORS["unbiased"]))
+    fig = go.Figure(go.Histogram(x=values, nbinsx=40, name=_("random members of F"), marker_color=COLORS["unbiased"]))
     fig.add_vline(x=bound, line=dict(color=COLORS["front"], width=3),
-                  annotation_text=f"speculative decoding: {bound:.2f}")
-    fig.update_layout(height=380, xaxis_title="E[N_rej] (exact)", yaxis_title="members",
-                      title=f"{n} random unbiased algorithms on a chain (V = {target.V}, T = {target.T})"
-                            f"<br><sup>smallest E[N_rej] = {values.min():.2f} ≥ speculative decoding's "
-                            f"{bound:.2f}</sup>")
+                  annotation_text=_("speculative decoding: {bound:.2f}").format(bound=bound))
+    fig.update_layout(height=380, xaxis_title=_("E[N_rej] (exact)"), yaxis_title=_("members"),
+                      title=_("{n} random unbiased algorithms on a chain (V = {V}, T = {T})<br><sup>smallest "
+                              "E[N_rej] = {low:.2f} ≥ speculative decoding's {bound:.2f}</sup>").format(
+                          n=n, V=target.V, T=target.T, low=values.min(), bound=bound))
     return fig
 

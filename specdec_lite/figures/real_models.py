@@ -13,13 +13,46 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from .._i18n import N_, _
+from ..plotting import wrap_text
+
 #: Okabe-Ito colours.
 BLUE, ORANGE, GREEN, PINK, RED, SKY = "#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9"
 LAW_COLORS = {"opt": BLUE, "uno": ORANGE}
 
 
+#: The title the book gives its stacked panels of predicted speed-ups in English (Chapter 8).
+BOOK_TITLES = (N_("Predicted speed-up from measured call costs (random weights, real shapes)"),)
+
+#: The models of a pair as the figures name them (their names in the current language: ``role_name``).
+ROLES = {"target": N_("target model"), "draft": N_("draft model")}
+
+
+def role_name(role: str) -> str:
+    """``role`` (``"target"``, ``"draft"``, or any other key of a losses dict) in the current language."""
+    return _(ROLES[role]) if role in ROLES else role
+
+
+#: The kinds of generated tokens, short (legends), in the current language.
+KIND_NAMES = {"accepted": lambda: _("accepted"), "rejected": lambda: _("rejected"), "bonus": lambda: _("bonus")}
+
+
 def _title(text: str, label: str) -> dict[str, Any]:
-    return dict(text=f"{text}<br><sup>{label}</sup>", x=0.02)
+    """The title: ``text``, and under it ``label`` (the machine and the pair) in small type, broken into lines
+    that fit the figure."""
+    return dict(text=f"{text}<br><sup>{wrap_text(label, 80)}</sup>", x=0.02)
+
+
+def _top(title: dict[str, Any]) -> int:
+    """The top margin that holds ``title`` (one line, then the small lines of its label)."""
+    return 50 + 18 * title["text"].count("<br>")
+
+
+def _finish(fig: go.Figure, title: dict[str, Any], height: int, **layout: Any) -> go.Figure:
+    """Lay out ``fig`` with ``title`` and room for it: the plot keeps ``height`` less the usual margins."""
+    top = _top(title)
+    fig.update_layout(title=title, height=height + top - 100, margin=dict(t=top), **layout)
+    return fig
 
 
 def _per_law(rows: Sequence[Any], trace: Any) -> go.Figure:
@@ -36,10 +69,10 @@ def training_figure(losses: Mapping[str, Sequence[float]], label: str) -> go.Fig
     """Training loss per step of each model (the draft's is a distillation loss when it learned from the target)."""
     fig = go.Figure()
     for (role, hist), color in zip(losses.items(), (BLUE, ORANGE, GREEN), strict=False):
-        fig.add_trace(go.Scatter(x=np.arange(1, len(hist) + 1), y=list(hist), mode="lines", name=role,
+        fig.add_trace(go.Scatter(x=np.arange(1, len(hist) + 1), y=list(hist), mode="lines", name=role_name(role),
                                  line=dict(color=color)))
-    fig.update_layout(title=_title("Training the offline pair", label), xaxis_title="step",
-                      yaxis_title="loss (nats per token)", height=380)
+    _finish(fig, _title(_("Training the offline pair"), label), 420, xaxis_title=_("step"),
+            yaxis_title=_("loss (nats per token)"))
     return fig
 
 
@@ -49,31 +82,34 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
     pred = np.array([r.predicted for r in rows])
     lo, hi = float(min(obs.min(), pred.min())) * 0.9, float(max(obs.max(), pred.max())) * 1.1
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name="observed = predicted",
+    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name=_("observed = predicted"),
                              line=dict(color="grey", dash="dash")))
     fig.add_trace(go.Scatter(
-        x=pred, y=obs, mode="markers", name="prompts",
+        x=pred, y=obs, mode="markers", name=_("prompts"),
         marker=dict(size=10, color=BLUE),
         error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows])),
         error_x=dict(type="data", array=2 * np.array([r.predicted_se for r in rows])),
         text=[repr(r.prompt) for r in rows],
-        hovertemplate="%{text}<br>predicted %{x:.2f}<br>observed %{y:.2f}<extra></extra>",
+        hovertemplate=_("%{text}<br>predicted %{x:.2f}<br>observed %{y:.2f}") + "<extra></extra>",
     ))
-    fig.update_layout(title=_title("Theorem 1 on real models: rejections per run, ±2 SE", label),
-                      xaxis_title="predicted: mean of Σ TV(p_n, q_n) over drafted positions",
-                      yaxis_title="observed: mean number of rejections", height=420)
+    _finish(fig, _title(_("Theorem 1 on real models: rejections per run, ±2 SE"), label), 480,
+            xaxis_title=_("predicted: mean of Σ TV(p_n, q_n) over drafted positions"),
+            yaxis_title=_("observed: mean number of rejections"))
     return fig
 
 
 def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
     """Rejection rate against the exact per-token TV loss for Decoding-OPT and Decoding-UNO across eps."""
     fig = _per_law(rows, lambda sel: dict(
-        x=[r.reject_prob for r in sel], y=[r.loss for r in sel], mode="lines+markers+text",
-        text=[f"ε={r.eps:g}" for r in sel], textposition="top right",
+        x=[r.reject_prob for r in sel], y=[r.loss for r in sel], mode="lines+markers",
+        text=[f"ε = {r.eps:g}" for r in sel], hovertemplate="%{text}<br>%{x:.3f}, %{y:.3f}<extra></extra>",
     ))
-    fig.update_layout(title=_title("The quality/speed trade-off, per drafted token", label),
-                      xaxis_title="rejection probability Σ(1 − b)p (mean over drafted positions)",
-                      yaxis_title="TV(P^A, q): exact loss per token", height=420)
+    # one label per value of ε, at the point of the law that lies further out, only where it has room
+    for note in _eps_labels(rows):
+        fig.add_annotation(**note)
+    _finish(fig, _title(_("The quality/speed trade-off, per drafted token"), label), 480,
+            xaxis_title=_("rejection probability Σ(1 − b)p (mean over drafted positions)"),
+            yaxis_title=_("TV(Pᴬ, q): exact loss per token"))
     return fig
 
 
@@ -83,9 +119,8 @@ def loglik_figure(rows: Sequence[Any], label: str) -> go.Figure:
         x=[r.eps for r in sel], y=[r.loglik for r in sel], mode="lines+markers",
         error_y=dict(type="data", array=[2 * r.loglik_se for r in sel]),
     ))
-    fig.update_layout(title=_title("Quality proxy: the target's log-likelihood of the generated text", label),
-                      xaxis_title="ε (over-acceptance)", yaxis_title="mean log q(x_n | x_<n) per token",
-                      height=400)
+    _finish(fig, _title(_("Quality proxy: the target's log-likelihood of the generated text"), label), 460,
+            xaxis_title=_("ε (over-acceptance)"), yaxis_title=_("mean log q(x_n | x_<n) per token"))
     return fig
 
 
@@ -95,20 +130,47 @@ def speed_figure(rows: Sequence[Any], label: str) -> go.Figure:
     ours = sorted((r for r in rows if r.method == "speculative"), key=lambda r: r.lookahead)
     hf = sorted((r for r in rows if r.method == "HF assisted"), key=lambda r: r.lookahead)
     ks = [r.lookahead for r in ours]
-    fig.add_trace(go.Scatter(x=ks, y=[r.speedup for r in ours], mode="lines+markers", name="ours, measured",
+    fig.add_trace(go.Scatter(x=ks, y=[r.speedup for r in ours], mode="lines+markers", name=_("ours, measured"),
                              line=dict(color=BLUE)))
-    fig.add_trace(go.Scatter(x=ks, y=[r.predicted_speedup for r in ours], mode="lines", name="ours, predicted",
+    fig.add_trace(go.Scatter(x=ks, y=[r.predicted_speedup for r in ours], mode="lines", name=_("ours, predicted"),
                              line=dict(color=BLUE, dash="dot")))
     if hf:
         fig.add_trace(go.Scatter(x=[r.lookahead for r in hf], y=[r.speedup for r in hf], mode="markers",
-                                 name="HF assisted generation", marker=dict(color=ORANGE, size=11, symbol="diamond")))
+                                 name=_("HF assisted generation"),
+                                 marker=dict(color=ORANGE, size=11, symbol="diamond")))
+    # the two baselines as dashed lines named in the legend (labels on the lines would collide: they are close)
+    ends = [min(ks), max(ks)] if ks else [0, 1]
     for r in rows:
         if r.method == "HF autoregressive":
-            fig.add_hline(y=r.speedup, line=dict(color=ORANGE, dash="dash"), annotation_text="HF sampling")
-    fig.add_hline(y=1.0, line=dict(color="grey", dash="dash"), annotation_text="our autoregressive sampling")
-    fig.update_layout(title=_title("Wall-clock speed-up over autoregressive sampling of the target", label),
-                      xaxis_title="lookahead K", yaxis_title="speed-up (tokens per second ratio)", height=420)
+            fig.add_trace(go.Scatter(x=ends, y=[r.speedup] * 2, mode="lines", name=_("HF sampling"),
+                                     line=dict(color=ORANGE, dash="dash")))
+    fig.add_trace(go.Scatter(x=ends, y=[1.0, 1.0], mode="lines", name=_("our autoregressive sampling"),
+                             line=dict(color="grey", dash="dash")))
+    _finish(fig, _title(_("Wall-clock speed-up over autoregressive sampling of the target"), label), 480,
+            xaxis_title=_("lookahead K"), yaxis_title=_("speed-up (tokens per second ratio)"))
     return fig
+
+
+def _eps_labels(rows: Sequence[Any]) -> list[dict[str, Any]]:
+    """Labels ``ε = …`` of the trade-off figure: one per ε (beside UNO's point, the one further from the
+    origin, else OPT's), skipping a label that would sit within a fifth of the horizontal span (and 15% of the
+    vertical one) of a label already placed: the labels need that room in a phone's narrow plot."""
+    points: dict[float, tuple[float, float]] = {}
+    for r in sorted(rows, key=lambda r: r.rejection_law != "uno"):
+        points.setdefault(r.eps, (r.reject_prob, r.loss))
+    if not points:
+        return []
+    xs, ys = zip(*points.values(), strict=True)
+    span_x, span_y = (max(xs) - min(xs)) or 1.0, (max(ys) - min(ys)) or 1.0
+    placed: list[tuple[float, float]] = []
+    notes = []
+    for eps, (x, y) in sorted(points.items()):
+        if any(abs(x - px) < 0.2 * span_x and abs(y - py) < 0.15 * span_y for px, py in placed):
+            continue
+        placed.append((x, y))
+        notes.append(dict(x=x, y=y, text=f"ε = {eps:g}", showarrow=False, xanchor="left", yanchor="bottom",
+                          xshift=4, yshift=2, font=dict(size=11)))
+    return notes
 
 
 def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = None) -> go.Figure:
@@ -125,25 +187,30 @@ def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = No
     for kind, color in (("accepted", GREEN), ("rejected", RED), ("bonus", SKY)):
         sel = kinds == kind
         fig.add_trace(go.Bar(
-            x=x[sel], y=height[sel], name=kind, marker_color=color,
+            x=x[sel], y=height[sel], name=KIND_NAMES[kind](), marker_color=color,
             text=None if tokens is None else [repr(tokens[i]) for i in np.flatnonzero(sel)],
-            hovertemplate="position %{x}<br>TV %{y:.3f}<br>%{text}<extra></extra>",
+            hovertemplate=_("position %{x}<br>TV %{y:.3f}<br>%{text}") + "<extra></extra>",
         ))
     summed_tv = float(np.nansum(result.tv[result.drafted]))
     expected = result.predicted_rejections  # sum of (1 - b) p: the summed TV only when eps = 0
-    rule = "" if abs(expected - summed_tv) < 1e-6 else f" (expected rejections under this rule {expected:.2f})"
-    head = (f"{result.rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f}{rule}, "
-            f"{n / result.oracle_calls:.2f} tokens per target call")
-    fig.update_layout(title=_title(head, label), xaxis_title="generated position n",
-                      yaxis_title="TV(p_n, q_n)", yaxis_range=[0, 1], height=380, barmode="overlay")
+    values = dict(rejections=result.rejections, summed_tv=summed_tv, expected=expected,
+                  per_call=n / result.oracle_calls)
+    if abs(expected - summed_tv) < 1e-6:
+        head = _("{rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f}, "
+                 "{per_call:.2f} tokens per target call").format(**values)
+    else:
+        head = _("{rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f} (expected rejections under "
+                 "this rule {expected:.2f}), {per_call:.2f} tokens per target call").format(**values)
+    _finish(fig, _title(head, label), 420, xaxis_title=_("generated position n"),
+            yaxis_title="TV(p_n, q_n)", yaxis_range=[0, 1], barmode="overlay")
     return fig
 
 
 #: What each kind of token is, in the legend and in every token's tooltip.
 TOKEN_KINDS = {
-    "accepted": "accepted draft (solid underline)",
-    "rejected": "drawn from the residual after a rejection (dashed box)",
-    "bonus": "bonus token from the target (double underline)",
+    "accepted": N_("accepted draft (solid underline)"),
+    "rejected": N_("drawn from the residual after a rejection (dashed box)"),
+    "bonus": N_("bonus token from the target (double underline)"),
 }
 
 
@@ -168,13 +235,17 @@ def annotated_html(pieces: Sequence[str], result: Any) -> str:
     spans = []
     for i, piece in enumerate(pieces):
         kind = "bonus" if not result.drafted[i] else ("accepted" if result.accepted[i] else "rejected")
-        tip = f"{TOKEN_KINDS[kind]}" + (f", TV {result.tv[i]:.2f}" if result.drafted[i] else "")
+        tip = _(TOKEN_KINDS[kind]) + (f", TV {result.tv[i]:.2f}" if result.drafted[i] else "")
         spans.append(f'<span class="sdl-tok sdl-tok-{kind}" title="{html.escape(tip)}">{html.escape(piece)}</span>')
-    legend = "".join(f'<li><span class="sdl-tok sdl-tok-{k}">&nbsp;{k}&nbsp;</span> {html.escape(text)}</li>'
-                     for k, text in TOKEN_KINDS.items())
+    legend = "".join(
+        f'<li><span class="sdl-tok sdl-tok-{k}">&nbsp;{html.escape(KIND_NAMES[k]())}&nbsp;</span> '
+        f"{html.escape(_(text))}</li>"
+        for k, text in TOKEN_KINDS.items()
+    )
+    styles = html.escape(_("token styles"))
     return (f"<style>{token_css()}</style>"
             f'<pre class="sdl-tokens">{"".join(spans)}</pre>'
-            f'<ul class="sdl-legend" aria-label="token styles">{legend}</ul>')
+            f'<ul class="sdl-legend" aria-label="{styles}">{legend}</ul>')
 
 
 #: One colour and one dash per lookahead K = 1..8 of the predicted speed-up curves (Okabe-Ito, then grey).
@@ -194,17 +265,18 @@ def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Seque
     for (K, ys), (color, dash) in zip(sorted(curves.items()), K_STYLES, strict=False):
         fig.add_trace(go.Scatter(x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}",
                                  line=dict(color=color, dash=dash, width=1.5)))
+    fig.add_trace(go.Scatter(x=[min(alphas), max(alphas)], y=[1.0, 1.0], mode="lines",
+                             name=_("autoregressive sampling"), line=dict(color="grey", dash="dash")))
     top = [1.0 if int(K) == 0 else float(curves[int(K)][i]) for i, K in enumerate(best)]
-    names = [f"best K = {int(K)}" + (" (no drafting)" if int(K) == 0 else "") for K in best]
-    fig.add_trace(go.Scatter(x=list(alphas), y=top, mode="markers", name="best K at this α (K = 0: no drafting)",
+    names = [_("best K = 0 (no drafting)") if int(K) == 0 else _("best K = {K}").format(K=int(K)) for K in best]
+    fig.add_trace(go.Scatter(x=list(alphas), y=top, mode="markers", name=_("best K at this α (K = 0: no drafting)"),
                              marker=dict(color="#000000", size=5), text=names,
-                             hovertemplate="α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}<extra></extra>"))
+                             hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}")
+                             + "<extra></extra>"))
     for i, K in enumerate(best):
         if i == 0 or K != best[i - 1]:
             fig.add_annotation(x=alphas[i], y=top[i], text=f"K = {int(K)}", showarrow=True, arrowhead=0, ax=0, ay=-24,
                                font=dict(size=11))
-    fig.add_hline(y=1.0, line=dict(color="grey", dash="dash"), annotation_text="autoregressive sampling")
-    fig.update_layout(title=_title("Predicted speed-up from measured call costs (not a measured speed-up)", label),
-                      xaxis_title="acceptance rate α", yaxis_title="predicted speed-up (wall-clock model)",
-                      height=440)
+    _finish(fig, _title(_("Predicted speed-up from measured call costs (not a measured speed-up)"), label), 500,
+            xaxis_title=_("acceptance rate α"), yaxis_title=_("predicted speed-up (wall-clock model)"))
     return fig

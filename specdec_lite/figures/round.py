@@ -19,6 +19,7 @@ from html import escape
 
 import numpy as np
 
+from .._i18n import N_, _, language
 from ..laws import acceptance, check_law, residual
 from ..primitives import check_int, cumulative, sample_rows
 
@@ -110,7 +111,17 @@ def worked_round(
 
 # --- the picture ------------------------------------------------------------------------
 
-_BOX_W, _BOX_H, _GAP, _LEFT, _ROW = 92, 34, 10, 86, 58
+#: Box width and height, the gap between columns, the left margin, and a row's label line: the picture is
+#: about 350 units wide for three drafts, so that on a phone (about 270 CSS pixels for the picture) its
+#: smallest text (13 units) still reads at 10 pixels; each row's name sits on its own line above the row.
+_BOX_W, _BOX_H, _GAP, _LEFT, _LABEL = 80, 34, 8, 4, 20
+
+#: The titles the book gives its rounds in English (Chapter 2); a title is drawn in the current language.
+BOOK_TITLES = (
+    N_("(a) A round with a rejection"),
+    N_("(b) A round that keeps every draft"),
+    N_("Round (a), step by step"),
+)
 #: The picture's ink: darker shades of the book's colours (``part1.COLORS``), so that every
 #: label reads at 4.5:1 or more on the white picture and on each box's fill, and every box
 #: outline stands out at 3:1 or more (WCAG 2.1 AA). The picture keeps a white background in
@@ -127,40 +138,44 @@ def _box(x: float, y: float, fill: str, text: str, *, dashed: bool = False, stro
     return (
         f'<rect x="{x}" y="{y}" width="{_BOX_W}" height="{_BOX_H}" rx="6" fill="{fill}" stroke="{stroke}"'
         f' stroke-width="1.5"{dash}/>'
-        f'<text x="{x + _BOX_W / 2}" y="{y + _BOX_H / 2 + 5}" text-anchor="middle" font-size="15"'
+        f'<text x="{x + _BOX_W / 2}" y="{y + _BOX_H / 2 + 6}" text-anchor="middle" font-size="16"'
         f' fill="{_TEXT}">{escape(text)}</text>'
     )
 
 
-def _note(x: float, y: float, text: str, color: str = _TEXT, size: int = 12, anchor: str = "middle") -> str:
+def _note(x: float, y: float, text: str, color: str = _TEXT, size: int = 13, anchor: str = "middle") -> str:
     return f'<text x="{x}" y="{y}" text-anchor="{anchor}" font-size="{size}" fill="{color}">{escape(text)}</text>'
 
 
 def stages(r: WorkedRound) -> list[str]:
     """The steps of round ``r`` in order: draft, score, one test per examined draft, then the last draw."""
-    tests = [f"test draft {i + 1}" for i in range(len(r.u))]
-    return ["draft", "score", *tests, "residual draw" if r.rejected else "bonus token"]
+    tests = [_("test draft {n}").format(n=i + 1) for i in range(len(r.u))]
+    return [_("draft"), _("score"), *tests, _("residual draw") if r.rejected else _("bonus token")]
 
 
 def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) -> tuple[list[str], float]:
     k = len(r.drafts)
     xs = [_LEFT + i * (_BOX_W + _GAP) for i in range(k + 1)]
     last = len(stages(r)) - 1
-    out = [_note(4, y0 + 16, title, size=15, anchor="start").replace("<text", '<text font-weight="bold"', 1)]
+    out = [_note(_LEFT, y0 + 17, title, size=15, anchor="start").replace("<text", '<text font-weight="bold"', 1)]
 
     def put(stage: int, item: str) -> None:
         """Draw ``item``, which belongs to step ``stage``, if the picture goes that far."""
         if upto is None or stage <= upto:
             out.append(item)
 
-    labels = ["1 · draft", "2 · score", "3 · verify", "output"]
-    ys = [y0 + 30 + i * _ROW for i in range(4)]
-    for label, y in zip(labels, ys, strict=True):
-        out.append(_note(4, y + _BOX_H / 2 + 5, label, size=13, anchor="start"))
+    # each row: its name on a line of its own, then its boxes (the verify row: three lines of text)
+    labels = [_("1 · draft"), _("2 · score"), _("3 · verify: keep a draft if u < min(1, q/p)"), _("4 · output")]
+    heights = [_BOX_H + 20, _BOX_H + 20, 52, _BOX_H + 20]
+    ys, y = [], y0 + 30
+    for label, h in zip(labels, heights, strict=True):
+        out.append(_note(_LEFT, y + 14, label, _GREY, anchor="start"))
+        ys.append(y + _LABEL)
+        y += _LABEL + h + 6
     # 1. the draft proposes k tokens (free)
     for i, tok in enumerate(r.drafts):
         put(0, _box(xs[i], ys[0], FILLS["p"], r.vocab[tok], stroke=INK["p"]))
-        put(0, _note(xs[i] + _BOX_W / 2, ys[0] + _BOX_H + 14, f"p = {r.p[tok]:.2f}", INK["p"]))
+        put(0, _note(xs[i] + _BOX_W / 2, ys[0] + _BOX_H + 15, f"p = {r.p[tok]:.2f}", INK["p"]))
     # 2. one oracle call scores every draft; a round that may end with a bonus token also
     #    needs q at the position after the last draft, which the same call computes
     cols = k if r.rejected else k + 1
@@ -170,40 +185,46 @@ def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) 
         f'<rect x="{xs[0]}" y="{ys[1]}" width="{x_end - xs[0]}" height="{_BOX_H}" rx="6" fill="{FILLS["q"]}"'
         f' stroke="{INK["q"]}" stroke-width="1.5"/>',
     )
-    call = f"one target call scores all {k} drafts" + ("" if r.rejected else " and the next position")
-    put(1, _note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call, size=13))
+    if r.rejected:
+        call = _("one target call scores all {k} drafts").format(k=k)
+    else:
+        call = _("one target call: {k} drafts + the next position").format(k=k)
+    put(1, _note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call))
     for i, tok in enumerate(r.drafts):
-        put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 14, f"q = {r.q[tok]:.2f}", INK["q"]))
+        put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 15, f"q = {r.q[tok]:.2f}", INK["q"]))
     # 3. verify left to right: accept with probability min(1, q/p), stop at the first rejection
     for i in range(k):
         cx = xs[i] + _BOX_W / 2
         if i < len(r.u):
             ok = i < r.n_accepted
             color = INK["accept"] if ok else INK["residual"]
-            mark = "✓ keep" if ok else "✗ reject"
-            put(2 + i, _note(cx, ys[2] + 12, f"min(1, q/p) = {r.accept_prob[i]:.2f}", size=11))
-            put(2 + i, _note(cx, ys[2] + 27, f"u = {r.u[i]:.2f} {'<' if ok else '≥'} {r.accept_prob[i]:.2f}", size=11))
-            put(2 + i, _note(cx, ys[2] + 44, mark, color, size=14))
+            mark = _("✓ keep") if ok else _("✗ reject")
+            put(2 + i, _note(cx, ys[2] + 13, f"u = {r.u[i]:.2f}"))
+            put(2 + i, _note(cx, ys[2] + 29, f"{'<' if ok else '≥'} {r.accept_prob[i]:.2f}"))
+            put(2 + i, _note(cx, ys[2] + 47, mark, color, size=15))
         else:
-            put(last, _note(cx, ys[2] + 27, "not examined", _GREY, size=11))
+            put(last, _note(cx, ys[2] + 29, _("not examined"), _GREY))
     # output: accepted drafts, then the residual draw (or the bonus token), then discarded drafts
     for i in range(r.n_accepted):
         put(2 + i, _box(xs[i], ys[3], FILLS["accept"], r.vocab[r.drafts[i]], stroke=INK["accept"]))
     j = r.n_accepted
+    below = ys[3] + _BOX_H + 15
     if r.rejected:
         put(last, _box(xs[j], ys[3], FILLS["residual"], r.vocab[r.last_token], stroke=INK["residual"]))
-        put(last, _note(xs[j] + _BOX_W / 2, ys[3] + _BOX_H + 14, "drawn from [q − p]₊", INK["residual"]))
+        put(last, _note(xs[j] + _BOX_W / 2, below, _("from [q − p]₊"), INK["residual"]))
         for i in range(j + 1, k):
             put(last, _box(xs[i], ys[3], FILLS["grey"], r.vocab[r.drafts[i]], dashed=True, stroke=_GREY))
-            put(last, _note(xs[i] + _BOX_W / 2, ys[3] + _BOX_H + 14, "discarded", _GREY))
+            put(last, _note(xs[i] + _BOX_W / 2, below, _("discarded"), _GREY))
     else:
         put(last, _box(xs[k], ys[3], FILLS["q"], r.vocab[r.last_token], stroke=INK["q"]))
-        put(last, _note(xs[k] + _BOX_W / 2, ys[3] + _BOX_H + 14, "bonus, from q", INK["q"]))
-    return out, ys[3] + _BOX_H + 24
+        put(last, _note(xs[k] + _BOX_W / 2, below, _("bonus, from q"), INK["q"]))
+    return out, below + 10
 
 
 def _words(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    if len(names) == 1:
+        return names[0]
+    return _("{first} and {last}").format(first=_(", ").join(names[:-1]), last=names[-1])
 
 
 def describe_round(r: WorkedRound, title: str, upto: int | None = None) -> str:
@@ -211,27 +232,43 @@ def describe_round(r: WorkedRound, title: str, upto: int | None = None) -> str:
     last = len(stages(r)) - 1
     upto = last if upto is None else min(upto, last)
     names = [r.vocab[t] for t in r.drafts]
-    out = [f"{title}.", f"The draft proposes {_words(names)}, with p = {_words([f'{r.p[t]:.2f}' for t in r.drafts])}."]
+    title = _(title)
+    out = [
+        _("{title}.").format(title=title),
+        _("The draft proposes {names}, with p = {p}.").format(
+            names=_words(names), p=_words([f"{r.p[t]:.2f}" for t in r.drafts])
+        ),
+    ]
     if upto >= 1:
-        out.append(f"One target call scores them: q = {_words([f'{r.q[t]:.2f}' for t in r.drafts])}.")
+        out.append(_("One target call scores them: q = {q}.").format(q=_words([f"{r.q[t]:.2f}" for t in r.drafts])))
     for i, u in enumerate(r.u):
         if upto < 2 + i:
             break
         ok = i < r.n_accepted
-        outcome = "kept" if ok else "rejected"
-        sign = "<" if ok else "≥"
         b = f"{r.accept_prob[i]:.2f}"
-        out.append(f"Draft {i + 1}, {names[i]}: min(1, q/p) = {b}, u = {u:.2f} {sign} {b}, {outcome}.")
+        values = dict(n=i + 1, name=names[i], b=b, u=f"{u:.2f}")
+        if ok:
+            out.append(_("Draft {n}, {name}: min(1, q/p) = {b}, u = {u} < {b}, kept.").format(**values))
+        else:
+            out.append(_("Draft {n}, {name}: min(1, q/p) = {b}, u = {u} ≥ {b}, rejected.").format(**values))
     if upto == last:
         if r.rejected:
             rest = names[r.n_accepted + 1 :]
-            out.append(f"The token {r.vocab[r.last_token]} is drawn from the residual [q − p]₊ in its place.")
+            out.append(
+                _("The token {token} is drawn from the residual [q − p]₊ in its place.").format(
+                    token=r.vocab[r.last_token]
+                )
+            )
             if rest:
-                out.append(f"The later drafts ({_words(rest)}) are never examined: they are discarded.")
+                out.append(
+                    _("The later drafts ({names}) are never examined: they are discarded.").format(names=_words(rest))
+                )
         else:
-            out.append(f"A bonus token, {r.vocab[r.last_token]}, is drawn from q at the next position.")
-        out.append(f"Output: {_words([r.vocab[t] for t in r.output])}.")
-    return " ".join(out)
+            out.append(
+                _("A bonus token, {token}, is drawn from q at the next position.").format(token=r.vocab[r.last_token])
+            )
+        out.append(_("Output: {names}.").format(names=_words([r.vocab[t] for t in r.output])))
+    return ("" if language() == "zh_CN" else " ").join(out)  # Chinese sentences end in 。, with no space
 
 
 def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int | None = None) -> str:
@@ -244,14 +281,15 @@ def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int
         raise ValueError("rounds, titles: need one title per round, and at least one round")
     if upto is not None:
         upto = check_int(upto, "upto", low=0, what="a step index: ")
+    titles = [_(t) for t in titles]
     k = max(len(r.drafts) for r in rounds)
-    width = _LEFT + (k + 1) * (_BOX_W + _GAP)
+    width = 2 * _LEFT + (k + 1) * (_BOX_W + _GAP) - _GAP
     parts, y = [], 0.0
     label = escape(" ".join(describe_round(r, t, upto) for r, t in zip(rounds, titles, strict=True)))
     for r, title in zip(rounds, titles, strict=True):
         rows, y = _round_rows(r, y, title, upto)
         parts += rows
-        y += 12
+        y += 14
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {y:.0f}" width="{width}" height="{y:.0f}"'
         f' font-family="Helvetica, Arial, sans-serif" role="img" aria-label="{label}">'
