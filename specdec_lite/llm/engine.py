@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._i18n import _
 from ..primitives import check_int, check_real
 from . import _hf
 from .verify import REJECTION_LAWS, over_accept, position_stats, probs_from_logits
@@ -129,11 +130,17 @@ def _prompt(input_ids: Any, device: torch.device, vocab: int) -> torch.Tensor:
         ids = ids[0]
     if ids.dim() != 1 or ids.numel() < 1 or ids.dtype.is_floating_point or ids.dtype == torch.bool:
         raise ValueError(
-            f"input_ids: expected one non-empty sequence of token ids, shape (n,) or (1, n), got {tuple(ids.shape)}"
+            _("input_ids: expected one non-empty sequence of token ids, shape (n,) or (1, n), got {shape}").format(
+                shape=tuple(ids.shape)
+            )
         )
     lo, hi = int(ids.min()), int(ids.max())
     if lo < 0 or hi >= vocab:
-        raise ValueError(f"input_ids: token ids must lie in [0, {vocab}) (the models' vocabulary), got {lo} .. {hi}")
+        raise ValueError(
+            _("input_ids: token ids must lie in [0, {vocab}) (the models' vocabulary), got {lo} .. {hi}").format(
+                vocab=vocab, lo=lo, hi=hi
+            )
+        )
     return ids.to(device=device, dtype=torch.long)
 
 
@@ -143,9 +150,17 @@ def _check_context(models: dict[str, Any], prompt_length: int, max_new_tokens: i
         n = _hf.context_length(model)
         if n is not None and prompt_length + max_new_tokens > n:
             raise ValueError(
-                f"max_new_tokens: the prompt ({prompt_length} tokens) plus max_new_tokens ({max_new_tokens}) "
-                f"= {prompt_length + max_new_tokens} positions exceed the {name}'s context of {n} "
-                "(config.max_position_embeddings); shorten the prompt or ask for fewer tokens"
+                _(
+                    "max_new_tokens: the prompt ({prompt_length} tokens) plus max_new_tokens ({max_new_tokens}) "
+                    "= {positions} positions exceed the {name}'s context of {n} "
+                    "(config.max_position_embeddings); shorten the prompt or ask for fewer tokens"
+                ).format(
+                    prompt_length=prompt_length,
+                    max_new_tokens=max_new_tokens,
+                    positions=prompt_length + max_new_tokens,
+                    name=name,
+                    n=n,
+                )
             )
 
 
@@ -154,7 +169,11 @@ def _check_eos(eos_token_id: Any, vocab: int) -> int | None:
         return None
     integer = isinstance(eos_token_id, (int, np.integer)) and not isinstance(eos_token_id, bool)
     if not integer or not 0 <= eos_token_id < vocab:
-        raise ValueError(f"eos_token_id: must be None or a token id in [0, {vocab}), got {eos_token_id!r}")
+        raise ValueError(
+            _("eos_token_id: must be None or a token id in [0, {vocab}), got {got!r}").format(
+                vocab=vocab, got=eos_token_id
+            )
+        )
     return int(eos_token_id)
 
 
@@ -164,15 +183,17 @@ def _eval_mode(models: dict[str, Any]) -> Iterator[None]:
     training = [(name, m) for name, m in models.items() if m.training]
     for name, m in training:
         warnings.warn(
-            f"{name}: the model was in training mode (dropout on, so a fixed seed would not reproduce); "
-            "generating in eval mode and restoring training mode afterwards",
+            _(
+                "{name}: the model was in training mode (dropout on, so a fixed seed would not reproduce); "
+                "generating in eval mode and restoring training mode afterwards"
+            ).format(name=name),
             stacklevel=4,
         )
         m.eval()
     try:
         yield
     finally:
-        for _, m in training:
+        for _name, m in training:
             m.train()
 
 
@@ -183,15 +204,25 @@ def _generator(generator: GeneratorLike, device: torch.device) -> torch.Generato
         return torch.Generator(device=device).manual_seed(int(generator))
     if isinstance(generator, torch.Generator):
         if torch.device(generator.device).type != device.type:
-            raise ValueError(f"generator: lives on {generator.device} but the models on {device}")
+            raise ValueError(
+                _("generator: lives on {where} but the models on {device}").format(
+                    where=generator.device, device=device
+                )
+            )
         return generator
-    raise ValueError(f"generator: expected None, an int seed or a torch.Generator, got {type(generator).__name__}")
+    raise ValueError(
+        _("generator: expected None, an int seed or a torch.Generator, got {type_name}").format(
+            type_name=type(generator).__name__
+        )
+    )
 
 
 def _check_model(model: Any, name: str) -> None:
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "get_output_embeddings"):
         raise ValueError(
-            f"{name}: expected a Hugging Face causal LM (e.g. from AutoModelForCausalLM), got {type(model).__name__}"
+            _("{name}: expected a Hugging Face causal LM (e.g. from AutoModelForCausalLM), got {type_name}").format(
+                name=name, type_name=type(model).__name__
+            )
         )
 
 
@@ -234,8 +265,9 @@ def _eos_cut(tokens: torch.Tensor, eos: int | None) -> int | None:
     return int(hits[0, 0]) + 1 if len(hits) else None
 
 
-def _check_readable(ids: torch.Tensor, rows: int, first: int, source: str, reader: str, cause: str,
-                    how: str = "") -> None:
+def _check_readable(
+    ids: torch.Tensor, rows: int, first: int, source: str, reader: str, cause: str, how: str = ""
+) -> None:
     """Raise a ``ValueError`` if a token of ``ids`` (new tokens ``first``, ``first + 1``, ...) is ``>= rows``.
 
     ``rows`` is the number of input-embedding rows of ``reader``, the model about to be fed ``ids``; a larger id
@@ -261,8 +293,9 @@ class _Vocab:
 
     @classmethod
     def of(cls, draft: Any, target: Any) -> _Vocab:
-        return cls(_hf.vocab_size(draft), _hf.vocab_size(target), _hf.input_vocab_size(draft),
-                   _hf.input_vocab_size(target))
+        return cls(
+            _hf.vocab_size(draft), _hf.vocab_size(target), _hf.input_vocab_size(draft), _hf.input_vocab_size(target)
+        )
 
     def draft_probs(self, logits: torch.Tensor, temperature: float, name: str) -> torch.Tensor:
         """The draft's law: ``softmax`` of its first ``min(v_p, v_q)`` logits (logits beyond ``v_q`` dropped first).
@@ -322,8 +355,9 @@ def autoregressive_generate(
         return _autoregressive(model, prompt, m, temperature, gen, eos)
 
 
-def _autoregressive(model: Any, prompt: torch.Tensor, m: int, temperature: float, gen: torch.Generator | None,
-                    eos: int | None) -> GenerationResult:
+def _autoregressive(
+    model: Any, prompt: torch.Tensor, m: int, temperature: float, gen: torch.Generator | None, eos: int | None
+) -> GenerationResult:
     start = time.perf_counter()
     clock = _Clock(prompt.device)
     cache = _hf.new_cache(model)
@@ -348,8 +382,21 @@ def _autoregressive(model: Any, prompt: torch.Tensor, m: int, temperature: float
     nan = np.full(n, np.nan)
     off = np.zeros(n, bool)
     return GenerationResult(
-        out.cpu(), len(prompt), off, off.copy(), nan, nan.copy(), nan.copy(), nan.copy(), lp, n, 0, wall,
-        target_seconds=clock.seconds, draft_seconds=0.0, stopped_at_eos=eos is not None and int(out[-1]) == eos,
+        out.cpu(),
+        len(prompt),
+        off,
+        off.copy(),
+        nan,
+        nan.copy(),
+        nan.copy(),
+        nan.copy(),
+        lp,
+        n,
+        0,
+        wall,
+        target_seconds=clock.seconds,
+        draft_seconds=0.0,
+        stopped_at_eos=eos is not None and int(out[-1]) == eos,
     )
 
 
@@ -394,10 +441,16 @@ def speculative_generate(
     temperature = _check_temperature(temperature)
     eps_f = check_real(eps, "eps", low=0.0)
     if rejection_law not in REJECTION_LAWS:
-        raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law!r}")
+        raise ValueError(
+            _("rejection_law: must be one of {choices}, got {got!r}").format(choices=REJECTION_LAWS, got=rejection_law)
+        )
     device = _hf.model_device(target)
     if _hf.model_device(draft) != device:
-        raise ValueError(f"draft and target must be on the same device, got {_hf.model_device(draft)} and {device}")
+        raise ValueError(
+            _("draft and target must be on the same device, got {draft_device} and {target_device}").format(
+                draft_device=_hf.model_device(draft), target_device=device
+            )
+        )
     models = {"draft": draft, "target": target}
     vocab = min(_hf.vocab_size(target), _hf.input_vocab_size(draft), _hf.input_vocab_size(target))
     prompt = _prompt(input_ids, device, vocab)
@@ -408,8 +461,18 @@ def speculative_generate(
         return _speculative(draft, target, prompt, m, K, temperature, eps_f, rejection_law, gen, eos)
 
 
-def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, temperature: float, eps: float,
-                 rejection_law: str, gen: torch.Generator | None, eos: int | None) -> GenerationResult:
+def _speculative(
+    draft: Any,
+    target: Any,
+    prompt: torch.Tensor,
+    m: int,
+    K: int,
+    temperature: float,
+    eps: float,
+    rejection_law: str,
+    gen: torch.Generator | None,
+    eos: int | None,
+) -> GenerationResult:
     device = prompt.device
     start = time.perf_counter()
     d_clock, t_clock = _Clock(device), _Clock(device)

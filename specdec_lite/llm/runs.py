@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from ..primitives import check_int, check_real
 from .engine import GenerationResult, speculative_generate
 from .pairs import ModelPair
@@ -74,7 +75,7 @@ def sample_runs(
     rejection_law: str = "opt",
     seed: int = 0,
     progress: bool = True,
-    desc: str = "speculative runs",
+    desc: str | None = None,
     on_run: OnRun | None = None,
 ) -> list[list[GenerationResult]]:
     """``runs`` independent speculative generations per prompt (one seeded generator for all)."""
@@ -87,10 +88,20 @@ def sample_runs(
     gen = torch.Generator(device=pair.device).manual_seed(seed)
     out: list[list[GenerationResult]] = [[] for _ in ids]
     jobs = [(i, r) for r in range(runs) for i in range(len(ids))]
-    for i, _ in progress_bar(jobs, len(jobs), desc, progress):
-        out[i].append(speculative_generate(pair.draft, pair.target, ids[i], max_new_tokens, lookahead=lookahead,
-                                           temperature=temperature, eps=eps, rejection_law=rejection_law,
-                                           generator=gen))
+    for i, _job in progress_bar(jobs, len(jobs), _("speculative runs") if desc is None else desc, progress):
+        out[i].append(
+            speculative_generate(
+                pair.draft,
+                pair.target,
+                ids[i],
+                max_new_tokens,
+                lookahead=lookahead,
+                temperature=temperature,
+                eps=eps,
+                rejection_law=rejection_law,
+                generator=gen,
+            )
+        )
         if on_run is not None:
             on_run("speculative", lookahead, max_new_tokens)
     return out
