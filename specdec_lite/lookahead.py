@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import _lock
+from ._i18n import _
 from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_pair, check_sequences, sequence_law
 from .laws import acceptance, law_split, residual
@@ -127,7 +128,7 @@ def lookahead_profiles(draft: MarkovChain, target: MarkovChain, Ks: Iterable[int
     _check_pair(draft, target)
     Ks = np.array(check_ints(Ks, "Ks", low=0, what="lookahead "), dtype=np.int64)
     if Ks.size == 0:
-        raise ValueError("Ks: need at least one lookahead")
+        raise ValueError(_("Ks: need at least one lookahead"))
     p, q = draft.laws(), target.laws()
     keep, move = law_split(p, q, check=False)  # accepted / rejected mass, (T, V, V)
     row_tv = move.sum(axis=-1)  # (T, V)
@@ -150,9 +151,7 @@ def lookahead_profiles(draft: MarkovChain, target: MarkovChain, Ks: Iterable[int
         nxt[:, :, 1:] = np.einsum("kuj,ux->kxj", d[:, :, :-1], keep[n])
         pi = nxt
     block = np.minimum(Ks[:, None], T - np.arange(T)[None, :])  # tokens a round starting at n drafts
-    return [
-        LookaheadProfile(int(K), rejection[i], start[i], bonus[i], start[i] * block[i]) for i, K in enumerate(Ks)
-    ]
+    return [LookaheadProfile(int(K), rejection[i], start[i], bonus[i], start[i] * block[i]) for i, K in enumerate(Ks)]
 
 
 def lookahead_profile(draft: MarkovChain, target: MarkovChain, K: int) -> LookaheadProfile:
@@ -295,7 +294,9 @@ def tv_schedule_pair(
     if sched.ndim == 0:
         sched = np.full(T, float(sched))
     if sched.shape != (T,) or not np.all(np.isfinite(sched)) or np.any(sched < 0) or np.any(sched > 1):
-        raise ValueError(f"tv: must be a number or a (T,) = ({T},) array of values in [0, 1], got {tv!r}")
+        raise ValueError(
+            _("tv: must be a number or a (T,) = ({T},) array of values in [0, 1], got {tv!r}").format(T=T, tv=tv)
+        )
     gen = as_generator(rng)
     base = MarkovChain.random(V, T, gen, concentration=concentration)
     laws = base.laws()  # (T, V, V); row 0 repeats init
