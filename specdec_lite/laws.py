@@ -50,6 +50,7 @@ _KIND_FOUND = {
 
 
 # The validators' messages, shared by the numpy and the torch checks.
+_VALUES = N_("values")
 _NO_TOKEN = N_("{name}: needs a last axis with at least one token, got shape {shape}")
 _NAN = N_("{name}: contains NaN or inf")
 _NEGATIVE = N_("{name}: has negative entries (min {low:.3g})")
@@ -124,7 +125,7 @@ def _numbers(x: Any, name: str, kinds: str = "iuf") -> np.ndarray:
             )
         ) from None
     if arr.dtype.kind not in kinds:
-        found = _(_KIND_FOUND.get(arr.dtype.kind, N_("values")))
+        found = _(_KIND_FOUND.get(arr.dtype.kind, _VALUES))
         raise ValueError(
             _("{name}: expected an array of {wanted}, got {found} (dtype {dtype})").format(
                 name=name, wanted=_(_KIND_NAMES[kinds]), found=found, dtype=arr.dtype
