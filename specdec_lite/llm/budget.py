@@ -39,7 +39,9 @@ STAGES = ("speed", "theorem1", "eps_sweep")
 
 def _values(values: Any, name: str) -> tuple[Any, ...]:
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-        raise ValueError(f"{name}: expected a sequence (a list or tuple), got {values!r}")
+        raise ValueError(
+            _("{name}: expected a sequence (a list or tuple), got {values!r}").format(name=name, values=values)
+        )
     return tuple(values.tolist() if isinstance(values, np.ndarray) else values)
 
 
@@ -47,9 +49,9 @@ def check_distinct_ints(values: Any, name: str, *, empty: bool = False) -> tuple
     """``values`` as a tuple after checking they are distinct integers >= 1 (at least one unless ``empty``)."""
     out = tuple(check_ints(_values(values, name), name))
     if not out and not empty:
-        raise ValueError(f"{name}: must hold at least one value")
+        raise ValueError(_("{name}: must hold at least one value").format(name=name))
     if len(set(out)) < len(out):
-        raise ValueError(f"{name}: values must be distinct, got {values!r}")
+        raise ValueError(_("{name}: values must be distinct, got {values!r}").format(name=name, values=values))
     return out
 
 
@@ -82,7 +84,11 @@ class MeasureSettings:
         put(self, "hf_lookaheads", check_distinct_ints(self.hf_lookaheads, "hf_lookaheads", empty=True))
         eps = tuple(check_real(e, "eps_values", low=0.0) for e in _values(self.eps_values, "eps_values"))
         if not eps or len(set(eps)) < len(eps):
-            raise ValueError(f"eps_values: expected at least one value, all distinct, got {self.eps_values!r}")
+            raise ValueError(
+                _("eps_values: expected at least one value, all distinct, got {eps_values!r}").format(
+                    eps_values=self.eps_values
+                )
+            )
         put(self, "eps_values", eps)
         for name, low in (
             ("speed_tokens", 1),
@@ -179,7 +185,7 @@ class Calibration:
             check_real(getattr(self, name), name, low=0.0)
         check_real(self.alpha, "alpha", low=0.0, high=1.0)
         if not self.verify:
-            raise ValueError("verify: needs the seconds of at least one verification call")
+            raise ValueError(_("verify: needs the seconds of at least one verification call"))
         object.__setattr__(
             self,
             "verify",
@@ -190,7 +196,11 @@ class Calibration:
         """Seconds of one verification call with lookahead ``K`` (linear between the measured ``K``)."""
         Ks = list(self.verify)
         if not Ks[0] <= K <= Ks[-1]:
-            raise ValueError(f"K: no verification cost measured for K = {K} (measured: {Ks[0]} .. {Ks[-1]})")
+            raise ValueError(
+                _("K: no verification cost measured for K = {K} (measured: {Ks_0} .. {Ks_1})").format(
+                    K=K, Ks_0=Ks[0], Ks_1=Ks[-1]
+                )
+            )
         return float(np.interp(K, Ks, [self.verify[k] for k in Ks]))
 
     def run_seconds(self, method: str, K: int, tokens: int) -> float:
@@ -201,7 +211,7 @@ class Calibration:
             rounds, drafts = expected_calls(self.alpha, K, tokens)
             t = rounds * (self.verify_seconds(K) + self.round_overhead) + drafts * self.draft
         else:
-            raise ValueError(f"method: unknown method {method!r}")
+            raise ValueError(_("method: unknown method {method!r}").format(method=method))
         return t * self.hf_ratio if method.startswith("HF") else t
 
     def scaled(self, pace: float, seconds: float) -> Calibration:
@@ -495,13 +505,19 @@ def plan_measurement(
     used), and ``calibration.seconds`` the seconds spent so far.
     """
     if not isinstance(settings, MeasureSettings):
-        raise ValueError(f"settings: expected MeasureSettings, got {type(settings).__name__}")
+        raise ValueError(
+            _("settings: expected MeasureSettings, got {type_settings_name}").format(
+                type_settings_name=type(settings).__name__
+            )
+        )
     if budget_s is not None:
         budget_s = check_real(budget_s, "budget_s", low=0.0, open_low=True)
     if isinstance(done, str) or not set(done) <= set(STAGES):
-        raise ValueError(f"done: expected a list of stages among {STAGES}, got {done!r}")
+        raise ValueError(
+            _("done: expected a list of stages among {STAGES}, got {done!r}").format(STAGES=STAGES, done=done)
+        )
     if done and not isinstance(used, MeasureSettings):
-        raise ValueError("used: the settings the stages in done were measured with are needed")
+        raise ValueError(_("used: the settings the stages in done were measured with are needed"))
     left = [stage for stage in STAGES if stage not in done]
     frozen = {k for k, stage in KNOB_STAGES.items() if done and (stage in done or k == "prompts")}
     tokens = [f for f in TOKEN_FIELDS if f not in frozen]

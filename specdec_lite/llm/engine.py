@@ -277,8 +277,12 @@ def _check_readable(
     if len(bad):
         i = int(bad[0, 0])
         raise ValueError(
-            f"{source} token {int(ids[i])} (new token {first + i}{how}), which the {reader} cannot read: "
-            f"the {reader}'s input vocabulary is {rows} token ids ({cause})"
+            _(
+                "{source} token {int_ids_i} (new token {first_i}{how}), which the {reader} cannot "
+                "read: the {reader}'s input vocabulary is {rows} token ids ({cause})"
+            ).format(
+                source=source, int_ids_i=int(ids[i]), first_i=first + i, how=how, reader=reader, rows=rows, cause=cause
+            )
         )
 
 

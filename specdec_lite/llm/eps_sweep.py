@@ -87,10 +87,16 @@ def eps_sweep(
     Every argument is checked before the first run.
     """
     if isinstance(eps_values, str) or not isinstance(eps_values, (Sequence, np.ndarray)) or not len(eps_values):
-        raise ValueError(f"eps_values: expected a non-empty list of numbers, got {eps_values!r}")
+        raise ValueError(
+            _("eps_values: expected a non-empty list of numbers, got {eps_values!r}").format(eps_values=eps_values)
+        )
     eps_values = [check_real(e, "eps_values", low=0.0) for e in eps_values]
     if isinstance(rejection_laws, str) or not rejection_laws:
-        raise ValueError(f"rejection_laws: expected a non-empty list of law names, got {rejection_laws!r}")
+        raise ValueError(
+            _("rejection_laws: expected a non-empty list of law names, got {rejection_laws!r}").format(
+                rejection_laws=rejection_laws
+            )
+        )
     for law in rejection_laws:
         check_run_args(temperature, 0.0, law)
     check_prompts(prompts)

@@ -512,11 +512,21 @@ def load_results(folder: str | Path | None = None) -> list[dict[str, Any]]:
         try:
             data = json.loads(path.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ValueError(f"{path}: not a results file (not valid JSON: {err})") from None
+            raise ValueError(
+                _("{path}: not a results file (not valid JSON: {err})").format(path=path, err=err)
+            ) from None
         if not isinstance(data, dict):
-            raise ValueError(f"{path}: not a results file (a JSON {type(data).__name__}, not an object)")
+            raise ValueError(
+                _("{path}: not a results file (a JSON {type_data_name}, not an object)").format(
+                    path=path, type_data_name=type(data).__name__
+                )
+            )
         if data.get("schema") != SCHEMA:
-            raise ValueError(f"{path}: results file of schema {data.get('schema')!r}, this code reads {SCHEMA}")
+            raise ValueError(
+                _("{path}: results file of schema {data_get_schema!r}, this code reads {SCHEMA}").format(
+                    path=path, data_get_schema=data.get("schema"), SCHEMA=SCHEMA
+                )
+            )
         found.append({**data, "file": path.name})
     return found
 
@@ -608,7 +618,9 @@ def _arg(convert: Any, what: str, *, detail: bool = False) -> Any:
             return convert(text)
         except ValueError as err:
             why = f" ({str(err).split(': ', 1)[-1]})" if detail else ""
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}{why}") from None
+            raise argparse.ArgumentTypeError(
+                _("must be {what}, got {text!r}{why}").format(what=what, text=text, why=why)
+            ) from None
 
     parse.__name__ = what
     return parse
@@ -630,7 +642,7 @@ def _count(low: int) -> Any:
 def _eps(text: str) -> tuple[float, ...]:
     values = tuple(check_real(e, "eps", low=0.0) for e in _list(text, float))
     if not values:
-        raise ValueError("no value")
+        raise ValueError(_("no value"))
     return values
 
 
@@ -641,46 +653,48 @@ def _budget(text: str) -> float | None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m specdec_lite.llm.measure_pair", description=__doc__.split("\n")[0])
-    ap.add_argument("--draft", help="draft model: hub name or local folder (with --target; default: load_pair())")
-    ap.add_argument("--target", help="target model: hub name or local folder")
-    ap.add_argument("--tokenizer", help="tokenizer: hub name or local folder (default: the target's)")
-    ap.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: the best there is)")
-    ap.add_argument("--dtype", help="weights' dtype, e.g. float16 (default: by hardware)")
-    ap.add_argument("--out", default=str(RESULTS_DIR), help="folder (or .json file) for the results file")
+    ap.add_argument("--draft", help=_("draft model: hub name or local folder (with --target; default: load_pair())"))
+    ap.add_argument("--target", help=_("target model: hub name or local folder"))
+    ap.add_argument("--tokenizer", help=_("tokenizer: hub name or local folder (default: the target's)"))
+    ap.add_argument("--device", help=_("cpu, cuda, cuda:1, mps (default: the best there is)"))
+    ap.add_argument("--dtype", help=_("weights' dtype, e.g. float16 (default: by hardware)"))
+    ap.add_argument("--out", default=str(RESULTS_DIR), help=_("folder (or .json file) for the results file"))
     ap.add_argument(
         "--budget",
         type=_arg(_budget, "seconds >= 0"),
         default=DEFAULT_BUDGET_S,
         metavar="SECONDS",
-        help=f"time budget, calibration included (default {DEFAULT_BUDGET_S:g}; 0: no budget, the settings as given)",
+        help=_(
+            "time budget, calibration included (default {DEFAULT_BUDGET_S:g}; 0: no budget, the settings as given)"
+        ).format(DEFAULT_BUDGET_S=DEFAULT_BUDGET_S),
     )
-    ap.add_argument("--quick", action="store_true", help="fewer runs and lookaheads")
-    ap.add_argument("--lookaheads", type=_lookaheads(False), help="K values of the speed measurement, e.g. 1,2,4,8")
+    ap.add_argument("--quick", action="store_true", help=_("fewer runs and lookaheads"))
+    ap.add_argument("--lookaheads", type=_lookaheads(False), help=_("K values of the speed measurement, e.g. 1,2,4,8"))
     ap.add_argument(
         "--hf-lookaheads",
         type=_lookaheads(True),
-        help="K values of Hugging Face's assisted generation (empty: no Hugging Face comparison)",
+        help=_("K values of Hugging Face's assisted generation (empty: no Hugging Face comparison)"),
     )
     ap.add_argument(
         "--eps",
         type=_arg(_eps, "a comma-separated list of numbers >= 0", detail=True),
-        help="eps values of the sweep, e.g. 0,0.01,0.1",
+        help=_("eps values of the sweep, e.g. 0,0.01,0.1"),
     )
     ap.add_argument(
-        "--runs", type=_count(2), help="runs per prompt of Theorem 1 (the eps sweep takes a fifth, at least 2)"
+        "--runs", type=_count(2), help=_("runs per prompt of Theorem 1 (the eps sweep takes a fifth, at least 2)")
     )
-    ap.add_argument("--tokens", type=_count(1), help="new tokens per run, in every part")
-    ap.add_argument("--prompts", type=_count(1), help="how many of the default prompts to use")
-    ap.add_argument("--threads", type=_count(1), help="torch intra-op threads (default: torch's)")
+    ap.add_argument("--tokens", type=_count(1), help=_("new tokens per run, in every part"))
+    ap.add_argument("--prompts", type=_count(1), help=_("how many of the default prompts to use"))
+    ap.add_argument("--threads", type=_count(1), help=_("torch intra-op threads (default: torch's)"))
     ap.add_argument(
         "--seed",
         type=_arg(lambda t: check_int(int(t), "value", low=0, high=MAX_SEED), "an integer in [0, 2**63 - 1]"),
         default=0,
     )
-    ap.add_argument("--no-progress", action="store_true", help="no tqdm progress bars")
+    ap.add_argument("--no-progress", action="store_true", help=_("no tqdm progress bars"))
     args = ap.parse_args(argv)
     if (args.draft is None) != (args.target is None):
-        ap.error("--draft and --target: give both or neither")
+        ap.error(_("--draft and --target: give both or neither"))
     try:  # everything that can be checked before a model is loaded
         dev = pick_device(args.device) if args.device is not None else torch.device("cpu")
     except (ValueError, RuntimeError) as err:
@@ -744,7 +758,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
             pair = load_named_pair(
                 args.draft, args.target, tokenizer_name=args.tokenizer, device=args.device, dtype=args.dtype
             )
-            print(f"Model pair: {pair.describe()}")
+            print(_("Model pair: {pair}").format(pair=pair.describe()))
         else:
             pair = load_pair(device=args.device, dtype=args.dtype, progress=not args.no_progress)
         check_context(pair, default_prompts(pair)[: settings.prompts], settings)
@@ -759,7 +773,7 @@ def main(argv: Sequence[str] | None = None) -> Path:
     if args.no_progress:
         print(results["budget"]["summary"])
         print(outcome(results))
-    print(f"results file: {path}")
+    print(_("results file: {path}").format(path=path))
     return path
 
 

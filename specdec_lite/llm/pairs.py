@@ -67,28 +67,45 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     if device is not None:
         if not isinstance(device, (str, torch.device)):
             raise ValueError(
-                f"device: expected None, a name such as 'cpu' or 'cuda:0', or a torch.device, got {device!r}"
+                _("device: expected None, a name such as 'cpu' or 'cuda:0', or a torch.device, got {device!r}").format(
+                    device=device
+                )
             )
         try:
             dev = torch.device(device)
         except RuntimeError as err:
-            raise ValueError(f"device: {device!r} is not a device torch knows ({err})") from None
+            raise ValueError(
+                _("device: {device!r} is not a device torch knows ({err})").format(device=device, err=err)
+            ) from None
         if dev.type not in DEVICE_TYPES:
             raise ValueError(
-                f"device: {str(device)!r} cannot run a model pair; expected one of "
-                f"{', '.join(DEVICE_TYPES)} (with an index for cuda, e.g. 'cuda:1')"
+                _(
+                    "device: {str_device!r} cannot run a model pair; expected one of {join_DEVICE_TYPES} "
+                    "(with an index for cuda, e.g. 'cuda:1')"
+                ).format(str_device=str(device), join_DEVICE_TYPES=", ".join(DEVICE_TYPES))
             )
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(
-                f"device: {str(device)!r} was asked for, but torch finds no CUDA GPU (torch.cuda.is_available() is "
-                "False; in Colab choose Runtime > Change runtime type > GPU, or pass device='cpu')"
+                _(
+                    "device: {str_device!r} was asked for, but torch finds no CUDA GPU "
+                    "(torch.cuda.is_available() is False; in Colab choose Runtime > Change runtime type "
+                    "> GPU, or pass device='cpu')"
+                ).format(str_device=str(device))
             )
         if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
             count = torch.cuda.device_count()
-            raise RuntimeError(f"device: {str(device)!r} was asked for, but torch finds {count} CUDA GPU(s)")
+            raise RuntimeError(
+                _("device: {str_device!r} was asked for, but torch finds {count} CUDA GPU(s)").format(
+                    str_device=str(device), count=count
+                )
+            )
         mps = getattr(torch.backends, "mps", None)
         if dev.type == "mps" and (mps is None or not mps.is_available()):
-            raise RuntimeError(f"device: {str(device)!r} was asked for, but torch finds no Apple GPU (MPS)")
+            raise RuntimeError(
+                _("device: {str_device!r} was asked for, but torch finds no Apple GPU (MPS)").format(
+                    str_device=str(device)
+                )
+            )
         return dev
     if torch.cuda.is_available():
         return torch.device("cuda")
@@ -112,7 +129,9 @@ def pick_dtype(device: torch.device, dtype: torch.dtype | str | None = None) -> 
             name = str(dtype).removeprefix("torch.")
         if name not in WEIGHT_DTYPES:
             raise ValueError(
-                f"dtype: expected one of {', '.join(WEIGHT_DTYPES)} (a torch.dtype or its name), got {dtype!r}"
+                _("dtype: expected one of {join_WEIGHT_DTYPES} (a torch.dtype or its name), got {dtype!r}").format(
+                    join_WEIGHT_DTYPES=", ".join(WEIGHT_DTYPES), dtype=dtype
+                )
             )
         return WEIGHT_DTYPES[name]
     if device.type == "cuda":
@@ -193,17 +212,29 @@ def _looks_local(name: str | Path) -> bool:
 def _check_source(name: str | Path, arg: str, needs: str = "config.json") -> None:
     """``name`` is an existing folder (holding ``needs``), or a hub name; else a named error before any loading."""
     if not isinstance(name, (str, Path)) or not str(name).strip():
-        raise ValueError(f"{arg}: expected a hub name ('owner/name') or a local folder, got {name!r}")
+        raise ValueError(
+            _("{arg}: expected a hub name ('owner/name') or a local folder, got {name!r}").format(arg=arg, name=name)
+        )
     folder = Path(name).expanduser()
     if folder.exists():
         if not folder.is_dir():
-            raise FileNotFoundError(f"{arg}: {str(name)!r} is a file; expected a folder saved with save_pretrained")
+            raise FileNotFoundError(
+                _("{arg}: {str_name!r} is a file; expected a folder saved with save_pretrained").format(
+                    arg=arg, str_name=str(name)
+                )
+            )
         if needs and not (folder / needs).is_file():
             raise FileNotFoundError(
-                f"{arg}: the folder {str(name)!r} holds no {needs} (save the model there with save_pretrained)"
+                _("{arg}: the folder {str_name!r} holds no {needs} (save the model there with save_pretrained)").format(
+                    arg=arg, str_name=str(name), needs=needs
+                )
             )
     elif _looks_local(name):
-        raise FileNotFoundError(f"{arg}: there is no folder {str(name)!r} (a hub name has the form 'owner/name')")
+        raise FileNotFoundError(
+            _("{arg}: there is no folder {str_name!r} (a hub name has the form 'owner/name')").format(
+                arg=arg, str_name=str(name)
+            )
+        )
 
 
 def check_model_name(name: str | Path, arg: str, needs: str = "config.json") -> None:
@@ -218,7 +249,11 @@ def check_model_name(name: str | Path, arg: str, needs: str = "config.json") -> 
         try:
             validate_repo_id(str(name))
         except ValueError as err:
-            raise ValueError(f"{arg}: {str(name)!r} is neither a folder nor a hub name ({err})") from None
+            raise ValueError(
+                _("{arg}: {str_name!r} is neither a folder nor a hub name ({err})").format(
+                    arg=arg, str_name=str(name), err=err
+                )
+            ) from None
 
 
 def _check_tokenizer_files(name: str | Path) -> None:
@@ -227,9 +262,11 @@ def _check_tokenizer_files(name: str | Path) -> None:
     folder = Path(name).expanduser()
     if folder.is_dir() and not any((folder / f).is_file() for f in TOKENIZER_FILES):
         raise FileNotFoundError(
-            f"tokenizer_name: the folder {str(folder)!r} holds no tokenizer files (none of "
-            f"{', '.join(TOKENIZER_FILES)}); save the tokenizer there (tokenizer.save_pretrained) or pass "
-            "tokenizer_name= a folder or hub name that has one"
+            _(
+                "tokenizer_name: the folder {str_folder!r} holds no tokenizer files (none of "
+                "{join_TOKENIZER_FILES}); save the tokenizer there (tokenizer.save_pretrained) or "
+                "pass tokenizer_name= a folder or hub name that has one"
+            ).format(str_folder=str(folder), join_TOKENIZER_FILES=", ".join(TOKENIZER_FILES))
         )
 
 
@@ -244,8 +281,10 @@ def _tokenizer(name: str | Path, folder: Path, models: dict[str, tuple[Any, Path
     if len(tok) > vocab:
         shown = "; ".join(f"{role}: {v} logits, {rows} input ids" for role, (v, rows) in sizes.items())
         raise ValueError(
-            f"tokenizer_name: the tokenizer of {str(name)!r} has {len(tok)} tokens but the models read only {vocab} "
-            f"({shown}); it is not these models' tokenizer"
+            _(
+                "tokenizer_name: the tokenizer of {str_name!r} has {len_tok} tokens but the models "
+                "read only {vocab} ({shown}); it is not these models' tokenizer"
+            ).format(str_name=str(name), len_tok=len(tok), vocab=vocab, shown=shown)
         )
     own = {
         f"the {role} ({str(where)!r})": where

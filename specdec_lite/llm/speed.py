@@ -42,7 +42,11 @@ def predicted_speedup(alpha: float, K: int, costs: CallCosts) -> float:
     alpha = check_real(alpha, "alpha", low=0.0, high=1.0)
     K = check_int(K, "K")
     if K not in costs.verify:
-        raise ValueError(f"K: no verification cost measured for K = {K} (measured: {sorted(costs.verify)})")
+        raise ValueError(
+            _("K: no verification cost measured for K = {K} (measured: {sorted_costs_verify})").format(
+                K=K, sorted_costs_verify=sorted(costs.verify)
+            )
+        )
     return float(expected_tokens_per_call(alpha, K)) * costs.target / (K * costs.draft + costs.verify[K])
 
 
