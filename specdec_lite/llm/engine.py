@@ -316,20 +316,20 @@ class _Vocab:
     def check_emitted(self, ids: torch.Tensor, first: int, how: str) -> None:
         """Tokens the target emitted (``how``: from the residual, as a bonus), which both models read next."""
         if self.v_q > self.rows_p:
-            cause = f"its input embedding has fewer rows than the target's {self.v_q} logits"
-            _check_readable(ids, self.rows_p, first, "the target emitted", "draft", cause, f", {how}")
+            cause = _("its input embedding has fewer rows than the target's {v} logits").format(v=self.v_q)
+            _check_readable(ids, self.rows_p, first, _("the target emitted"), "draft", cause, f", {how}")
         if self.v_q > self.rows_q:
-            cause = f"its input embedding has fewer rows than its own {self.v_q} logits"
-            _check_readable(ids, self.rows_q, first, "the target emitted", "target", cause, f", {how}")
+            cause = _("its input embedding has fewer rows than its own {v} logits").format(v=self.v_q)
+            _check_readable(ids, self.rows_q, first, _("the target emitted"), "target", cause, f", {how}")
 
     def check_drafted(self, ids: torch.Tensor, first: int, reader: str) -> None:
         """Draft tokens (ids below ``min(v_p, v_q)``) about to be fed to ``reader``, the draft or the target."""
         rows, v = (self.rows_p, self.v_p) if reader == "draft" else (self.rows_q, self.v_q)
         if min(self.v_p, self.v_q) > rows:
-            cause = f"its input embedding has fewer rows than its own {v} logits"
+            cause = _("its input embedding has fewer rows than its own {v} logits").format(v=v)
             if reader == "target":
-                cause += f", and the draft proposes any of the first {min(self.v_p, self.v_q)}"
-            _check_readable(ids, rows, first, "the draft proposed", reader, cause)
+                cause += _(", and the draft proposes any of the first {n}").format(n=min(self.v_p, self.v_q))
+            _check_readable(ids, rows, first, _("the draft proposed"), reader, cause)
 
 
 def autoregressive_generate(
@@ -370,15 +370,17 @@ def _autoregressive(
     v, rows = _hf.vocab_size(model), _hf.input_vocab_size(model)
     for n in range(m):
         logits = clock.forward(model, fed, cache)[-1:]
-        x = _draw(probs_from_logits(logits, temperature, name=f"model logits at new token {n}"), gen)[:, 0]
+        x = _draw(probs_from_logits(logits, temperature, name=_("model logits at new token {n}").format(n=n)), gen)[
+            :, 0
+        ]
         tokens.append(x)
         logprobs.append(_logprob(logits, x))
         fed = x
         if eos is not None and int(x) == eos:
             break
         if v > rows and n + 1 < m:  # the next call reads x
-            cause = f"its input embedding has fewer rows than its own {v} logits"
-            _check_readable(x, rows, n, "the model emitted", "model", cause)
+            cause = _("its input embedding has fewer rows than its own {v} logits").format(v=v)
+            _check_readable(x, rows, n, _("the model emitted"), "model", cause)
     out = torch.cat(tokens)
     n = len(out)
     lp = torch.cat(logprobs).cpu().double().numpy()
@@ -500,7 +502,7 @@ def _speculative(
             if i > 0:
                 voc.check_drafted(fed, done + i - 1, "draft")
             logits = d_clock.forward(draft, fed, d_cache)[-1:]
-            p = voc.draft_probs(logits, temperature, f"draft logits at new token {done + i}")
+            p = voc.draft_probs(logits, temperature, _("draft logits at new token {n}").format(n=done + i))
             draft_calls += 1
             fed = _draw(p, gen)[:, 0]
             drafts.append(fed)
@@ -512,7 +514,11 @@ def _speculative(
         t_logits = t_clock.forward(target, torch.cat([seq[_hf.cache_length(t_cache) :], scored]), t_cache)
         t_logits = t_logits[-(len(scored) + 1) :]
         oracle_calls += 1
-        q = probs_from_logits(t_logits, temperature, name=f"target logits at new tokens {done}..{done + k}")
+        q = probs_from_logits(
+            t_logits,
+            temperature,
+            name=_("target logits at new tokens {first}..{last}").format(first=done, last=done + k),
+        )
         p, qk = voc.on_target_vocab(torch.cat(p_rows)), q[:k]  # both on the target's V tokens
         b_all = over_accept(p, qk, eps)
         stats_k = torch.stack(position_stats(p, qk, b_all), dim=1)
@@ -535,7 +541,7 @@ def _speculative(
         stat_rows.append(stats_k[: min(j, k)])
         seq = torch.cat([seq, new])
         if len(seq) - n0 < m and not stopped:  # both models read new[-1] next round, the draft also x[k-1] if kept
-            how = "as a bonus" if n_acc == k else "from the residual" if rejection_law == "opt" else "from q"
+            how = _("as a bonus") if n_acc == k else _("from the residual") if rejection_law == "opt" else _("from q")
             voc.check_emitted(new[-1:], done + j - 1, how)
             if n_acc == k:
                 voc.check_drafted(x[-1:], done + k - 1, "draft")
