@@ -45,7 +45,7 @@ from .primitives import (
 
 
 def _check_M(M: Any, name: str = "M") -> int:
-    return check_int(M, name, what="number of drafts ")
+    return check_int(M, name, what=_("number of drafts "))
 
 
 # --- one token: the residual cascade ------------------------------------------
@@ -217,7 +217,7 @@ def batch_joint_law(draft: MarkovChain, target: MarkovChain, M: int, max_sequenc
     """
     _check_pair(draft, target)
     M = _check_M(M)
-    check_sequences(2 * target.V, target.T, max_sequences, "tokens and marks", "(2V)")
+    check_sequences(2 * target.V, target.T, max_sequences, _("tokens and marks"), "(2V)")
     p, q = draft.laws(), target.laws()
     reach, laws = residual_cascade(p, q, M, check=False)
     g = reach[-1][..., None] * laws[-1]
@@ -302,7 +302,7 @@ def rejections_by_M(draft: MarkovChain, target: MarkovChain, Ms: Any, *, tree: b
     """``E[N_rej]`` of Algorithm 4 (or the tree) for each number of drafts in ``Ms``, sharing one cascade."""
     _check_pair(draft, target)
     tree = check_flag(tree, "tree")
-    Ms = check_ints([Ms] if isinstance(Ms, (int, np.integer)) else Ms, "Ms", what="number of drafts ")
+    Ms = check_ints([Ms] if isinstance(Ms, (int, np.integer)) else Ms, "Ms", what=_("number of drafts "))
     if not Ms:
         raise ValueError(_("Ms: need at least one number of drafts, got none"))
     p = draft.laws()

@@ -63,17 +63,17 @@ def check_lookahead(K: Any, name: str = "K") -> int:
 
 def check_cost(c: Any, name: str = "c") -> float:
     """``c`` (cost of one draft call in target calls) must be a finite number >= 0 (not a bool or a string)."""
-    return check_real(c, name, low=0, what="cost ratio ")
+    return check_real(c, name, low=0, what=_("cost ratio "))
 
 
 def check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
     """Acceptance rate(s) in [0, 1]: a number or an array of numbers."""
-    return check_reals(alpha, name, low=0, high=1, what="acceptance rate ")
+    return check_reals(alpha, name, low=0, high=1, what=_("acceptance rate "))
 
 
 def _check_rate(alpha: Any, name: str = "alpha") -> float:
     """One acceptance rate in [0, 1]."""
-    return check_real(alpha, name, low=0, high=1, what="acceptance rate ")
+    return check_real(alpha, name, low=0, high=1, what=_("acceptance rate "))
 
 
 # --- exact values on chains -------------------------------------------------------
@@ -288,7 +288,7 @@ def tv_schedule_pair(
     acceptance at position ``n`` is then Bernoulli(``1 - tv[n]``) independently of
     everything before: with a constant ``tv``, the i.i.d. setting of Leviathan et al.
     """
-    V = check_int(V, "V", low=2, what="two different spikes need ")
+    V = check_int(V, "V", low=2, what=_("two different spikes need "))
     T = check_int(T, "T")
     sched = as_real_array(tv, "tv")
     if sched.ndim == 0:
@@ -396,7 +396,7 @@ def lookahead_joint_law(
     K = check_lookahead(K)
     T, V = target.T, target.V
     J = min(K, T) + 1
-    check_sequences(V * J, T, max_sequences, "tokens and round positions", "(V J)")
+    check_sequences(V * J, T, max_sequences, _("tokens and round positions"), "(V J)")
     p, q = draft.laws(), target.laws()
     keep, move = law_split(p, q, check=False)
     step = np.zeros((T, V, J, V, J))

@@ -331,7 +331,11 @@ def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> d
     ):
         model = make_model(shape, vocab, recipe.seq_len, tokenizer.eos_token_id)
         teacher = models.get("target") if role == "draft" and recipe.distill else None
-        how = "distilling the target into the draft" if teacher is not None else f"training the {role}"
+        how = (
+            _("distilling the target into the draft")
+            if teacher is not None
+            else {"target": _("training the target"), "draft": _("training the draft")}[role]
+        )
         hist = train_lm(
             model,
             train,
@@ -342,7 +346,9 @@ def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> d
             seed=recipe.seed,
             progress=progress,
             teacher=teacher,
-            desc=f"{how} ({shape.layers} layer(s), width {shape.hidden})",
+            desc=_("{how} ({layers} layer(s), width {hidden})").format(
+                how=how, layers=shape.layers, hidden=shape.hidden
+            ),
         )
         model.to(STORAGE_DTYPE).save_pretrained(directory / role)
         # What every reader computes with: the stored weights, read back in float32.
@@ -504,9 +510,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         bad = check_files(args.out)
         print(
-            f"{args.out}: recipe {meta['recipe_key']} (this code's: {FallbackRecipe().key()}), "
-            f"{len(meta['files'])} files, {meta['size_bytes'] / 2**20:.1f} MiB; "
-            + ("all match their SHA-256" if not bad else f"differ from meta.json: {', '.join(bad)}")
+            _("{out}: recipe {key} (this code's: {ours}), {files} files, {mib:.1f} MiB; ").format(
+                out=args.out,
+                key=meta["recipe_key"],
+                ours=FallbackRecipe().key(),
+                files=len(meta["files"]),
+                mib=meta["size_bytes"] / 2**20,
+            )
+            + (
+                _("all match their SHA-256")
+                if not bad
+                else _("differ from meta.json: {bad}").format(bad=", ".join(bad))
+            )
         )
         return int(bool(bad) or meta["recipe_key"] != FallbackRecipe().key())
     try:
@@ -531,12 +546,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     )
     print(
-        "no previous pair there"
+        _("no previous pair there")
         if changed is None
         else (
-            "every file is byte-identical to the previous pair"
+            _("every file is byte-identical to the previous pair")
             if not changed
-            else f"files that differ from the previous pair: {', '.join(changed)}"
+            else _("files that differ from the previous pair: {changed}").format(changed=", ".join(changed))
         )
     )
     return 0

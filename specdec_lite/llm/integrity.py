@@ -115,16 +115,18 @@ def check_loading_info(info: dict[str, Any], name: str, arg: str) -> None:
     problems = [
         f"{what}: {_few(keys)}"
         for what, keys in (
-            ("missing from the weights (they would stay randomly initialised)", missing),
-            ("in the weights but not in the model its config builds (e.g. more layers)", unexpected),
-            ("of another shape than the config says", mismatched),
+            (_("missing from the weights (they would stay randomly initialised)"), missing),
+            (_("in the weights but not in the model its config builds (e.g. more layers)"), unexpected),
+            (_("of another shape than the config says"), mismatched),
         )
         if keys
     ]
     problems += [str(msg) for msg in info.get("error_msgs", ())]
     if problems:
         raise WeightsMismatchError(
-            f"{arg}: the weights of {name!r} do not fit its config.json; tensors " + "; ".join(problems)
+            _("{arg}: the weights of {name!r} do not fit its config.json; tensors {problems}").format(
+                arg=arg, name=name, problems="; ".join(problems)
+            )
         )
 
 
@@ -154,4 +156,4 @@ def check_same_vocab(tokenizers: dict[str, Any]) -> None:
 
 def _few(keys: Iterable[str], n: int = 4) -> str:
     keys = list(keys)
-    return ", ".join(keys[:n]) + (f" and {len(keys) - n} more" if len(keys) > n else "")
+    return ", ".join(keys[:n]) + (_(" and {more} more").format(more=len(keys) - n) if len(keys) > n else "")

@@ -549,13 +549,24 @@ def results_label(results: dict[str, Any]) -> str:
     """The line that names a results file's device and pair, for every table and figure made from it."""
     d = results["device"]
     if d["type"] == "cuda":
-        where = f"{d['name']}, compute capability {'.'.join(map(str, d['capability']))}"
+        where = _("{name}, compute capability {capability}").format(
+            name=d["name"], capability=".".join(map(str, d["capability"]))
+        )
     else:
-        load = f", load average {d['load_average']:g} on {d['cpu_cores']} cores" if "load_average" in d else ""
-        where = f"CPU ({d['name']}, {d['torch_threads']} thread(s){load})"
-    return (
-        f"{where}; {results['dtype']}; draft {results['pair']['draft']} → target {results['pair']['target']}; "
-        f"measured {results['created'][:10]}"
+        load = (
+            _(", load average {load:g} on {cores} cores").format(load=d["load_average"], cores=d["cpu_cores"])
+            if "load_average" in d
+            else ""
+        )
+        where = _("CPU ({name}, {threads} thread(s){load})").format(
+            name=d["name"], threads=d["torch_threads"], load=load
+        )
+    return _("{where}; {dtype}; draft {draft} → target {target}; measured {date}").format(
+        where=where,
+        dtype=results["dtype"],
+        draft=results["pair"]["draft"],
+        target=results["pair"]["target"],
+        date=results["created"][:10],
     )
 
 
@@ -572,34 +583,53 @@ def results_table(results: dict[str, Any]) -> str:
         return "n/a" if x is None else format(x, fmt)
 
     cells = [
-        ("one draft call / one target call", f"{1e3 * c['draft_s']:.2f} ms / {1e3 * c['target_s']:.2f} ms"),
-        ("cost ratio c", num(c["c"], ".3f")),
-        ("verification cost c_K (K: value)", ", ".join(f"{k}: {v:.2f}" for k, v in c["c_K"].items())),
+        (_("one draft call / one target call"), f"{1e3 * c['draft_s']:.2f} ms / {1e3 * c['target_s']:.2f} ms"),
+        (_("cost ratio c"), num(c["c"], ".3f")),
+        (_("verification cost c_K (K: value)"), ", ".join(f"{k}: {v:.2f}" for k, v in c["c_K"].items())),
         (
-            f"acceptance rate α (K = {a['lookahead']}), observed / 1 − mean TV",
+            _("acceptance rate α (K = {K}), observed / 1 − mean TV").format(K=a["lookahead"]),
             f"{num(a['alpha'], '.3f')} / {num(a['alpha_predicted'], '.3f')}",
         ),
         (
-            f"Theorem 1, rejections per run ({t1['runs']} runs)",
-            f"observed {t1['observed']:.2f}, predicted {t1['predicted']:.2f}, "
-            f"difference {t1['difference']:+.2f} ± {t1['difference_se']:.2f} (z = {num(t1['z'], '+.2f')})",
+            _("Theorem 1, rejections per run ({runs} runs)").format(runs=t1["runs"]),
+            _(
+                "observed {observed:.2f}, predicted {predicted:.2f}, difference {difference:+.2f} ± {se:.2f} (z = {z})"
+            ).format(
+                observed=t1["observed"],
+                predicted=t1["predicted"],
+                difference=t1["difference"],
+                se=t1["difference_se"],
+                z=num(t1["z"], "+.2f"),
+            ),
         ),
-        ("our autoregressive sampling", f"{ar['tokens_per_second']:.1f} tokens/s"),
+        (_("our autoregressive sampling"), _("{tps:.1f} tokens/s").format(tps=ar["tokens_per_second"])),
     ]
     for r in rows:
         if r["method"] == "speculative":
             K = r["lookahead"]
             vs_hf = (
-                f"; {r['tokens_per_second'] / hf[K]['tokens_per_second']:.2f}× HF assisted at this K" if K in hf else ""
+                _("; {ratio:.2f}× HF assisted at this K").format(
+                    ratio=r["tokens_per_second"] / hf[K]["tokens_per_second"]
+                )
+                if K in hf
+                else ""
             )
             cells.append(
                 (
-                    f"speculative, K = {K}",
-                    f"{r['speedup']:.2f}× autoregressive (predicted {num(r['predicted_speedup'], '.2f')}×){vs_hf}",
+                    _("speculative, K = {K}").format(K=K),
+                    _("{speedup:.2f}× autoregressive (predicted {predicted}×)").format(
+                        speedup=r["speedup"], predicted=num(r["predicted_speedup"], ".2f")
+                    )
+                    + vs_hf,
                 )
             )
     for K, r in sorted(hf.items()):
-        cells.append((f"HF assisted generation, K = {K}", f"{r['speedup']:.2f}× our autoregressive sampling"))
+        cells.append(
+            (
+                _("HF assisted generation, K = {K}").format(K=K),
+                _("{speedup:.2f}× our autoregressive sampling").format(speedup=r["speedup"]),
+            )
+        )
     body = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in cells)
     return (
         f"<p><b>{html.escape(results['file'] if 'file' in results else results_name(results))}</b>: "
@@ -631,12 +661,12 @@ def _list(text: str, item: Any) -> tuple[Any, ...]:
 
 
 def _lookaheads(empty: bool) -> Any:
-    what = "a comma-separated list of integers >= 1" + (" (empty: none)" if empty else "")
+    what = _("a comma-separated list of integers >= 1") + (_(" (empty: none)") if empty else "")
     return _arg(lambda t: check_distinct_ints(_list(t, int), "value", empty=empty), what, detail=True)
 
 
 def _count(low: int) -> Any:
-    return _arg(lambda t: check_int(int(t), "value", low=low), f"an integer >= {low}")
+    return _arg(lambda t: check_int(int(t), "value", low=low), _("an integer >= {low}").format(low=low))
 
 
 def _eps(text: str) -> tuple[float, ...]:
@@ -677,7 +707,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     ap.add_argument(
         "--eps",
-        type=_arg(_eps, "a comma-separated list of numbers >= 0", detail=True),
+        type=_arg(_eps, _("a comma-separated list of numbers >= 0"), detail=True),
         help=_("eps values of the sweep, e.g. 0,0.01,0.1"),
     )
     ap.add_argument(
@@ -688,7 +718,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--threads", type=_count(1), help=_("torch intra-op threads (default: torch's)"))
     ap.add_argument(
         "--seed",
-        type=_arg(lambda t: check_int(int(t), "value", low=0, high=MAX_SEED), "an integer in [0, 2**63 - 1]"),
+        type=_arg(lambda t: check_int(int(t), "value", low=0, high=MAX_SEED), _("an integer in [0, 2**63 - 1]")),
         default=0,
     )
     ap.add_argument("--no-progress", action="store_true", help=_("no tqdm progress bars"))

@@ -279,7 +279,10 @@ def _tokenizer(name: str | Path, folder: Path, models: dict[str, tuple[Any, Path
     sizes = {role: (vocab_size(m), input_vocab_size(m)) for role, (m, _) in models.items()}
     vocab = min(min(s) for s in sizes.values())
     if len(tok) > vocab:
-        shown = "; ".join(f"{role}: {v} logits, {rows} input ids" for role, (v, rows) in sizes.items())
+        shown = "; ".join(
+            _("{role}: {v} logits, {rows} input ids").format(role=role, v=v, rows=rows)
+            for role, (v, rows) in sizes.items()
+        )
         raise ValueError(
             _(
                 "tokenizer_name: the tokenizer of {str_name!r} has {len_tok} tokens but the models "
