@@ -268,8 +268,8 @@ STUDENT_MODULES = sorted(
     [*(PACKAGE / "widgets").glob("*.py"), *(PACKAGE / "llm").glob("*.py"), *PACKAGE.glob("*.py")],
 )
 
-#: The figures' text, translated on the branch wt-figzh: listed here so that the lead sees this scan pass over
-#: them after merging it (until then their test is an expected failure; drop the xfail once it passes).
+#: The figures' text, translated on the branch wt-figzh: scanned here too, an expected failure until that
+#: branch is merged (drop the xfail once it passes).
 FIGURE_MODULES = sorted([*(PACKAGE / "figures").glob("*.py"), PACKAGE / "figure_data.py", PACKAGE / "plotting.py"])
 
 
