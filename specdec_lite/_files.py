@@ -5,6 +5,8 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from ._i18n import _
+
 
 def writable_folder(folder: str | Path, arg: str) -> Path:
     """``folder``, after writing (and deleting) a probe file in it, or in the nearest folder above it that exists
@@ -19,7 +21,11 @@ def writable_folder(folder: str | Path, arg: str) -> Path:
         with tempfile.TemporaryFile(dir=probe):
             pass
     except OSError as err:
-        raise PermissionError(f"{arg}: cannot write in {str(folder)!r} ({err.strerror or err})") from None
+        raise PermissionError(
+            _("{arg}: cannot write in {str_folder!r} ({err_strerror_or_err})").format(
+                arg=arg, str_folder=str(folder), err_strerror_or_err=err.strerror or err
+            )
+        ) from None
     return path
 
 
@@ -27,6 +33,8 @@ def writable_file(file: str | Path, arg: str) -> Path:
     """``file`` (not a folder), whose folder is created if missing and :func:`writable_folder`."""
     path = Path(file).expanduser()
     if path.is_dir():
-        raise IsADirectoryError(f"{arg}: {str(file)!r} is a folder; expected a file name")
+        raise IsADirectoryError(
+            _("{arg}: {str_file!r} is a folder; expected a file name").format(arg=arg, str_file=str(file))
+        )
     writable_folder(path.parent, arg)
     return path

@@ -64,7 +64,13 @@ def guarded(name: str) -> Callable[[_F], _F]:
 
     def wrap(fn: _F) -> _F:
         if name in _GUARDED:
-            raise ValueError(f"{name!r} already guards {_GUARDED[name].__module__}.{_GUARDED[name].__qualname__}")
+            raise ValueError(
+                _("{name!r} already guards {GUARDED_name_module}.{GUARDED_name_qualname}").format(
+                    name=name,
+                    GUARDED_name_module=_GUARDED[name].__module__,
+                    GUARDED_name_qualname=_GUARDED[name].__qualname__,
+                )
+            )
 
         @functools.wraps(fn)
         def locked(*args: Any, **kwargs: Any) -> Any:
@@ -89,7 +95,11 @@ def declared(names: Iterable[str]) -> frozenset[str]:
     names = frozenset(names)
     unknown = sorted(n for n in names - _GUARDED.keys() if not n.startswith(_DECLARED_ON_IMPORT))
     if unknown:
-        raise LookupError(f"no function is declared @_lock.guarded({unknown[0]!r}) (unknown: {unknown})")
+        raise LookupError(
+            _("no function is declared @_lock.guarded({unknown_0!r}) (unknown: {unknown})").format(
+                unknown_0=unknown[0], unknown=unknown
+            )
+        )
     return names
 
 
@@ -114,10 +124,10 @@ class ReadOnlyModule(types.ModuleType):
     """A module whose attributes cannot be reassigned or deleted from outside (``mod.x = ...`` raises)."""
 
     def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"{self.__name__}.{name} is read-only")
+        raise AttributeError(_("{name}.{name_2} is read-only").format(name=self.__name__, name_2=name))
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"{self.__name__}.{name} is read-only")
+        raise AttributeError(_("{name}.{name_2} is read-only").format(name=self.__name__, name_2=name))
 
 
 def make_read_only(module_name: str) -> None:

@@ -6,6 +6,7 @@ from typing import Any, Union
 
 import numpy as np
 
+from ._i18n import _
 from .primitives import check_int, describe
 
 RNGLike = Union[None, int, np.random.Generator, np.random.SeedSequence]
@@ -18,7 +19,9 @@ def check_rng(rng: Any, name: str = "rng") -> RNGLike:
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
         return int(rng)
     raise ValueError(
-        f"{name}: expected a seed (an integer >= 0), a numpy Generator, a SeedSequence or None, got {describe(rng)}"
+        _(
+            "{name}: expected a seed (an integer >= 0), a numpy Generator, a SeedSequence or None, got {describe_rng}"
+        ).format(name=name, describe_rng=describe(rng))
     )
 
 
@@ -31,7 +34,11 @@ def as_generator(rng: RNGLike) -> np.random.Generator:
 def check_generator(gen: Any, name: str = "gen") -> np.random.Generator:
     """``gen`` after checking it is a numpy ``Generator`` (the one-run references draw from the caller's stream)."""
     if not isinstance(gen, np.random.Generator):
-        raise ValueError(f"{name}: expected a numpy Generator (np.random.default_rng(seed)), got {describe(gen)}")
+        raise ValueError(
+            _("{name}: expected a numpy Generator (np.random.default_rng(seed)), got {describe_gen}").format(
+                name=name, describe_gen=describe(gen)
+            )
+        )
     return gen
 
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from . import _lock
+from ._i18n import _
 from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_pair, check_sequences, sequence_law
 from .laws import SUM_ATOL, acceptance, accepted_mass, check_pair, law_split, rejected_mass, residual, tv
@@ -44,7 +45,7 @@ from .primitives import (
 
 
 def _check_M(M: Any, name: str = "M") -> int:
-    return check_int(M, name, what="number of drafts ")
+    return check_int(M, name, what=_("number of drafts "))
 
 
 # --- one token: the residual cascade ------------------------------------------
@@ -148,20 +149,34 @@ def check_round_start(q: np.ndarray, rho: Any, rho_q: Any) -> tuple[np.ndarray, 
     rho, rho_q = as_real_array(rho, "rho"), as_real_array(rho_q, "rho_q")
     for name, arr, axes, shape in (("rho", rho, "(T, V)", q.shape[:-1]), ("rho_q", rho_q, "(T, V, V)", q.shape)):
         if arr.shape != shape:
-            raise ValueError(f"{name}: must have shape {axes} = {shape}, got {arr.shape}")
+            raise ValueError(
+                _("{name}: must have shape {axes} = {shape}, got {arr_shape}").format(
+                    name=name, axes=axes, shape=shape, arr_shape=arr.shape
+                )
+            )
         if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name}: contains NaN or inf")
+            raise ValueError(_("{name}: contains NaN or inf").format(name=name))
     if np.any(rho < -SUM_ATOL) or np.any(rho > 1 + SUM_ATOL):
-        raise ValueError(f"rho: rejection probabilities must lie in [0, 1], got [{rho.min():.3g}, {rho.max():.3g}]")
+        raise ValueError(
+            _("rho: rejection probabilities must lie in [0, 1], got [{rho_min:.3g}, {rho_max:.3g}]").format(
+                rho_min=rho.min(), rho_max=rho.max()
+            )
+        )
     if np.any(rho_q < -SUM_ATOL):
-        raise ValueError(f"rho_q: has negative entries (min {rho_q.min():.3g})")
+        raise ValueError(_("rho_q: has negative entries (min {rho_q_min:.3g})").format(rho_q_min=rho_q.min()))
     excess = float((rho_q - q).max())
     if excess > SUM_ATOL:
-        raise ValueError(f"rho_q: exceeds the target's law q by up to {excess:.3g}; a round start outputs q, so it "
-                         "sends at most q(x) to each token")
+        raise ValueError(
+            _(
+                "rho_q: exceeds the target's law q by up to {excess:.3g}; a round start outputs q, "
+                "so it sends at most q(x) to each token"
+            ).format(excess=excess)
+        )
     off = float(np.abs(rho_q.sum(axis=-1) - rho).max())
     if off > SUM_ATOL:
-        raise ValueError(f"rho_q: each row must sum to rho (the mass it spreads), worst row is off by {off:.3g}")
+        raise ValueError(
+            _("rho_q: each row must sum to rho (the mass it spreads), worst row is off by {off:.3g}").format(off=off)
+        )
     return rho, rho_q
 
 
@@ -202,7 +217,7 @@ def batch_joint_law(draft: MarkovChain, target: MarkovChain, M: int, max_sequenc
     """
     _check_pair(draft, target)
     M = _check_M(M)
-    check_sequences(2 * target.V, target.T, max_sequences, "tokens and marks", "(2V)")
+    check_sequences(2 * target.V, target.T, max_sequences, _("tokens and marks"), "(2V)")
     p, q = draft.laws(), target.laws()
     reach, laws = residual_cascade(p, q, M, check=False)
     g = reach[-1][..., None] * laws[-1]
@@ -287,9 +302,9 @@ def rejections_by_M(draft: MarkovChain, target: MarkovChain, Ms: Any, *, tree: b
     """``E[N_rej]`` of Algorithm 4 (or the tree) for each number of drafts in ``Ms``, sharing one cascade."""
     _check_pair(draft, target)
     tree = check_flag(tree, "tree")
-    Ms = check_ints([Ms] if isinstance(Ms, (int, np.integer)) else Ms, "Ms", what="number of drafts ")
+    Ms = check_ints([Ms] if isinstance(Ms, (int, np.integer)) else Ms, "Ms", what=_("number of drafts "))
     if not Ms:
-        raise ValueError("Ms: need at least one number of drafts, got none")
+        raise ValueError(_("Ms: need at least one number of drafts, got none"))
     p = draft.laws()
     reach, laws = residual_cascade(p, target.laws(), max(Ms), check=False)
     if tree:

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ._i18n import _
 from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_chain, _check_pair, prefix_average, sequence_law
 from .laws import check_law, tv
@@ -33,13 +34,17 @@ def check_rule(draft: MarkovChain, accept: Any, rejection: Any) -> tuple[np.ndar
     accept, rejection = as_real_array(accept, "accept"), as_real_array(rejection, "rejection")
     for name, arr in (("accept", accept), ("rejection", rejection)):
         if arr.shape != shape:
-            raise ValueError(f"{name}: must have shape (T, V, V) = {shape}, got {arr.shape}")
+            raise ValueError(
+                _("{name}: must have shape (T, V, V) = {shape}, got {arr_shape}").format(
+                    name=name, shape=shape, arr_shape=arr.shape
+                )
+            )
     return check_accept(accept, shape), check_law(rejection, "rejection")
 
 
-def over_accept_rule(draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law_name: str) -> tuple[
-    np.ndarray, np.ndarray
-]:
+def over_accept_rule(
+    draft: MarkovChain, target: MarkovChain, eps: Any, rejection_law_name: str
+) -> tuple[np.ndarray, np.ndarray]:
     """The tables of over-acceptance ``b = min(1, (q + eps)/p)`` with Decoding-OPT or -UNO's law.
 
     ``eps`` is a scalar ``>= 0`` or an array broadcastable to ``(T, V, V)`` (a margin per
@@ -52,7 +57,9 @@ def over_accept_rule(draft: MarkovChain, target: MarkovChain, eps: Any, rejectio
     try:
         np.broadcast_shapes(e.shape, shape)
     except ValueError:
-        raise ValueError(f"eps: shape {e.shape} does not broadcast to (T, V, V) = {shape}") from None
+        raise ValueError(
+            _("eps: shape {e_shape} does not broadcast to (T, V, V) = {shape}").format(e_shape=e.shape, shape=shape)
+        ) from None
     p, q = draft.laws(), target.laws()
     return np.broadcast_to(over_accept(p, q, e), shape).copy(), rejection_law(p, q, rejection_law_name)
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _lock
+from ._i18n import _
 from ._rng import RNGLike, as_generator
 from .laws import check_law
 from .primitives import as_real_array, check_flag, check_int, check_real, describe
@@ -38,11 +39,15 @@ class MarkovChain:
     def __init__(self, init: Any, trans: Any):
         init = check_law(init, "init")
         if init.ndim != 1:
-            raise ValueError(f"init: must have shape (V,), got {init.shape}")
+            raise ValueError(_("init: must have shape (V,), got {init_shape}").format(init_shape=init.shape))
         V = init.shape[0]
         trans = as_real_array(trans, "trans")
         if trans.ndim != 3 or trans.shape[1:] != (V, V):
-            raise ValueError(f"trans: must have shape (T-1, V, V) = (T-1, {V}, {V}), got {trans.shape}")
+            raise ValueError(
+                _("trans: must have shape (T-1, V, V) = (T-1, {V}, {V}), got {trans_shape}").format(
+                    V=V, trans_shape=trans.shape
+                )
+            )
         trans = check_law(trans, "trans")
         for name, arr in (("init", init), ("trans", trans)):
             arr = arr.copy()
@@ -73,7 +78,7 @@ class MarkovChain:
                 return self.init
             return np.broadcast_to(self.init, np.shape(prev) + (self.V,))
         if prev is None:
-            raise ValueError("prev: positions n >= 1 need the previous token")
+            raise ValueError(_("prev: positions n >= 1 need the previous token"))
         return self.trans[n - 1][prev]
 
     def _check_tokens(self, tokens: Any, name: str) -> Any:
@@ -83,11 +88,21 @@ class MarkovChain:
         try:
             arr = np.asarray(tokens)
         except ValueError:  # ragged nested sequences
-            raise ValueError(f"{name}: token ids must be an integer array, got {describe(tokens)}") from None
+            raise ValueError(
+                _("{name}: token ids must be an integer array, got {describe_tokens}").format(
+                    name=name, describe_tokens=describe(tokens)
+                )
+            ) from None
         if arr.dtype.kind not in "iu":
-            raise ValueError(f"{name}: token ids must be integers, got dtype {arr.dtype}")
+            raise ValueError(
+                _("{name}: token ids must be integers, got dtype {arr_dtype}").format(name=name, arr_dtype=arr.dtype)
+            )
         if arr.size and (arr.min() < 0 or arr.max() >= self.V):
-            raise ValueError(f"{name}: token ids must lie in [0, {self.V}), got range [{arr.min()}, {arr.max()}]")
+            raise ValueError(
+                _("{name}: token ids must lie in [0, {V}), got range [{arr_min}, {arr_max}]").format(
+                    name=name, V=self.V, arr_min=arr.min(), arr_max=arr.max()
+                )
+            )
         return arr
 
     def laws(self) -> np.ndarray:
@@ -112,7 +127,9 @@ class MarkovChain:
         """Log-probability of each sequence in ``tokens`` (shape ``(..., T)``)."""
         tokens = self._check_tokens(tokens, "tokens")
         if tokens.ndim == 0 or tokens.shape[-1] != self.T:
-            raise ValueError(f"tokens: last axis must be T = {self.T}, got {tokens.shape}")
+            raise ValueError(
+                _("tokens: last axis must be T = {T}, got {tokens_shape}").format(T=self.T, tokens_shape=tokens.shape)
+            )
         with np.errstate(divide="ignore"):
             lp = np.log(self.init[tokens[..., 0]])
             for n in range(1, self.T):
@@ -212,9 +229,15 @@ def one_token(p: Any, q: Any) -> tuple[MarkovChain, MarkovChain]:
     p, q = check_law(p, "p"), check_law(q, "q")
     for name, x in (("p", p), ("q", q)):
         if x.ndim != 1:
-            raise ValueError(f"{name}: must be one law of shape (V,), got shape {x.shape}")
+            raise ValueError(
+                _("{name}: must be one law of shape (V,), got shape {x_shape}").format(name=name, x_shape=x.shape)
+            )
     if p.shape != q.shape:
-        raise ValueError(f"p and q must share the vocabulary: p has V = {p.size}, q has V = {q.size}")
+        raise ValueError(
+            _("p and q must share the vocabulary: p has V = {p_size}, q has V = {q_size}").format(
+                p_size=p.size, q_size=q.size
+            )
+        )
     return MarkovChain(p, np.empty((0, p.size, p.size))), MarkovChain(q, np.empty((0, q.size, q.size)))
 
 
@@ -246,7 +269,11 @@ def check_sequences(V: int, T: int, max_sequences: Any, name: str = "chain", sta
     """
     max_sequences = check_int(max_sequences, "max_sequences")
     if V**T > max_sequences:
-        raise ValueError(f"{name}: {states}^T = {V}^{T} sequences is more than max_sequences={max_sequences}")
+        raise ValueError(
+            _("{name}: {states}^T = {V}^{T} sequences is more than max_sequences={max_sequences}").format(
+                name=name, states=states, V=V, T=T, max_sequences=max_sequences
+            )
+        )
     return max_sequences
 
 
@@ -255,17 +282,29 @@ def _check_table(chain: MarkovChain, name: str) -> None:
     cells = chain.T * chain.V**2
     if cells > MAX_LAW_CELLS:
         raise ValueError(
-            f"{name}: its (T, V, V) = ({chain.T}, {chain.V}, {chain.V}) table of laws has {cells:,} cells "
-            f"({cells * 8 / 2**30:.1f} GiB), more than chains.MAX_LAW_CELLS = {MAX_LAW_CELLS:,}; the chain "
-            "algorithms hold several such tables. For one token use the functions on laws (laws.tv, "
-            "tradeoff, batch.batch_improvement), or raise chains.MAX_LAW_CELLS"
+            _(
+                "{name}: its (T, V, V) = ({chain_T}, {chain_V}, {chain_V}) table of laws has "
+                "{cells:,} cells ({cells_8_2_30:.1f} GiB), more than chains.MAX_LAW_CELLS = "
+                "{MAX_LAW_CELLS:,}; the chain algorithms hold several such tables. For one token use "
+                "the functions on laws (laws.tv, tradeoff, batch.batch_improvement), or raise "
+                "chains.MAX_LAW_CELLS"
+            ).format(
+                name=name,
+                chain_T=chain.T,
+                chain_V=chain.V,
+                cells=cells,
+                cells_8_2_30=cells * 8 / 2**30,
+                MAX_LAW_CELLS=MAX_LAW_CELLS,
+            )
         )
 
 
 def _check_chain(chain: Any, name: str, *, tables: bool = True) -> MarkovChain:
     """``chain`` after checking it is a ``MarkovChain`` (and, with ``tables``, that ``laws()`` may be built)."""
     if not isinstance(chain, MarkovChain):
-        raise ValueError(f"{name}: expected a MarkovChain, got {describe(chain)}")
+        raise ValueError(
+            _("{name}: expected a MarkovChain, got {describe_chain}").format(name=name, describe_chain=describe(chain))
+        )
     if tables:
         _check_table(chain, name)
     return chain
@@ -278,8 +317,9 @@ def _check_pair(
         _check_chain(c, name, tables=tables)
     if (draft.V, draft.T) != (target.V, target.T):
         raise ValueError(
-            f"{a} and {b} must share V and T: {a} has V={draft.V}, T={draft.T}; "
-            f"{b} has V={target.V}, T={target.T}"
+            _(
+                "{a} and {b} must share V and T: {a} has V={draft_V}, T={draft_T}; {b} has V={target_V}, T={target_T}"
+            ).format(a=a, b=b, draft_V=draft.V, draft_T=draft.T, target_V=target.V, target_T=target.T)
         )
 
 
@@ -293,7 +333,11 @@ def prefix_average(rows: np.ndarray, mu: np.ndarray) -> np.ndarray:
     """
     rows, mu = as_real_array(rows, "rows"), as_real_array(mu, "mu")
     if rows.ndim != 2 or rows.shape != mu.shape:
-        raise ValueError(f"rows and mu: must both have shape (T, V), got {rows.shape} and {mu.shape}")
+        raise ValueError(
+            _("rows and mu: must both have shape (T, V), got {rows_shape} and {mu_shape}").format(
+                rows_shape=rows.shape, mu_shape=mu.shape
+            )
+        )
     profile = np.empty(rows.shape[0])
     profile[0] = rows[0, 0]
     profile[1:] = np.einsum("nu,nu->n", mu[:-1], rows[1:])

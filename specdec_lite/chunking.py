@@ -20,13 +20,14 @@ from typing import Any
 
 import numpy as np
 
+from ._i18n import _
 from ._rng import RNGLike, check_rng, check_runs
 from .primitives import check_int, describe
 
 
 def _check_callable(f: Any, name: str) -> None:
     if not callable(f):
-        raise ValueError(f"{name}: expected a function, got {describe(f)}")
+        raise ValueError(_("{name}: expected a function, got {describe_f}").format(name=name, describe_f=describe(f)))
 
 
 def chunk_sizes(runs: int, chunk_size: int) -> list[int]:
@@ -54,13 +55,18 @@ def concatenate(results: list[Any]) -> Any:
     and dicts field by field; anything else (a scalar setting) must agree across chunks.
     """
     if not isinstance(results, (list, tuple)) or not results:
-        raise ValueError(f"results: expected a non-empty list of per-chunk results, got {describe(results)}")
+        raise ValueError(
+            _("results: expected a non-empty list of per-chunk results, got {describe_results}").format(
+                describe_results=describe(results)
+            )
+        )
     first = results[0]
     if isinstance(first, np.ndarray) and first.ndim >= 1:
         return np.concatenate(results, axis=0)
     if dataclasses.is_dataclass(first) and not isinstance(first, type):
-        values = {f.name: concatenate([getattr(r, f.name) for r in results]) for f in dataclasses.fields(first)
-                  if f.init}
+        values = {
+            f.name: concatenate([getattr(r, f.name) for r in results]) for f in dataclasses.fields(first) if f.init
+        }
         return dataclasses.replace(first, **values)
     if isinstance(first, tuple):
         parts = [concatenate(list(p)) for p in zip(*results, strict=True)]
@@ -69,7 +75,11 @@ def concatenate(results: list[Any]) -> Any:
         return {k: concatenate([r[k] for r in results]) for k in first}
     if all(np.array_equal(np.asarray(r), np.asarray(first)) for r in results[1:]):
         return first
-    raise ValueError(f"results: cannot join chunks whose {type(first).__name__} values differ")
+    raise ValueError(
+        _("results: cannot join chunks whose {type_first_name} values differ").format(
+            type_first_name=type(first).__name__
+        )
+    )
 
 
 def chunked(
@@ -105,7 +115,11 @@ def chunked_sum(
     for r, g in zip(sizes, children, strict=True):
         stat = np.asarray(statistic(sampler(*args, runs=r, rng=g, **kwargs)), dtype=np.float64)
         if stat.ndim < 1 or stat.shape[0] != r:
-            raise ValueError(f"statistic: must return one row per run (leading axis {r}), got shape {stat.shape}")
+            raise ValueError(
+                _("statistic: must return one row per run (leading axis {r}), got shape {stat_shape}").format(
+                    r=r, stat_shape=stat.shape
+                )
+            )
         part = stat.sum(axis=0)
         total = part if total is None else total + part
     assert total is not None

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from . import _lock
+from ._i18n import N_, _
 
 #: How far a law's total may sit from 1 before ``check_law`` refuses it (the floor of ``sum_tolerance``).
 SUM_ATOL = 1e-6
@@ -34,9 +35,26 @@ SUM_ATOL = 1e-6
 REJECTION_LAWS = ("opt", "uno")
 
 _F32_EPS = float(np.finfo(np.float32).eps)
-_KIND_NAMES = {"iuf": "real numbers", "biuf": "real numbers or booleans", "iu": "integers"}
-_KIND_FOUND = {"b": "booleans", "U": "strings", "S": "bytes", "O": "objects", "c": "complex numbers", "f": "floats",
-               "M": "datetimes", "m": "timedeltas", "V": "records"}
+_KIND_NAMES = {"iuf": N_("real numbers"), "biuf": N_("real numbers or booleans"), "iu": N_("integers")}
+_KIND_FOUND = {
+    "b": N_("booleans"),
+    "U": N_("strings"),
+    "S": N_("bytes"),
+    "O": N_("objects"),
+    "c": N_("complex numbers"),
+    "f": N_("floats"),
+    "M": N_("datetimes"),
+    "m": N_("timedeltas"),
+    "V": N_("records"),
+}
+
+
+# The validators' messages, shared by the numpy and the torch checks.
+_VALUES = N_("values")
+_NO_TOKEN = N_("{name}: needs a last axis with at least one token, got shape {shape}")
+_NAN = N_("{name}: contains NaN or inf")
+_NEGATIVE = N_("{name}: has negative entries (min {low:.3g})")
+_SUM = N_("{name}: rows must sum to 1 (within {atol:g}); worst row is off by {worst:.3g}")
 
 
 def _is_torch(x: Any) -> bool:
@@ -58,7 +76,7 @@ def _float_info(dtype: Any) -> tuple[float, float]:
 def _rounding(dtype: Any, V: int, k: int) -> float:
     """``max(k eps_w, eps + V s)``: ``eps_w`` of ``promote(dtype, float32)``, ``eps`` and ``s`` of ``dtype``."""
     if isinstance(V, bool) or not isinstance(V, (int, np.integer)) or V < 0:
-        raise ValueError(f"V: must be an integer >= 0 (the number of tokens), got {V!r}")
+        raise ValueError(_("V: must be an integer >= 0 (the number of tokens), got {V!r}").format(V=V))
     eps, sub = _float_info(dtype)
     return max(k * min(eps, _F32_EPS), eps + V * sub)
 
@@ -101,19 +119,31 @@ def _numbers(x: Any, name: str, kinds: str = "iuf") -> np.ndarray:
     try:
         arr = np.asarray(x)
     except (ValueError, TypeError) as err:
-        raise ValueError(f"{name}: expected an array of {_KIND_NAMES[kinds]}, got {type(x).__name__} ({err})") from None
+        raise ValueError(
+            _("{name}: expected an array of {wanted}, got {type_name} ({err})").format(
+                name=name, wanted=_(_KIND_NAMES[kinds]), type_name=type(x).__name__, err=err
+            )
+        ) from None
     if arr.dtype.kind not in kinds:
-        found = _KIND_FOUND.get(arr.dtype.kind, "values")
-        raise ValueError(f"{name}: expected an array of {_KIND_NAMES[kinds]}, got {found} (dtype {arr.dtype})")
+        found = _(_KIND_FOUND.get(arr.dtype.kind, _VALUES))
+        raise ValueError(
+            _("{name}: expected an array of {wanted}, got {found} (dtype {dtype})").format(
+                name=name, wanted=_(_KIND_NAMES[kinds]), found=found, dtype=arr.dtype
+            )
+        )
     if "b" not in kinds and isinstance(x, (list, tuple)) and arr.dtype.kind != "b":
         if any(isinstance(v, (bool, np.bool_)) for v in np.asarray(x, dtype=object).ravel()):
-            raise ValueError(f"{name}: expected an array of {_KIND_NAMES[kinds]}, got booleans among them")
+            raise ValueError(
+                _("{name}: expected an array of {wanted}, got booleans among them").format(
+                    name=name, wanted=_(_KIND_NAMES[kinds])
+                )
+            )
     return arr
 
 
 def _check_tolerance(atol: Any) -> float:
     if isinstance(atol, bool) or not isinstance(atol, (int, float, np.integer, np.floating)) or not atol >= 0:
-        raise ValueError(f"atol: must be a real number >= 0, got {atol!r}")
+        raise ValueError(_("atol: must be a real number >= 0, got {atol!r}").format(atol=atol))
     return float(atol)
 
 
@@ -130,17 +160,17 @@ def check_law(x: Any, name: str, *, atol: float | None = None) -> np.ndarray:
         return x.detach().to("cpu", dtype=_torch().float64).numpy()
     raw = _numbers(x, name)
     if raw.ndim == 0 or raw.shape[-1] < 1:
-        raise ValueError(f"{name}: needs a last axis with at least one token, got shape {raw.shape}")
+        raise ValueError(_(_NO_TOKEN).format(name=name, shape=raw.shape))
     atol = sum_tolerance(raw.dtype, raw.shape[-1]) if atol is None else _check_tolerance(atol)
     arr = raw.astype(np.float64)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: contains NaN or inf")
+        raise ValueError(_(_NAN).format(name=name))
     if np.any(arr < 0):
-        raise ValueError(f"{name}: has negative entries (min {arr.min():.3g})")
+        raise ValueError(_(_NEGATIVE).format(name=name, low=arr.min()))
     sums = arr.sum(axis=-1)
     worst = float(np.max(np.abs(sums - 1.0))) if sums.size else 0.0
     if worst > atol:
-        raise ValueError(f"{name}: rows must sum to 1 (within {atol:g}); worst row is off by {worst:.3g}")
+        raise ValueError(_(_SUM).format(name=name, atol=atol, worst=worst))
     return arr
 
 
@@ -162,9 +192,9 @@ def _work_dtype(*xs: Any) -> Any:
 def _check_torch_law(x: Any, name: str, atol: float | None = None) -> None:
     torch = _torch()
     if not torch.is_floating_point(x):
-        raise ValueError(f"{name}: expected a floating-point tensor, got {x.dtype}")
+        raise ValueError(_("{name}: expected a floating-point tensor, got {dtype}").format(name=name, dtype=x.dtype))
     if x.ndim == 0 or x.shape[-1] < 1:
-        raise ValueError(f"{name}: needs a last axis with at least one token, got shape {tuple(x.shape)}")
+        raise ValueError(_(_NO_TOKEN).format(name=name, shape=tuple(x.shape)))
     atol = sum_tolerance(x.dtype, x.shape[-1]) if atol is None else _check_tolerance(atol)
     if x.numel() == 0:
         return
@@ -174,11 +204,11 @@ def _check_torch_law(x: Any, name: str, atol: float | None = None) -> None:
         [torch.isfinite(x).all().to(sums.dtype), (x >= 0).all().to(sums.dtype), (sums - 1).abs().max()]
     ).tolist()
     if not finite:
-        raise ValueError(f"{name}: contains NaN or inf")
+        raise ValueError(_(_NAN).format(name=name))
     if not nonneg:
-        raise ValueError(f"{name}: has negative entries (min {float(x.min()):.3g})")
+        raise ValueError(_(_NEGATIVE).format(name=name, low=float(x.min())))
     if worst > atol:
-        raise ValueError(f"{name}: rows must sum to 1 (within {atol:g}); worst row is off by {worst:.3g}")
+        raise ValueError(_(_SUM).format(name=name, atol=atol, worst=worst))
 
 
 def check_pair(p: Any, q: Any, a: str = "p", b: str = "q") -> tuple[Any, Any]:
@@ -189,9 +219,12 @@ def check_pair(p: Any, q: Any, a: str = "p", b: str = "q") -> tuple[Any, Any]:
     input's dtype and vocabulary; errors name the argument.
     """
     if _is_torch(p) != _is_torch(q):
-        kinds = {True: "a torch tensor", False: "a numpy array"}
-        raise ValueError(f"{a} and {b}: both torch tensors or neither, got {kinds[_is_torch(p)]} and "
-                         f"{kinds[_is_torch(q)]}")
+        kinds = {True: _("a torch tensor"), False: _("a numpy array")}
+        raise ValueError(
+            _("{a} and {b}: both torch tensors or neither, got {kind_a} and {kind_b}").format(
+                a=a, b=b, kind_a=kinds[_is_torch(p)], kind_b=kinds[_is_torch(q)]
+            )
+        )
     out = []
     for name, x in ((a, p), (b, q)):
         if _is_torch(x):
@@ -201,11 +234,17 @@ def check_pair(p: Any, q: Any, a: str = "p", b: str = "q") -> tuple[Any, Any]:
             out.append(check_law(x, name))
     sp, sq = tuple(np.shape(out[0])), tuple(np.shape(out[1]))
     if sp[-1] != sq[-1]:
-        raise ValueError(f"{a} and {b} must share the vocabulary (last axis): got shapes {sp} and {sq}")
+        raise ValueError(
+            _("{a} and {b} must share the vocabulary (last axis): got shapes {sp} and {sq}").format(
+                a=a, b=b, sp=sp, sq=sq
+            )
+        )
     try:
         np.broadcast_shapes(sp, sq)
     except ValueError:
-        raise ValueError(f"{a} and {b}: shapes {sp} and {sq} do not broadcast") from None
+        raise ValueError(
+            _("{a} and {b}: shapes {sp} and {sq} do not broadcast").format(a=a, b=b, sp=sp, sq=sq)
+        ) from None
     return out[0], out[1]
 
 
@@ -330,7 +369,9 @@ def rejection_law(p: Any, q: Any, kind: str) -> Any:
     in ``promote(dtype, float32)`` (``q`` itself when it already is that, for ``"uno"``).
     """
     if not isinstance(kind, str) or kind not in REJECTION_LAWS:
-        raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {kind!r}")
+        raise ValueError(
+            _("rejection_law: must be one of {choices}, got {got!r}").format(choices=REJECTION_LAWS, got=kind)
+        )
     if kind == "opt":
         return residual(p, q, check=False)
     if _is_torch(p) or _is_torch(q):

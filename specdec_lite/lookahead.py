@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 
 from . import _lock
+from ._i18n import _
 from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_pair, check_sequences, sequence_law
 from .laws import acceptance, law_split, residual
@@ -62,17 +63,17 @@ def check_lookahead(K: Any, name: str = "K") -> int:
 
 def check_cost(c: Any, name: str = "c") -> float:
     """``c`` (cost of one draft call in target calls) must be a finite number >= 0 (not a bool or a string)."""
-    return check_real(c, name, low=0, what="cost ratio ")
+    return check_real(c, name, low=0, what=_("cost ratio "))
 
 
 def check_alpha(alpha: Any, name: str = "alpha") -> np.ndarray:
     """Acceptance rate(s) in [0, 1]: a number or an array of numbers."""
-    return check_reals(alpha, name, low=0, high=1, what="acceptance rate ")
+    return check_reals(alpha, name, low=0, high=1, what=_("acceptance rate "))
 
 
 def _check_rate(alpha: Any, name: str = "alpha") -> float:
     """One acceptance rate in [0, 1]."""
-    return check_real(alpha, name, low=0, high=1, what="acceptance rate ")
+    return check_real(alpha, name, low=0, high=1, what=_("acceptance rate "))
 
 
 # --- exact values on chains -------------------------------------------------------
@@ -127,7 +128,7 @@ def lookahead_profiles(draft: MarkovChain, target: MarkovChain, Ks: Iterable[int
     _check_pair(draft, target)
     Ks = np.array(check_ints(Ks, "Ks", low=0, what="lookahead "), dtype=np.int64)
     if Ks.size == 0:
-        raise ValueError("Ks: need at least one lookahead")
+        raise ValueError(_("Ks: need at least one lookahead"))
     p, q = draft.laws(), target.laws()
     keep, move = law_split(p, q, check=False)  # accepted / rejected mass, (T, V, V)
     row_tv = move.sum(axis=-1)  # (T, V)
@@ -150,9 +151,7 @@ def lookahead_profiles(draft: MarkovChain, target: MarkovChain, Ks: Iterable[int
         nxt[:, :, 1:] = np.einsum("kuj,ux->kxj", d[:, :, :-1], keep[n])
         pi = nxt
     block = np.minimum(Ks[:, None], T - np.arange(T)[None, :])  # tokens a round starting at n drafts
-    return [
-        LookaheadProfile(int(K), rejection[i], start[i], bonus[i], start[i] * block[i]) for i, K in enumerate(Ks)
-    ]
+    return [LookaheadProfile(int(K), rejection[i], start[i], bonus[i], start[i] * block[i]) for i, K in enumerate(Ks)]
 
 
 def lookahead_profile(draft: MarkovChain, target: MarkovChain, K: int) -> LookaheadProfile:
@@ -289,13 +288,15 @@ def tv_schedule_pair(
     acceptance at position ``n`` is then Bernoulli(``1 - tv[n]``) independently of
     everything before: with a constant ``tv``, the i.i.d. setting of Leviathan et al.
     """
-    V = check_int(V, "V", low=2, what="two different spikes need ")
+    V = check_int(V, "V", low=2, what=_("two different spikes need "))
     T = check_int(T, "T")
     sched = as_real_array(tv, "tv")
     if sched.ndim == 0:
         sched = np.full(T, float(sched))
     if sched.shape != (T,) or not np.all(np.isfinite(sched)) or np.any(sched < 0) or np.any(sched > 1):
-        raise ValueError(f"tv: must be a number or a (T,) = ({T},) array of values in [0, 1], got {tv!r}")
+        raise ValueError(
+            _("tv: must be a number or a (T,) = ({T},) array of values in [0, 1], got {tv!r}").format(T=T, tv=tv)
+        )
     gen = as_generator(rng)
     base = MarkovChain.random(V, T, gen, concentration=concentration)
     laws = base.laws()  # (T, V, V); row 0 repeats init
@@ -395,7 +396,7 @@ def lookahead_joint_law(
     K = check_lookahead(K)
     T, V = target.T, target.V
     J = min(K, T) + 1
-    check_sequences(V * J, T, max_sequences, "tokens and round positions", "(V J)")
+    check_sequences(V * J, T, max_sequences, _("tokens and round positions"), "(V J)")
     p, q = draft.laws(), target.laws()
     keep, move = law_split(p, q, check=False)
     step = np.zeros((T, V, J, V, J))

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from . import _lock
+from ._i18n import _
 from ._rng import RNGLike, as_generator, check_runs
 from .chains import MarkovChain, _check_pair, sequence_law
 from .laws import acceptance, check_pair, residual, tv
@@ -63,8 +64,10 @@ def unbiased_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
     over = (b - acceptance(p, q, check=False)) * (p > 0)
     if np.any(over > ACCEPT_ATOL):
         raise ValueError(
-            f"accept: exceeds min(1, q/p) by up to {over.max():.3g}; such a rule over-accepts and no "
-            "rejection law makes it unbiased (Theorem 2)"
+            _(
+                "accept: exceeds min(1, q/p) by up to {over_max:.3g}; such a rule over-accepts and "
+                "no rejection law makes it unbiased (Theorem 2)"
+            ).format(over_max=over.max())
         )
     b = np.minimum(b, np.where(p > 0, acceptance(p, q, check=False), b))
     return residual(b * p, q, check=False)  # q - b p >= 0 here, so this is (q - b p) / sum_x (1 - b) p
@@ -122,7 +125,9 @@ def sample_and_match(p: Any, q: Any, runs: int, rng: RNGLike = None) -> tuple[np
     """
     p, q = check_pair(p, q)
     if p.ndim != 1:
-        raise ValueError(f"p, q: one law each (a vector over the tokens), got shape {p.shape}")
+        raise ValueError(
+            _("p, q: one law each (a vector over the tokens), got shape {p_shape}").format(p_shape=p.shape)
+        )
     runs, gen = check_runs(runs), as_generator(rng)
     x = sample_rows(cumulative(p)[None], np.zeros(runs, dtype=np.int64), gen.random(runs))
     y = sample_rows(cumulative(q)[None], np.zeros(runs, dtype=np.int64), gen.random(runs))

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from . import _lock
+from ._i18n import _
 
 
 def check_int(value: Any, name: str, *, low: int = 1, high: int | None = None, what: str = "") -> int:
@@ -26,8 +27,12 @@ def check_int(value: Any, name: str, *, low: int = 1, high: int | None = None, w
     """
     integral = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
     if not integral or value < low or (high is not None and value > high):
-        bound = f">= {low}" if high is None else f"in [{low}, {high}]"
-        raise ValueError(f"{name}: {what}must be an integer {bound}, got {describe(value)}")
+        message = (
+            _("{name}: {what}must be an integer >= {low}, got {got}")
+            if high is None
+            else _("{name}: {what}must be an integer in [{low}, {high}], got {got}")
+        )
+        raise ValueError(message.format(name=name, what=what, low=low, high=high, got=describe(value)))
     return int(value)
 
 
@@ -42,7 +47,11 @@ def check_ints(values: Any, name: str, *, low: int = 1, high: int | None = None,
     else:
         sequence = isinstance(values, Iterable) and not isinstance(values, (str, bytes))
     if not sequence:
-        raise ValueError(f"{name}: expected a sequence of integers (list, range, 1-D array), got {describe(values)}")
+        raise ValueError(
+            _("{name}: expected a sequence of integers (list, range, 1-D array), got {got}").format(
+                name=name, got=describe(values)
+            )
+        )
     return [check_int(v, name, low=low, high=high, what=what) for v in values]
 
 
@@ -51,7 +60,8 @@ def _interval(low: float | None, high: float | None, open_low: bool, open_high: 
         return "" if low is None else f" {'>' if open_low else '>='} {low:g}"
     if low is None:
         return f" {'<' if open_high else '<='} {high:g}"
-    return f" in {'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
+    interval = f"{'(' if open_low else '['}{low:g}, {high:g}{')' if open_high else ']'}"
+    return _(" in {interval}").format(interval=interval)
 
 
 def _outside(x: Any, low: float | None, high: float | None, open_low: bool, open_high: bool) -> Any:
@@ -87,7 +97,11 @@ def check_real(
     x = float(value) if real else math.nan
     if not math.isfinite(x) or _outside(x, low, high, open_low, open_high):
         bound = _interval(low, high, open_low, open_high)
-        raise ValueError(f"{name}: {what}must be a finite number{bound}, got {describe(value)}")
+        raise ValueError(
+            _("{name}: {what}must be a finite number{bound}, got {got}").format(
+                name=name, what=what, bound=bound, got=describe(value)
+            )
+        )
     return x
 
 
@@ -103,11 +117,16 @@ def as_real_array(value: Any, name: str) -> np.ndarray:
             arr = np.asarray(value)
         except (TypeError, ValueError):  # ragged nested sequences, tensors numpy cannot read
             arr = None
-    mixed = isinstance(value, (list, tuple)) and arr is not None and arr.dtype.kind in "iuf" and any(
-        isinstance(v, (bool, np.bool_)) for v in np.asarray(value, dtype=object).ravel()
+    mixed = (
+        isinstance(value, (list, tuple))
+        and arr is not None
+        and arr.dtype.kind in "iuf"
+        and any(isinstance(v, (bool, np.bool_)) for v in np.asarray(value, dtype=object).ravel())
     )
     if arr is None or arr.dtype.kind not in "iuf" or mixed:
-        raise ValueError(f"{name}: expected a number or an array of numbers, got {describe(value)}")
+        raise ValueError(
+            _("{name}: expected a number or an array of numbers, got {got}").format(name=name, got=describe(value))
+        )
     return arr.astype(np.float64, copy=False)
 
 
@@ -128,18 +147,24 @@ def check_reals(
     """
     arr = as_real_array(value, name)
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: {what}contains NaN or inf")
+        raise ValueError(_("{name}: {what}contains NaN or inf").format(name=name, what=what))
     if np.any(_outside(arr, low, high, open_low, open_high)):
         bound = _interval(low, high, open_low, open_high)
-        got = describe(value) if arr.ndim == 0 else f"values in [{arr.min():.3g}, {arr.max():.3g}]"
-        raise ValueError(f"{name}: {what}must lie{bound}, got {got}")
+        got = (
+            describe(value)
+            if arr.ndim == 0
+            else _("values in [{low:.3g}, {high:.3g}]").format(low=arr.min(), high=arr.max())
+        )
+        raise ValueError(
+            _("{name}: {what}must lie{bound}, got {got}").format(name=name, what=what, bound=bound, got=got)
+        )
     return arr
 
 
 def check_flag(value: Any, name: str) -> bool:
     """``value`` as a ``bool`` after checking it is ``True`` or ``False`` (numpy's too), not a number or a string."""
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name}: must be True or False, got {describe(value)}")
+        raise ValueError(_("{name}: must be True or False, got {got}").format(name=name, got=describe(value)))
     return bool(value)
 
 
@@ -152,24 +177,28 @@ def clip_rounding(x: np.ndarray, name: str, *, scale: float = 1.0, ulps: int = 1
     """
     tol = ulps * float(np.finfo(np.float64).eps) * scale
     if x.size and np.nanmin(x) < -tol:
-        raise ValueError(f"{name}: has negative entries beyond rounding (min {np.nanmin(x):.3g}, tolerance {tol:.3g})")
+        raise ValueError(
+            _("{name}: has negative entries beyond rounding (min {low:.3g}, tolerance {tol:.3g})").format(
+                name=name, low=np.nanmin(x), tol=tol
+            )
+        )
     return np.maximum(x, 0.0)
 
 
 def describe(value: Any) -> str:
     """A short description of a bad argument for error messages: the value, and its type where the type is the fault."""
     if isinstance(value, (bool, np.bool_)):
-        return f"{value!r} (a bool)"
+        return _("{value!r} (a bool)").format(value=value)
     if isinstance(value, (str, bytes)):
         text = repr(value)
-        return f"{text if len(text) <= 40 else text[:37] + '...'} (a string)"
+        return _("{text} (a string)").format(text=text if len(text) <= 40 else text[:37] + "...")
     if isinstance(value, np.ndarray) and value.ndim > 0:
-        return f"an array of shape {value.shape} and dtype {value.dtype}"
+        return _("an array of shape {shape} and dtype {dtype}").format(shape=value.shape, dtype=value.dtype)
     text = repr(value)
     text = text if len(text) <= 60 else text[:57] + "..."
     if value is None or isinstance(value, (int, float, np.integer, np.floating)):
         return text
-    return f"{text} (a {type(value).__name__})"
+    return _("{text} (a {type_name})").format(text=text, type_name=type(value).__name__)
 
 
 @dataclass(frozen=True)
@@ -208,7 +237,7 @@ def cumulative(laws: np.ndarray) -> np.ndarray:
     cdf = np.cumsum(laws, axis=-1)
     total = cdf[..., -1:]
     if not np.all((total > 0) & (total < np.inf)) or np.any(np.asarray(laws) < 0):
-        raise ValueError("laws: every row needs nonnegative entries and positive finite mass to have a CDF")
+        raise ValueError(_("laws: every row needs nonnegative entries and positive finite mass to have a CDF"))
     return cdf / total
 
 

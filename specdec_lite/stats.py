@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as _st
 
+from ._i18n import _
 from .laws import _numbers, check_law
 from .primitives import check_int
 
@@ -23,7 +24,7 @@ def _sample(x: Any, name: str) -> np.ndarray:
     """``x`` flattened to float64 after checking it holds finite numbers (booleans count as 0/1 indicators)."""
     arr = _numbers(x, name, kinds="biuf").astype(np.float64).ravel()
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: contains NaN or inf")
+        raise ValueError(_("{name}: contains NaN or inf").format(name=name))
     return arr
 
 
@@ -31,7 +32,7 @@ def mean_and_se(x: Any) -> tuple[float, float]:
     """Sample mean of ``x`` and its standard error ``s / sqrt(n)`` (``s`` with ``n - 1`` degrees of freedom)."""
     x = _sample(x, "x")
     if x.size < 2:
-        raise ValueError(f"x: need at least 2 samples for a standard error, got {x.size}")
+        raise ValueError(_("x: need at least 2 samples for a standard error, got {x_size}").format(x_size=x.size))
     return float(x.mean()), float(x.std(ddof=1) / np.sqrt(x.size))
 
 
@@ -59,21 +60,25 @@ def _counts(counts: Any) -> np.ndarray:
     """``counts`` as float64 whole numbers after checking they are finite, nonnegative, integral, not all 0."""
     raw = _numbers(counts, "counts")
     if raw.ndim == 0:
-        raise ValueError(f"counts: expected an array of counts per cell, got a scalar {raw!r}")
+        raise ValueError(_("counts: expected an array of counts per cell, got a scalar {raw!r}").format(raw=raw))
     arr = raw.astype(np.float64)
     if not np.all(np.isfinite(arr)):
-        raise ValueError("counts: contains NaN or inf")
+        raise ValueError(_("counts: contains NaN or inf"))
     if np.any(arr < 0):
-        raise ValueError(f"counts: has negative entries (min {arr.min():.6g})")
+        raise ValueError(_("counts: has negative entries (min {arr_min:.6g})").format(arr_min=arr.min()))
     whole = np.round(arr)
     off = np.abs(arr - whole) > 1e-9 * np.maximum(whole, 1.0)  # frequency * runs may miss an integer by rounding
     if np.any(off):
-        raise ValueError(f"counts: must be whole numbers, got {float(arr[off][0])!r}")
+        raise ValueError(
+            _("counts: must be whole numbers, got {float_arr_off_0!r}").format(float_arr_off_0=float(arr[off][0]))
+        )
     arr = whole
     if raw.dtype.kind in "iu" and raw.size and int(raw.max()) > 2**53:
-        raise ValueError(f"counts: {int(raw.max())} exceeds 2**53, beyond exact float64 arithmetic")
+        raise ValueError(
+            _("counts: {int_raw_max} exceeds 2**53, beyond exact float64 arithmetic").format(int_raw_max=int(raw.max()))
+        )
     if arr.sum() == 0:
-        raise ValueError("counts: all zero; there is nothing to test")
+        raise ValueError(_("counts: all zero; there is nothing to test"))
     return arr
 
 
@@ -92,13 +97,21 @@ def chi_square(counts: Any, probs: Any, *, min_expected: float = 5.0) -> Goodnes
     counts = _counts(counts)
     raw = _numbers(probs, "probs")
     if raw.shape != counts.shape:
-        raise ValueError(f"counts and probs must have the same shape, got {counts.shape} and {raw.shape}")
+        raise ValueError(
+            _("counts and probs must have the same shape, got {counts_shape} and {raw_shape}").format(
+                counts_shape=counts.shape, raw_shape=raw.shape
+            )
+        )
     probs = check_law(raw.ravel(), "probs")
     counts = counts.ravel()
-    if isinstance(min_expected, bool) or not isinstance(min_expected, (int, float, np.integer, np.floating)) or not (
-        0 <= min_expected < np.inf
+    if (
+        isinstance(min_expected, bool)
+        or not isinstance(min_expected, (int, float, np.integer, np.floating))
+        or not (0 <= min_expected < np.inf)
     ):
-        raise ValueError(f"min_expected: must be a finite real number >= 0, got {min_expected!r}")
+        raise ValueError(
+            _("min_expected: must be a finite real number >= 0, got {min_expected!r}").format(min_expected=min_expected)
+        )
     n = counts.sum()
     if np.any(counts[probs <= 0] > 0):
         return GoodnessOfFit(np.inf, 0, 0.0, int(counts.size))
@@ -125,12 +138,18 @@ def sequence_index(tokens: Any, V: int) -> np.ndarray:
     V = check_int(V, "V", low=1)
     t = _numbers(tokens, "tokens", kinds="iu")
     if t.ndim == 0:
-        raise ValueError(f"tokens: expected sequences on the last axis (runs, T), got a scalar {t!r}")
+        raise ValueError(_("tokens: expected sequences on the last axis (runs, T), got a scalar {t!r}").format(t=t))
     T = t.shape[-1]
     if V**T > MAX_SEQUENCES:
-        raise ValueError(f"tokens: V**T = {V}**{T} sequences do not fit an int64 index (at most 2**63)")
+        raise ValueError(
+            _("tokens: V**T = {V}**{T} sequences do not fit an int64 index (at most 2**63)").format(V=V, T=T)
+        )
     if t.size and (int(t.min()) < 0 or int(t.max()) >= V):
-        raise ValueError(f"tokens: ids must lie in [0, {V}), got min {int(t.min())} and max {int(t.max())}")
+        raise ValueError(
+            _("tokens: ids must lie in [0, {V}), got min {int_t_min} and max {int_t_max}").format(
+                V=V, int_t_min=int(t.min()), int_t_max=int(t.max())
+            )
+        )
     weights = np.array([V**k for k in range(T - 1, -1, -1)], dtype=np.int64)
     return t.astype(np.int64) @ weights
 
@@ -142,8 +161,8 @@ def z_bound_miss(n: int, x: float, z: float) -> float:
     """
     n = check_int(n, "n")
     if not (0.0 < x < 1.0):
-        raise ValueError(f"x: must lie in (0, 1), got {x!r}")
+        raise ValueError(_("x: must lie in (0, 1), got {x!r}").format(x=x))
     if not (np.isfinite(z) and z > 0):
-        raise ValueError(f"z: must be a positive number, got {z!r}")
+        raise ValueError(_("z: must be a positive number, got {z!r}").format(z=z))
     half = z * np.sqrt(n * x * (1 - x))
     return float(_st.binom.cdf(np.ceil(n * x - half) - 1, n, x) + _st.binom.sf(np.floor(n * x + half), n, x))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._i18n import _
 from .batch import (  # noqa: F401 (re-exported)
     batch_improvement,
     batch_rejection_limit,
@@ -83,7 +84,7 @@ def speculative_joint_law(draft: MarkovChain, target: MarkovChain, max_sequences
     (index a run with ``stats.sequence_index(2 * tokens + rejected, 2 * V)``).
     """
     _check_pair(draft, target)
-    check_sequences(2 * target.V, target.T, max_sequences, "tokens and marks", "(2V)")
+    check_sequences(2 * target.V, target.T, max_sequences, _("tokens and marks"), "(2V)")
     p, q = draft.laws(), target.laws()
     both = np.stack(law_split(p, q, check=False), axis=-1).reshape(target.T, target.V, 2 * target.V)
     trans = np.repeat(both[1:], 2, axis=1)  # rows (u, r) depend on u only

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import _lock, laws
+from ._i18n import _
 from .laws import REJECTION_LAWS, check_law, check_pair, residual, tv
 from .primitives import as_real_array, describe
 
@@ -25,7 +26,11 @@ from .primitives import as_real_array, describe
 def check_rejection_law(kind: Any, name: str = "kind") -> str:
     """``kind`` after checking it names a rejection law of ``REJECTION_LAWS`` (``"opt"`` or ``"uno"``)."""
     if not isinstance(kind, str) or kind not in REJECTION_LAWS:
-        raise ValueError(f"{name}: must be one of {REJECTION_LAWS}, got {describe(kind)}")
+        raise ValueError(
+            _("{name}: must be one of {REJECTION_LAWS}, got {describe_kind}").format(
+                name=name, REJECTION_LAWS=REJECTION_LAWS, describe_kind=describe(kind)
+            )
+        )
     return kind
 
 
@@ -33,15 +38,27 @@ def check_accept(accept: Any, shape: tuple[int, ...], name: str = "accept") -> n
     """An acceptance rule ``b``: finite numbers in ``[0, 1]``, broadcastable to ``shape``."""
     b = as_real_array(accept, name)
     if b.ndim == 0 or b.shape[-1] != shape[-1]:
-        raise ValueError(f"{name}: needs one probability per token (last axis {shape[-1]}), got shape {b.shape}")
+        raise ValueError(
+            _("{name}: needs one probability per token (last axis {shape_1}), got shape {b_shape}").format(
+                name=name, shape_1=shape[-1], b_shape=b.shape
+            )
+        )
     try:
         np.broadcast_shapes(b.shape, shape)
     except ValueError:
-        raise ValueError(f"{name}: shape {b.shape} does not broadcast with the laws' shape {shape}") from None
+        raise ValueError(
+            _("{name}: shape {b_shape} does not broadcast with the laws' shape {shape}").format(
+                name=name, b_shape=b.shape, shape=shape
+            )
+        ) from None
     if not np.all(np.isfinite(b)):
-        raise ValueError(f"{name}: contains NaN or inf")
+        raise ValueError(_("{name}: contains NaN or inf").format(name=name))
     if np.any(b < 0) or np.any(b > 1):
-        raise ValueError(f"{name}: probabilities must lie in [0, 1], got range [{b.min():.3g}, {b.max():.3g}]")
+        raise ValueError(
+            _("{name}: probabilities must lie in [0, 1], got range [{b_min:.3g}, {b_max:.3g}]").format(
+                name=name, b_min=b.min(), b_max=b.max()
+            )
+        )
     return b
 
 
@@ -52,14 +69,20 @@ def check_eps(eps: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
     """
     e = as_real_array(eps, "eps")
     if not np.all(np.isfinite(e)):
-        raise ValueError("eps: contains NaN or inf")
+        raise ValueError(_("eps: contains NaN or inf"))
     if np.any(e < 0):
-        raise ValueError(f"eps: must be >= 0 (eps < 0 under-accepts; see Theorem 2), got min {e.min():.3g}")
+        raise ValueError(
+            _("eps: must be >= 0 (eps < 0 under-accepts; see Theorem 2), got min {e_min:.3g}").format(e_min=e.min())
+        )
     if shape is not None:
         try:
             np.broadcast_shapes(e.shape, shape)
         except ValueError:
-            raise ValueError(f"eps: shape {e.shape} does not broadcast with the laws' shape {shape}") from None
+            raise ValueError(
+                _("eps: shape {e_shape} does not broadcast with the laws' shape {shape}").format(
+                    e_shape=e.shape, shape=shape
+                )
+            ) from None
     return e
 
 
@@ -81,7 +104,11 @@ def output_law(p: Any, accept: Any, rejection: Any) -> np.ndarray:
     p = check_law(p, "p")
     P = check_law(rejection, "rejection")
     if P.shape[-1] != p.shape[-1]:
-        raise ValueError(f"rejection: must be a law over the same {p.shape[-1]} tokens as p, got shape {P.shape}")
+        raise ValueError(
+            _("rejection: must be a law over the same {p_shape_1} tokens as p, got shape {P_shape}").format(
+                p_shape_1=p.shape[-1], P_shape=P.shape
+            )
+        )
     b = check_accept(accept, np.broadcast_shapes(p.shape, P.shape))
     r = ((1.0 - b) * p).sum(axis=-1, keepdims=True)
     return b * p + r * P
@@ -154,4 +181,3 @@ def over_accept_point(p: Any, q: Any, eps: Any, kind: str) -> tuple[np.ndarray, 
     b = over_accept(p, q, eps)
     P = rejection_law(p, q, kind)
     return reject_probability(p, b), bias(p, q, b, P)
-

@@ -38,7 +38,10 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 #: Places where a term's English word is not the term (the verb "rounds"): left out of the terminology check.
-NOT_THE_TERM = {"round": ("rounds the scaled logits",)}
+NOT_THE_TERM = {
+    "round": ("rounds the scaled logits",),
+    "cell": ("counts per cell", "{cells:,} cells"),  # an array's cells (元素, 格子), not a notebook's
+}
 
 
 def source_messages() -> dict[str, list[str]]:
@@ -134,7 +137,8 @@ def test_chinese_messages_follow_the_style_of_the_chinese_edition():
             "草稿模型|目标模型", m.string
         ):
             problems.append(f"the model unnamed: {m.string}")
-        if re.search("(?<!概率)质量", m.string) and "quality" not in m.id.lower():  # 质量 is quality, not mass
+        # 质量 alone is quality, not mass; 草稿质量 is the term for draft quality
+        if re.search("(?<!概率)(?<!草稿)质量", m.string) and "quality" not in m.id.lower():
             problems.append(f"bare 质量: {m.string}")
         if re.search("[，。；：！？、（）] ", m.string):
             problems.append(f"space after full-width punctuation: {m.string}")
@@ -195,10 +199,29 @@ FIGURE_NOT_MESSAGES = {
 #: Literals of the check modules with English words that are not messages, each with where it goes.
 NOT_MESSAGES = {
     "first only": "a key naming a mistake of Lab 8 (its message is the _() text under the same key)",
-    "contains NaN": "matched in the English ValueError that specdec_lite.laws raises",
     "Feedback is read-only": "AttributeError for code that rewrites a Feedback, not a check's message",
     ". is read-only": "the same, for the check modules' names (f-string: the literal text of the f-string)",
+    # The modules a student meets outside the checks (STUDENT_MODULES below):
+    "HF assisted": "a method's name in a results file and in Chapter 8's tables (Hugging Face's assisted generation)",
+    "HF autoregressive": "the same, Hugging Face's own autoregressive sampling",
+    "every stage": "the stage a knob of llm.budget sizes (a key, never printed)",
+    "model name": "the line of /proc/cpuinfo that names the CPU",
+    "unknown CPU": "the device's name written into a results file (files stay English: the book reads them)",
+    "distillation from the target": "the objective written into the offline pair's meta.json",
+    "next-token cross-entropy": "the same",
+    "Give three tips for staying healthy.": "a prompt the models continue (llm.runs.TEXT_PROMPTS): data",
+    "Explain why the sky is blue to a ten-year-old.": "the same",
+    "Write a short story about a robot that learns to paint.": "the same",
+    "What are the main differences between a list and a tuple in Python?": "the same",
+    "import os\nimport sys\n\n": "a code prompt of the offline pair (llm.runs.CODE_PROMPTS): data",
+    "        for i in range(len(": "the same",
+    "class Error(Exception):\n    ": "the same",
 }
+
+#: Files whose English literals are data a results file keeps, not messages: the model-shape measurement
+#: (``python -m specdec_lite.llm.shapes``) writes its skip reasons, labels and command into its results
+#: file, which the book reads in English; its errors and help do go through ``_()``.
+RESULTS_FILE_WRITERS = ("llm/shapes.py", "llm/shape_costs.py")
 
 _WORDS = re.compile(r"[A-Za-z]{2,}[,;:)']* +\(?[A-Za-z]{2,}")  # two words with a space between
 
@@ -222,6 +245,11 @@ def unwrapped_literals(path: Path) -> list[str]:
     def marked(node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("_", "N_")
 
+    marked_elsewhere = {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if marked(node) and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+    }
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
@@ -233,6 +261,10 @@ def unwrapped_literals(path: Path) -> list[str]:
         else:
             continue
         if inside(node, lambda n: isinstance(n, ast.JoinedStr)) or inside(node, marked):
+            continue
+        if text.startswith(("<", "(function")):  # HTML or JavaScript the package writes, not words for a reader
+            continue
+        if text in marked_elsewhere:  # the value of a choice whose label is N_(text): an identifier
             continue
         if _WORDS.search(text) and text not in NOT_MESSAGES:
             found.append(f"{path.name}:{node.lineno}: {text[:70]!r}")
@@ -255,20 +287,57 @@ def figure_literal(line: str) -> bool:
     return text.startswith("<") or text in FIGURE_NOT_MESSAGES
 
 
+PACKAGE = ROOT / "specdec_lite"
+
+#: What a student meets outside the checks: the explorers, the model-pair lines, every module's validators.
+STUDENT_MODULES = sorted(
+    [*(PACKAGE / "widgets").glob("*.py"), *(PACKAGE / "llm").glob("*.py"), *PACKAGE.glob("*.py")],
+)
+
+#: The figures' text (scanned with the checks' text above too).
+ALL_FIGURE_MODULES = sorted([*(PACKAGE / "figures").glob("*.py"), PACKAGE / "figure_data.py", PACKAGE / "plotting.py"])
+
+
+def _scan(paths: list[Path]) -> list[str]:
+    return [
+        line
+        for path in paths
+        if path.relative_to(PACKAGE).as_posix() not in RESULTS_FILE_WRITERS
+        for line in unwrapped_literals(path)
+    ]
+
+
+def test_every_message_a_student_meets_is_marked_for_translation():
+    """Explorers, llm lines and validators (laws, primitives, chains, stats...) reach the student through ``_()``."""
+    names = {p.relative_to(PACKAGE).as_posix() for p in STUDENT_MODULES}
+    assert {"laws.py", "primitives.py", "widgets/beat_speculative.py", "llm/speed.py"} <= names
+    found = _scan([p for p in STUDENT_MODULES if p.name not in ("figure_data.py", "plotting.py")])
+    assert not found, "wrap these in _() with named placeholders:\n" + "\n".join(found)
+
+
+def test_every_message_of_the_figures_is_marked_for_translation():
+    found = [line for line in _scan(ALL_FIGURE_MODULES) if not figure_literal(line)]
+    assert not found, "wrap these in _() with named placeholders:\n" + "\n".join(found)
+
+
 def test_the_literal_scan_finds_an_unwrapped_message(tmp_path):
-    """The scan above is not blind: it catches an f-string message and a message kept in a dict, not ``_()`` ones."""
+    """The scan above is not blind: it catches an f-string message, a message kept in a dict and a widget's
+    label, not ``_()`` ones, nor a choice's value whose label is ``N_()``-marked, nor HTML."""
     source = tmp_path / "m.py"
     source.write_text(
         '"""A docstring with words."""\n'
+        'PRESETS = (N_("flat draft"),)\n'
         "def check(x):\n"
         '    """Docstring."""\n'
         '    mistakes = {"you swapped the letters": 1}\n'
         '    ok = _("the output follows q ({x:.3f})").format(x=x)\n'
+        '    flat = x == "flat draft"\n'
+        '    slider = dict(description="draft quality", html=f"<div class=\\"sd x\\">{x}</div>")\n'
         '    return wrong(f"you returned {x:.3f} instead of p")\n',
         encoding="utf-8",
     )
     found = [line.split(": ", 1)[1] for line in unwrapped_literals(source)]
-    assert found == ["'you swapped the letters'", "'you returned  instead of p'"], found
+    assert sorted(found) == ["'draft quality'", "'you returned  instead of p'", "'you swapped the letters'"], found
 
 
 _ENGLISH_RUN = re.compile(r"[A-Za-z]{2,}(?:[ ,]+[A-Za-z]{2,}){2,}")

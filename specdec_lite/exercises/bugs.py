@@ -94,7 +94,7 @@ def _failure(err: str) -> Feedback:
                 "with your fix)."
             )
         )
-    return wrong(err + ".")
+    return wrong(_("{err}.").format(err=err))
 
 
 def softmax(z: np.ndarray) -> np.ndarray:
@@ -388,7 +388,7 @@ def check_temperature(step: Callable[..., Any], runs: int = 4000, seed: int = 0)
     for k, T in enumerate((0.5, 2.0)):
         got, err = _step_counts(step, (d, t, T), len(d), runs, seed + k)
         if err:
-            return _failure(_("{err} (temperature {T})").format(err=err, T=T))
+            return _failure(_("{err} (temperature τ = {tau})").format(err=err, tau=T))
         counts, rejected = got
         want = softmax(t / T)
         freq = fmt(counts / runs)
@@ -396,31 +396,31 @@ def check_temperature(step: Callable[..., Any], runs: int = 4000, seed: int = 0)
             if _fits(counts, softmax(t)):
                 return wrong(
                     _(
-                        "at temperature {T} your output frequencies {freq} follow "
+                        "at temperature τ = {tau} your output frequencies {freq} follow "
                         "softmax(target_logits) = {softmax_t}, "
                         "the target at temperature 1: unbiased, for the wrong target. Apply the temperature to both "
                         "models' logits (jaymody/speculative-sampling #9)."
-                    ).format(T=T, freq=freq, softmax_t=fmt(softmax(t)))
+                    ).format(tau=T, freq=freq, softmax_t=fmt(softmax(t)))
                 )
             return wrong(
                 _(
-                    "at temperature {T} your output frequencies {freq} do not follow softmax(target_logits / T) = "
-                    "{want}."
-                ).format(T=T, freq=freq, want=fmt(want))
+                    "at temperature τ = {tau} your output frequencies {freq} do not follow "
+                    "softmax(target_logits / τ) = {want}."
+                ).format(tau=T, freq=freq, want=fmt(want))
             )
         pT = softmax(d / T)
         rate, r = rejected.mean(), float(tv(pT, want))
         if abs(rate - r) > Z * np.sqrt(r * (1 - r) / runs):
             return wrong(
                 _(
-                    "at temperature {T} the output law is right, but the rejection rate {rate:.3f} is not TV(p_T, "
-                    "q_T) = {r:.3f}: does the draft sample at the same temperature as its ratio?"
-                ).format(T=T, rate=rate, r=r)
+                    "at temperature τ = {tau} the output law is right, but the rejection rate {rate:.3f} is not "
+                    "TV(p_τ, q_τ) = {r:.3f}: does the draft sample at the same temperature as its ratio?"
+                ).format(tau=T, rate=rate, r=r)
             )
     return correct(
         _(
-            "both laws are taken at the same temperature: the output follows the tempered target at T = 0.5 "
-            "and T = 2, and each step rejects with probability TV(p_T, q_T)."
+            "both laws are taken at the same temperature: the output follows the tempered target at τ = 0.5 "
+            "and τ = 2, and each step rejects with probability TV(p_τ, q_τ)."
         )
     )
 
@@ -895,7 +895,7 @@ def check_sampling_law(sampling_law: Callable[[Any, float], Any]) -> Feedback:
         logits = bf16_logits(seed)
         got, err = _student(sampling_law, logits.clone(), T, convert=_plain_law)
         if err:
-            return _failure(_("{err} (temperature {T})").format(err=err, T=T))
+            return _failure(_("{err} (temperature τ = {tau})").format(err=err, tau=T))
         want = ratio_law(logits, T).double()
         if got.shape != want.shape:
             return wrong(
@@ -908,8 +908,8 @@ def check_sampling_law(sampling_law: Callable[[Any, float], Any]) -> Feedback:
             continue
         soft_bf16 = torch.softmax(logits / T, dim=-1).double()
         div_bf16 = torch.softmax((logits / T).float(), dim=-1).double()
-        where = _("at temperature {T} your law is {gap:.2e} from the float32 law of the ratio in TV: ").format(
-            T=T, gap=gap
+        where = _("at temperature τ = {tau} your law is {gap:.2e} from the float32 law of the ratio in TV: ").format(
+            tau=T, gap=gap
         )
         if (
             float((got - soft_bf16).abs().max()) < 1e-7

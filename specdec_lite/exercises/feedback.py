@@ -447,6 +447,8 @@ def run(
 
 def convert_answer(value: Any, convert: Callable[[Any], Any]) -> tuple[Any, str | None]:
     """Convert an answer given as a value (``answer = ...``); ``(value, None)`` or ``(None, why not)``."""
+    if value is None or value is Ellipsis:  # a value, not a function: no "return" can be missing
+        return None, _stub_message(_("your answer is still {kind}").format(kind=kind_of(value)))
     return run(lambda: value, convert=convert)
 
 

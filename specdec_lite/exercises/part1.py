@@ -292,7 +292,7 @@ def check_speculative_step(
         for _i in range(runs):
             out, err = run(student_step, p, q, gen, convert=convert)
             if err:
-                return wrong(err + ".")
+                return wrong(_("{err}.").format(err=err))
             token, rej = out
             counts[token + V * rej] += 1
     t = float(tv(p, q))

@@ -15,6 +15,8 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
+
 
 def require_transformers() -> ModuleType:
     """Import ``transformers`` or raise an ``ImportError`` that says how to install it."""
@@ -22,8 +24,10 @@ def require_transformers() -> ModuleType:
         import transformers
     except ImportError as err:  # pragma: no cover - exercised only without the extra
         raise ImportError(
-            "specdec_lite.llm needs Hugging Face transformers: `pip install transformers` "
-            "(or `pip install specdec_lite[llm]`)."
+            _(
+                "specdec_lite.llm needs Hugging Face transformers: `pip install transformers` (or "
+                "`pip install specdec_lite[llm]`)."
+            )
         ) from err
     return transformers
 

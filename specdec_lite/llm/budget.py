@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .._i18n import N_, _
 from ..primitives import check_int, check_ints, check_real
 
 #: Rejection laws of the eps sweep (Decoding-OPT and Decoding-UNO): each eps value is measured with both.
@@ -38,7 +39,9 @@ STAGES = ("speed", "theorem1", "eps_sweep")
 
 def _values(values: Any, name: str) -> tuple[Any, ...]:
     if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
-        raise ValueError(f"{name}: expected a sequence (a list or tuple), got {values!r}")
+        raise ValueError(
+            _("{name}: expected a sequence (a list or tuple), got {values!r}").format(name=name, values=values)
+        )
     return tuple(values.tolist() if isinstance(values, np.ndarray) else values)
 
 
@@ -46,9 +49,9 @@ def check_distinct_ints(values: Any, name: str, *, empty: bool = False) -> tuple
     """``values`` as a tuple after checking they are distinct integers >= 1 (at least one unless ``empty``)."""
     out = tuple(check_ints(_values(values, name), name))
     if not out and not empty:
-        raise ValueError(f"{name}: must hold at least one value")
+        raise ValueError(_("{name}: must hold at least one value").format(name=name))
     if len(set(out)) < len(out):
-        raise ValueError(f"{name}: values must be distinct, got {values!r}")
+        raise ValueError(_("{name}: values must be distinct, got {values!r}").format(name=name, values=values))
     return out
 
 
@@ -81,11 +84,23 @@ class MeasureSettings:
         put(self, "hf_lookaheads", check_distinct_ints(self.hf_lookaheads, "hf_lookaheads", empty=True))
         eps = tuple(check_real(e, "eps_values", low=0.0) for e in _values(self.eps_values, "eps_values"))
         if not eps or len(set(eps)) < len(eps):
-            raise ValueError(f"eps_values: expected at least one value, all distinct, got {self.eps_values!r}")
+            raise ValueError(
+                _("eps_values: expected at least one value, all distinct, got {eps_values!r}").format(
+                    eps_values=self.eps_values
+                )
+            )
         put(self, "eps_values", eps)
-        for name, low in (("speed_tokens", 1), ("speed_repeats", 1), ("theorem1_runs", 2), ("theorem1_tokens", 1),
-                          ("theorem1_lookahead", 1), ("eps_runs", 2), ("eps_tokens", 1), ("eps_lookahead", 1),
-                          ("prompts", 1)):
+        for name, low in (
+            ("speed_tokens", 1),
+            ("speed_repeats", 1),
+            ("theorem1_runs", 2),
+            ("theorem1_tokens", 1),
+            ("theorem1_lookahead", 1),
+            ("eps_runs", 2),
+            ("eps_tokens", 1),
+            ("eps_lookahead", 1),
+            ("prompts", 1),
+        ):
             put(self, name, check_int(getattr(self, name), name, low=low))
         put(self, "seed", check_int(self.seed, "seed", low=0, high=MAX_SEED))
         put(self, "temperature", check_real(self.temperature, "temperature", low=0.0))
@@ -97,8 +112,14 @@ class MeasureSettings:
 
 
 #: Fewer runs and lookaheads.
-QUICK = MeasureSettings(lookaheads=(1, 2, 4, 6), hf_lookaheads=(2, 4), speed_tokens=32, theorem1_runs=10,
-                        eps_values=(0.0, 0.01, 0.1), eps_runs=3)
+QUICK = MeasureSettings(
+    lookaheads=(1, 2, 4, 6),
+    hf_lookaheads=(2, 4),
+    speed_tokens=32,
+    theorem1_runs=10,
+    eps_values=(0.0, 0.01, 0.1),
+    eps_runs=3,
+)
 
 
 #: Tokens up to which :func:`expected_calls` runs its recursion; beyond, both counts grow at their stationary rates.
@@ -164,15 +185,22 @@ class Calibration:
             check_real(getattr(self, name), name, low=0.0)
         check_real(self.alpha, "alpha", low=0.0, high=1.0)
         if not self.verify:
-            raise ValueError("verify: needs the seconds of at least one verification call")
-        object.__setattr__(self, "verify", {check_int(K, "verify"): check_real(t, f"verify[{K}]", low=0.0)
-                                            for K, t in sorted(self.verify.items())})
+            raise ValueError(_("verify: needs the seconds of at least one verification call"))
+        object.__setattr__(
+            self,
+            "verify",
+            {check_int(K, "verify"): check_real(t, f"verify[{K}]", low=0.0) for K, t in sorted(self.verify.items())},
+        )
 
     def verify_seconds(self, K: int) -> float:
         """Seconds of one verification call with lookahead ``K`` (linear between the measured ``K``)."""
         Ks = list(self.verify)
         if not Ks[0] <= K <= Ks[-1]:
-            raise ValueError(f"K: no verification cost measured for K = {K} (measured: {Ks[0]} .. {Ks[-1]})")
+            raise ValueError(
+                _("K: no verification cost measured for K = {K} (measured: {Ks_0} .. {Ks_1})").format(
+                    K=K, Ks_0=Ks[0], Ks_1=Ks[-1]
+                )
+            )
         return float(np.interp(K, Ks, [self.verify[k] for k in Ks]))
 
     def run_seconds(self, method: str, K: int, tokens: int) -> float:
@@ -183,15 +211,21 @@ class Calibration:
             rounds, drafts = expected_calls(self.alpha, K, tokens)
             t = rounds * (self.verify_seconds(K) + self.round_overhead) + drafts * self.draft
         else:
-            raise ValueError(f"method: unknown method {method!r}")
+            raise ValueError(_("method: unknown method {method!r}").format(method=method))
         return t * self.hf_ratio if method.startswith("HF") else t
 
     def scaled(self, pace: float, seconds: float) -> Calibration:
         """Every call ``pace`` times as long (the pace measured so far), with ``seconds`` spent."""
         f = check_real(pace, "pace", low=0.0, open_low=True)
-        return dataclasses.replace(self, target=f * self.target, draft=f * self.draft,
-                                   verify={K: f * t for K, t in self.verify.items()}, ar_overhead=f * self.ar_overhead,
-                                   round_overhead=f * self.round_overhead, seconds=seconds)
+        return dataclasses.replace(
+            self,
+            target=f * self.target,
+            draft=f * self.draft,
+            verify={K: f * t for K, t in self.verify.items()},
+            ar_overhead=f * self.ar_overhead,
+            round_overhead=f * self.round_overhead,
+            seconds=seconds,
+        )
 
     def record(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -211,11 +245,18 @@ def stage_seconds(s: MeasureSettings, cal: Calibration, stages: Sequence[str] = 
     speed: per method a warm-up run, then ``prompts x repeats`` runs; Theorem 1:
     ``prompts x runs``; eps sweep: ``eps values x 2 laws x prompts x runs``.
     """
-    speed = sum(cal.run_seconds(m, K, WARMUP_TOKENS)
-                + s.prompts * s.speed_repeats * cal.run_seconds(m, K, s.speed_tokens) for m, K in speed_methods(s))
+    speed = sum(
+        cal.run_seconds(m, K, WARMUP_TOKENS) + s.prompts * s.speed_repeats * cal.run_seconds(m, K, s.speed_tokens)
+        for m, K in speed_methods(s)
+    )
     theorem1 = s.prompts * s.theorem1_runs * cal.run_seconds("speculative", s.theorem1_lookahead, s.theorem1_tokens)
-    eps = (len(s.eps_values) * len(EPS_LAWS) * s.prompts * s.eps_runs
-           * cal.run_seconds("speculative", s.eps_lookahead, s.eps_tokens))
+    eps = (
+        len(s.eps_values)
+        * len(EPS_LAWS)
+        * s.prompts
+        * s.eps_runs
+        * cal.run_seconds("speculative", s.eps_lookahead, s.eps_tokens)
+    )
     return {k: v for k, v in {"speed": speed, "theorem1": theorem1, "eps_sweep": eps}.items() if k in stages}
 
 
@@ -244,14 +285,32 @@ CUTS: tuple[tuple[str, int], ...] = (
 REFILLS = ("tokens", "theorem1_runs", "prompts", "eps_runs", "speed_repeats")
 TOKEN_FIELDS = ("speed_tokens", "theorem1_tokens", "eps_tokens")
 #: The stage each knob sizes (``prompts``: every stage).
-KNOB_STAGES = {"speed_repeats": "speed", "hf_lookaheads": "speed", "lookaheads": "speed", "speed_tokens": "speed",
-               "theorem1_runs": "theorem1", "theorem1_tokens": "theorem1", "eps_runs": "eps_sweep",
-               "eps_values": "eps_sweep", "eps_tokens": "eps_sweep", "prompts": "every stage"}
+KNOB_STAGES = {
+    "speed_repeats": "speed",
+    "hf_lookaheads": "speed",
+    "lookaheads": "speed",
+    "speed_tokens": "speed",
+    "theorem1_runs": "theorem1",
+    "theorem1_tokens": "theorem1",
+    "eps_runs": "eps_sweep",
+    "eps_values": "eps_sweep",
+    "eps_tokens": "eps_sweep",
+    "prompts": "every stage",
+}
 #: How each knob is named in the one-line summary.
-KNOB_NAMES = {"speed_repeats": "speed repeats", "eps_runs": "eps runs", "hf_lookaheads": "HF lookaheads",
-              "eps_values": "eps values", "lookaheads": "lookaheads", "theorem1_runs": "Theorem 1 runs",
-              "prompts": "prompts", "speed_tokens": "speed tokens", "theorem1_tokens": "Theorem 1 tokens",
-              "eps_tokens": "eps tokens"}
+KNOB_NAMES = {
+    "speed_repeats": N_("speed repeats"),
+    "eps_runs": N_("eps runs"),
+    "hf_lookaheads": N_("HF lookaheads"),
+    "eps_values": N_("eps values"),
+    "lookaheads": N_("lookaheads"),
+    "theorem1_runs": N_("Theorem 1 runs"),
+    "prompts": N_("prompts"),
+    "speed_tokens": N_("speed tokens"),
+    "theorem1_tokens": N_("Theorem 1 tokens"),
+    "eps_tokens": N_("eps tokens"),
+    "tokens": N_("tokens"),
+}
 
 
 def _drop_order(s: MeasureSettings, knob: str) -> list[Any]:
@@ -296,8 +355,9 @@ def _largest_fit(lo: int, hi: int, fits: Callable[[int], bool]) -> int | None:
     return lo
 
 
-def _lowered(s: MeasureSettings, knob: str, floor: int, tokens: Sequence[str],
-             fits: Callable[[MeasureSettings], bool]) -> MeasureSettings:
+def _lowered(
+    s: MeasureSettings, knob: str, floor: int, tokens: Sequence[str], fits: Callable[[MeasureSettings], bool]
+) -> MeasureSettings:
     """``knob`` lowered to the highest notch below its value that fits, else to ``floor``."""
     if knob in ("lookaheads", "hf_lookaheads", "eps_values"):
         values = list(getattr(s, knob))
@@ -314,11 +374,19 @@ def _lowered(s: MeasureSettings, knob: str, floor: int, tokens: Sequence[str],
     return _set(s, knob, floor if v is None else v, tokens, s) if start > floor else s
 
 
-def _raised(s: MeasureSettings, requested: MeasureSettings, knob: str, tokens: Sequence[str],
-            fits: Callable[[MeasureSettings], bool]) -> MeasureSettings:
+def _raised(
+    s: MeasureSettings,
+    requested: MeasureSettings,
+    knob: str,
+    tokens: Sequence[str],
+    fits: Callable[[MeasureSettings], bool],
+) -> MeasureSettings:
     """The integer ``knob`` raised to the highest notch, up to its ``requested`` value, that still fits."""
-    v = _largest_fit(_level(s, knob, tokens) + 1, _level(requested, knob, tokens),
-                     lambda v: fits(_set(s, knob, v, tokens, requested)))
+    v = _largest_fit(
+        _level(s, knob, tokens) + 1,
+        _level(requested, knob, tokens),
+        lambda v: fits(_set(s, knob, v, tokens, requested)),
+    )
     return s if v is None else _set(s, knob, v, tokens, requested)
 
 
@@ -337,14 +405,15 @@ class Cut:
 
     def __str__(self) -> str:
         if self.knob == "hf_lookaheads" and not self.after:
-            return "no Hugging Face comparison"
+            return _("no Hugging Face comparison")
         if self.knob == "tokens" and isinstance(self.before, tuple):  # speed, Theorem 1, eps
-            return f"tokens {'/'.join(map(str, self.before))}→{self.after}"
+            return f"{_(KNOB_NAMES['tokens'])} {'/'.join(map(str, self.before))}→{self.after}"
 
         def size(v: Any) -> Any:
             return len(v) if isinstance(v, tuple) else v
 
-        return f"{KNOB_NAMES.get(self.knob, self.knob)} {size(self.before)}→{size(self.after)}"
+        name = _(KNOB_NAMES[self.knob]) if self.knob in KNOB_NAMES else self.knob
+        return f"{name} {size(self.before)}→{size(self.after)}"
 
 
 @dataclass(frozen=True)
@@ -371,27 +440,39 @@ class Plan:
 
     def summary(self) -> str:
         """The plan in one line: the budget, what was cut, and the predicted seconds."""
-        cut = ", ".join(map(str, self.cuts)) or "nothing cut"
+        cut = _(", ").join(map(str, self.cuts)) or _("nothing cut")
         if self.budget_s is None:
-            return f"no time budget: the settings as given; predicted {seconds(self.total_s)}"
+            return _("no time budget: the settings as given; predicted {total}").format(total=seconds(self.total_s))
         if not self.fits:
-            return (f"budget {seconds(self.budget_s)} is too small for this pair on this machine: the smallest "
-                    f"measurement ({cut}) is predicted at {seconds(self.total_s)}")
-        return f"budget {seconds(self.budget_s)}: {cut}; predicted {seconds(self.total_s)}"
+            return _(
+                "budget {budget} is too small for this pair on this machine: the smallest "
+                "measurement ({cut}) is predicted at {total}"
+            ).format(budget=seconds(self.budget_s), cut=cut, total=seconds(self.total_s))
+        return _("budget {budget}: {cut}; predicted {total}").format(
+            budget=seconds(self.budget_s), cut=cut, total=seconds(self.total_s)
+        )
 
     def record(self) -> dict[str, Any]:
         """The plan for a results file (``predicted_s``: the seconds spent when it was made, then each stage's)."""
-        return {"budget_s": self.budget_s, "fits": self.fits, "summary": self.summary(),
-                "requested": dataclasses.asdict(self.requested), "calibration": self.calibration.record(),
-                "cuts": [{"knob": c.knob, "from": c.before, "to": c.after} for c in self.cuts],
-                "predicted_s": {"spent": self.calibration.seconds, **self.stages, "total": self.total_s}}
+        return {
+            "budget_s": self.budget_s,
+            "fits": self.fits,
+            "summary": self.summary(),
+            "requested": dataclasses.asdict(self.requested),
+            "calibration": self.calibration.record(),
+            "cuts": [{"knob": c.knob, "from": c.before, "to": c.after} for c in self.cuts],
+            "predicted_s": {"spent": self.calibration.seconds, **self.stages, "total": self.total_s},
+        }
 
 
 def knob_changes(requested: MeasureSettings, planned: MeasureSettings) -> tuple[Cut, ...]:
     """The knobs that differ, in the order of :data:`CUTS` (the three token counts as one when they agree)."""
     order = [f for knob, _ in CUTS for f in (TOKEN_FIELDS if knob == "tokens" else (knob,))]
-    cuts = [Cut(f, getattr(requested, f), getattr(planned, f)) for f in dict.fromkeys(order)
-            if getattr(requested, f) != getattr(planned, f)]
+    cuts = [
+        Cut(f, getattr(requested, f), getattr(planned, f))
+        for f in dict.fromkeys(order)
+        if getattr(requested, f) != getattr(planned, f)
+    ]
     tokens = [c for c in cuts if c.knob in TOKEN_FIELDS]
     if len(tokens) == 3 and len({c.after for c in tokens}) == 1:
         at = cuts.index(tokens[0])
@@ -401,8 +482,14 @@ def knob_changes(requested: MeasureSettings, planned: MeasureSettings) -> tuple[
     return tuple(cuts)
 
 
-def plan_measurement(settings: MeasureSettings, calibration: Calibration, budget_s: float | None, *,
-                     done: Sequence[str] = (), used: MeasureSettings | None = None) -> Plan:
+def plan_measurement(
+    settings: MeasureSettings,
+    calibration: Calibration,
+    budget_s: float | None,
+    *,
+    done: Sequence[str] = (),
+    used: MeasureSettings | None = None,
+) -> Plan:
     """The largest settings, cut in the order of :data:`CUTS`, whose predicted seconds fit ``budget_s``.
 
     The calibration's own seconds count against the budget. Each knob is lowered
@@ -418,13 +505,19 @@ def plan_measurement(settings: MeasureSettings, calibration: Calibration, budget
     used), and ``calibration.seconds`` the seconds spent so far.
     """
     if not isinstance(settings, MeasureSettings):
-        raise ValueError(f"settings: expected MeasureSettings, got {type(settings).__name__}")
+        raise ValueError(
+            _("settings: expected MeasureSettings, got {type_settings_name}").format(
+                type_settings_name=type(settings).__name__
+            )
+        )
     if budget_s is not None:
         budget_s = check_real(budget_s, "budget_s", low=0.0, open_low=True)
     if isinstance(done, str) or not set(done) <= set(STAGES):
-        raise ValueError(f"done: expected a list of stages among {STAGES}, got {done!r}")
+        raise ValueError(
+            _("done: expected a list of stages among {STAGES}, got {done!r}").format(STAGES=STAGES, done=done)
+        )
     if done and not isinstance(used, MeasureSettings):
-        raise ValueError("used: the settings the stages in done were measured with are needed")
+        raise ValueError(_("used: the settings the stages in done were measured with are needed"))
     left = [stage for stage in STAGES if stage not in done]
     frozen = {k for k, stage in KNOB_STAGES.items() if done and (stage in done or k == "prompts")}
     tokens = [f for f in TOKEN_FIELDS if f not in frozen]
@@ -450,5 +543,4 @@ def plan_measurement(settings: MeasureSettings, calibration: Calibration, budget
         for knob in dict.fromkeys(reversed(cut)):  # each knob once, by its last cut, the last first
             if knob in REFILLS and fits(s):
                 s = _raised(s, settings, knob, tokens, fits)
-    return Plan(settings, s, calibration, budget_s, stage_seconds(s, calibration, left),
-                knob_changes(settings, s))
+    return Plan(settings, s, calibration, budget_s, stage_seconds(s, calibration, left), knob_changes(settings, s))

@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._i18n import _
 from ..primitives import check_int, check_real
 from . import _hf
 from .verify import REJECTION_LAWS, over_accept, position_stats, probs_from_logits
@@ -129,11 +130,17 @@ def _prompt(input_ids: Any, device: torch.device, vocab: int) -> torch.Tensor:
         ids = ids[0]
     if ids.dim() != 1 or ids.numel() < 1 or ids.dtype.is_floating_point or ids.dtype == torch.bool:
         raise ValueError(
-            f"input_ids: expected one non-empty sequence of token ids, shape (n,) or (1, n), got {tuple(ids.shape)}"
+            _("input_ids: expected one non-empty sequence of token ids, shape (n,) or (1, n), got {shape}").format(
+                shape=tuple(ids.shape)
+            )
         )
     lo, hi = int(ids.min()), int(ids.max())
     if lo < 0 or hi >= vocab:
-        raise ValueError(f"input_ids: token ids must lie in [0, {vocab}) (the models' vocabulary), got {lo} .. {hi}")
+        raise ValueError(
+            _("input_ids: token ids must lie in [0, {vocab}) (the models' vocabulary), got {lo} .. {hi}").format(
+                vocab=vocab, lo=lo, hi=hi
+            )
+        )
     return ids.to(device=device, dtype=torch.long)
 
 
@@ -143,9 +150,17 @@ def _check_context(models: dict[str, Any], prompt_length: int, max_new_tokens: i
         n = _hf.context_length(model)
         if n is not None and prompt_length + max_new_tokens > n:
             raise ValueError(
-                f"max_new_tokens: the prompt ({prompt_length} tokens) plus max_new_tokens ({max_new_tokens}) "
-                f"= {prompt_length + max_new_tokens} positions exceed the {name}'s context of {n} "
-                "(config.max_position_embeddings); shorten the prompt or ask for fewer tokens"
+                _(
+                    "max_new_tokens: the prompt ({prompt_length} tokens) plus max_new_tokens ({max_new_tokens}) "
+                    "= {positions} positions exceed the {name}'s context of {n} "
+                    "(config.max_position_embeddings); shorten the prompt or ask for fewer tokens"
+                ).format(
+                    prompt_length=prompt_length,
+                    max_new_tokens=max_new_tokens,
+                    positions=prompt_length + max_new_tokens,
+                    name=name,
+                    n=n,
+                )
             )
 
 
@@ -154,7 +169,11 @@ def _check_eos(eos_token_id: Any, vocab: int) -> int | None:
         return None
     integer = isinstance(eos_token_id, (int, np.integer)) and not isinstance(eos_token_id, bool)
     if not integer or not 0 <= eos_token_id < vocab:
-        raise ValueError(f"eos_token_id: must be None or a token id in [0, {vocab}), got {eos_token_id!r}")
+        raise ValueError(
+            _("eos_token_id: must be None or a token id in [0, {vocab}), got {got!r}").format(
+                vocab=vocab, got=eos_token_id
+            )
+        )
     return int(eos_token_id)
 
 
@@ -164,15 +183,17 @@ def _eval_mode(models: dict[str, Any]) -> Iterator[None]:
     training = [(name, m) for name, m in models.items() if m.training]
     for name, m in training:
         warnings.warn(
-            f"{name}: the model was in training mode (dropout on, so a fixed seed would not reproduce); "
-            "generating in eval mode and restoring training mode afterwards",
+            _(
+                "{name}: the model was in training mode (dropout on, so a fixed seed would not reproduce); "
+                "generating in eval mode and restoring training mode afterwards"
+            ).format(name=name),
             stacklevel=4,
         )
         m.eval()
     try:
         yield
     finally:
-        for _, m in training:
+        for _name, m in training:
             m.train()
 
 
@@ -183,15 +204,25 @@ def _generator(generator: GeneratorLike, device: torch.device) -> torch.Generato
         return torch.Generator(device=device).manual_seed(int(generator))
     if isinstance(generator, torch.Generator):
         if torch.device(generator.device).type != device.type:
-            raise ValueError(f"generator: lives on {generator.device} but the models on {device}")
+            raise ValueError(
+                _("generator: lives on {where} but the models on {device}").format(
+                    where=generator.device, device=device
+                )
+            )
         return generator
-    raise ValueError(f"generator: expected None, an int seed or a torch.Generator, got {type(generator).__name__}")
+    raise ValueError(
+        _("generator: expected None, an int seed or a torch.Generator, got {type_name}").format(
+            type_name=type(generator).__name__
+        )
+    )
 
 
 def _check_model(model: Any, name: str) -> None:
     if not isinstance(model, torch.nn.Module) or not hasattr(model, "get_output_embeddings"):
         raise ValueError(
-            f"{name}: expected a Hugging Face causal LM (e.g. from AutoModelForCausalLM), got {type(model).__name__}"
+            _("{name}: expected a Hugging Face causal LM (e.g. from AutoModelForCausalLM), got {type_name}").format(
+                name=name, type_name=type(model).__name__
+            )
         )
 
 
@@ -234,8 +265,9 @@ def _eos_cut(tokens: torch.Tensor, eos: int | None) -> int | None:
     return int(hits[0, 0]) + 1 if len(hits) else None
 
 
-def _check_readable(ids: torch.Tensor, rows: int, first: int, source: str, reader: str, cause: str,
-                    how: str = "") -> None:
+def _check_readable(
+    ids: torch.Tensor, rows: int, first: int, source: str, reader: str, cause: str, how: str = ""
+) -> None:
     """Raise a ``ValueError`` if a token of ``ids`` (new tokens ``first``, ``first + 1``, ...) is ``>= rows``.
 
     ``rows`` is the number of input-embedding rows of ``reader``, the model about to be fed ``ids``; a larger id
@@ -245,8 +277,12 @@ def _check_readable(ids: torch.Tensor, rows: int, first: int, source: str, reade
     if len(bad):
         i = int(bad[0, 0])
         raise ValueError(
-            f"{source} token {int(ids[i])} (new token {first + i}{how}), which the {reader} cannot read: "
-            f"the {reader}'s input vocabulary is {rows} token ids ({cause})"
+            _(
+                "{source} token {int_ids_i} (new token {first_i}{how}), which the {reader} cannot "
+                "read: the {reader}'s input vocabulary is {rows} token ids ({cause})"
+            ).format(
+                source=source, int_ids_i=int(ids[i]), first_i=first + i, how=how, reader=reader, rows=rows, cause=cause
+            )
         )
 
 
@@ -261,8 +297,9 @@ class _Vocab:
 
     @classmethod
     def of(cls, draft: Any, target: Any) -> _Vocab:
-        return cls(_hf.vocab_size(draft), _hf.vocab_size(target), _hf.input_vocab_size(draft),
-                   _hf.input_vocab_size(target))
+        return cls(
+            _hf.vocab_size(draft), _hf.vocab_size(target), _hf.input_vocab_size(draft), _hf.input_vocab_size(target)
+        )
 
     def draft_probs(self, logits: torch.Tensor, temperature: float, name: str) -> torch.Tensor:
         """The draft's law: ``softmax`` of its first ``min(v_p, v_q)`` logits (logits beyond ``v_q`` dropped first).
@@ -279,20 +316,20 @@ class _Vocab:
     def check_emitted(self, ids: torch.Tensor, first: int, how: str) -> None:
         """Tokens the target emitted (``how``: from the residual, as a bonus), which both models read next."""
         if self.v_q > self.rows_p:
-            cause = f"its input embedding has fewer rows than the target's {self.v_q} logits"
-            _check_readable(ids, self.rows_p, first, "the target emitted", "draft", cause, f", {how}")
+            cause = _("its input embedding has fewer rows than the target's {v} logits").format(v=self.v_q)
+            _check_readable(ids, self.rows_p, first, _("the target emitted"), "draft", cause, f", {how}")
         if self.v_q > self.rows_q:
-            cause = f"its input embedding has fewer rows than its own {self.v_q} logits"
-            _check_readable(ids, self.rows_q, first, "the target emitted", "target", cause, f", {how}")
+            cause = _("its input embedding has fewer rows than its own {v} logits").format(v=self.v_q)
+            _check_readable(ids, self.rows_q, first, _("the target emitted"), "target", cause, f", {how}")
 
     def check_drafted(self, ids: torch.Tensor, first: int, reader: str) -> None:
         """Draft tokens (ids below ``min(v_p, v_q)``) about to be fed to ``reader``, the draft or the target."""
         rows, v = (self.rows_p, self.v_p) if reader == "draft" else (self.rows_q, self.v_q)
         if min(self.v_p, self.v_q) > rows:
-            cause = f"its input embedding has fewer rows than its own {v} logits"
+            cause = _("its input embedding has fewer rows than its own {v} logits").format(v=v)
             if reader == "target":
-                cause += f", and the draft proposes any of the first {min(self.v_p, self.v_q)}"
-            _check_readable(ids, rows, first, "the draft proposed", reader, cause)
+                cause += _(", and the draft proposes any of the first {n}").format(n=min(self.v_p, self.v_q))
+            _check_readable(ids, rows, first, _("the draft proposed"), reader, cause)
 
 
 def autoregressive_generate(
@@ -322,8 +359,9 @@ def autoregressive_generate(
         return _autoregressive(model, prompt, m, temperature, gen, eos)
 
 
-def _autoregressive(model: Any, prompt: torch.Tensor, m: int, temperature: float, gen: torch.Generator | None,
-                    eos: int | None) -> GenerationResult:
+def _autoregressive(
+    model: Any, prompt: torch.Tensor, m: int, temperature: float, gen: torch.Generator | None, eos: int | None
+) -> GenerationResult:
     start = time.perf_counter()
     clock = _Clock(prompt.device)
     cache = _hf.new_cache(model)
@@ -332,15 +370,17 @@ def _autoregressive(model: Any, prompt: torch.Tensor, m: int, temperature: float
     v, rows = _hf.vocab_size(model), _hf.input_vocab_size(model)
     for n in range(m):
         logits = clock.forward(model, fed, cache)[-1:]
-        x = _draw(probs_from_logits(logits, temperature, name=f"model logits at new token {n}"), gen)[:, 0]
+        x = _draw(probs_from_logits(logits, temperature, name=_("model logits at new token {n}").format(n=n)), gen)[
+            :, 0
+        ]
         tokens.append(x)
         logprobs.append(_logprob(logits, x))
         fed = x
         if eos is not None and int(x) == eos:
             break
         if v > rows and n + 1 < m:  # the next call reads x
-            cause = f"its input embedding has fewer rows than its own {v} logits"
-            _check_readable(x, rows, n, "the model emitted", "model", cause)
+            cause = _("its input embedding has fewer rows than its own {v} logits").format(v=v)
+            _check_readable(x, rows, n, _("the model emitted"), "model", cause)
     out = torch.cat(tokens)
     n = len(out)
     lp = torch.cat(logprobs).cpu().double().numpy()
@@ -348,8 +388,21 @@ def _autoregressive(model: Any, prompt: torch.Tensor, m: int, temperature: float
     nan = np.full(n, np.nan)
     off = np.zeros(n, bool)
     return GenerationResult(
-        out.cpu(), len(prompt), off, off.copy(), nan, nan.copy(), nan.copy(), nan.copy(), lp, n, 0, wall,
-        target_seconds=clock.seconds, draft_seconds=0.0, stopped_at_eos=eos is not None and int(out[-1]) == eos,
+        out.cpu(),
+        len(prompt),
+        off,
+        off.copy(),
+        nan,
+        nan.copy(),
+        nan.copy(),
+        nan.copy(),
+        lp,
+        n,
+        0,
+        wall,
+        target_seconds=clock.seconds,
+        draft_seconds=0.0,
+        stopped_at_eos=eos is not None and int(out[-1]) == eos,
     )
 
 
@@ -394,10 +447,16 @@ def speculative_generate(
     temperature = _check_temperature(temperature)
     eps_f = check_real(eps, "eps", low=0.0)
     if rejection_law not in REJECTION_LAWS:
-        raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law!r}")
+        raise ValueError(
+            _("rejection_law: must be one of {choices}, got {got!r}").format(choices=REJECTION_LAWS, got=rejection_law)
+        )
     device = _hf.model_device(target)
     if _hf.model_device(draft) != device:
-        raise ValueError(f"draft and target must be on the same device, got {_hf.model_device(draft)} and {device}")
+        raise ValueError(
+            _("draft and target must be on the same device, got {draft_device} and {target_device}").format(
+                draft_device=_hf.model_device(draft), target_device=device
+            )
+        )
     models = {"draft": draft, "target": target}
     vocab = min(_hf.vocab_size(target), _hf.input_vocab_size(draft), _hf.input_vocab_size(target))
     prompt = _prompt(input_ids, device, vocab)
@@ -408,8 +467,18 @@ def speculative_generate(
         return _speculative(draft, target, prompt, m, K, temperature, eps_f, rejection_law, gen, eos)
 
 
-def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, temperature: float, eps: float,
-                 rejection_law: str, gen: torch.Generator | None, eos: int | None) -> GenerationResult:
+def _speculative(
+    draft: Any,
+    target: Any,
+    prompt: torch.Tensor,
+    m: int,
+    K: int,
+    temperature: float,
+    eps: float,
+    rejection_law: str,
+    gen: torch.Generator | None,
+    eos: int | None,
+) -> GenerationResult:
     device = prompt.device
     start = time.perf_counter()
     d_clock, t_clock = _Clock(device), _Clock(device)
@@ -433,7 +502,7 @@ def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, 
             if i > 0:
                 voc.check_drafted(fed, done + i - 1, "draft")
             logits = d_clock.forward(draft, fed, d_cache)[-1:]
-            p = voc.draft_probs(logits, temperature, f"draft logits at new token {done + i}")
+            p = voc.draft_probs(logits, temperature, _("draft logits at new token {n}").format(n=done + i))
             draft_calls += 1
             fed = _draw(p, gen)[:, 0]
             drafts.append(fed)
@@ -445,7 +514,11 @@ def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, 
         t_logits = t_clock.forward(target, torch.cat([seq[_hf.cache_length(t_cache) :], scored]), t_cache)
         t_logits = t_logits[-(len(scored) + 1) :]
         oracle_calls += 1
-        q = probs_from_logits(t_logits, temperature, name=f"target logits at new tokens {done}..{done + k}")
+        q = probs_from_logits(
+            t_logits,
+            temperature,
+            name=_("target logits at new tokens {first}..{last}").format(first=done, last=done + k),
+        )
         p, qk = voc.on_target_vocab(torch.cat(p_rows)), q[:k]  # both on the target's V tokens
         b_all = over_accept(p, qk, eps)
         stats_k = torch.stack(position_stats(p, qk, b_all), dim=1)
@@ -468,7 +541,7 @@ def _speculative(draft: Any, target: Any, prompt: torch.Tensor, m: int, K: int, 
         stat_rows.append(stats_k[: min(j, k)])
         seq = torch.cat([seq, new])
         if len(seq) - n0 < m and not stopped:  # both models read new[-1] next round, the draft also x[k-1] if kept
-            how = "as a bonus" if n_acc == k else "from the residual" if rejection_law == "opt" else "from q"
+            how = _("as a bonus") if n_acc == k else _("from the residual") if rejection_law == "opt" else _("from q")
             voc.check_emitted(new[-1:], done + j - 1, how)
             if n_acc == k:
                 voc.check_drafted(x[-1:], done + k - 1, "draft")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._i18n import _
 from ..primitives import check_int, check_real
 from ..stats import mean_and_se
 from .engine import GenerationResult
@@ -53,23 +54,49 @@ def eps_rows(eps: float, rejection_law: str, results: list[GenerationResult]) ->
     calls = sum(r.oracle_calls for r in results)
     tokens = sum(len(r.tokens) for r in results)
     loss = at_drafted("bias_opt" if rejection_law == "opt" else "bias_uno")
-    return EpsRow(float(eps), rejection_law, len(results), *mean_and_se(rate), at_drafted("reject_prob"), loss,
-                  at_drafted("bias_opt"), at_drafted("bias_uno"), *mean_and_se(ll), tokens / calls)
+    return EpsRow(
+        float(eps),
+        rejection_law,
+        len(results),
+        *mean_and_se(rate),
+        at_drafted("reject_prob"),
+        loss,
+        at_drafted("bias_opt"),
+        at_drafted("bias_uno"),
+        *mean_and_se(ll),
+        tokens / calls,
+    )
 
 
-def eps_sweep(pair: ModelPair, prompts: Sequence[str], eps_values: Sequence[float], *, runs: int = 10,
-              max_new_tokens: int = 32, lookahead: int = 4, rejection_laws: Sequence[str] = ("opt", "uno"),
-              temperature: float = 1.0, seed: int = 0, progress: bool = True,
-              on_run: OnRun | None = None) -> list[EpsRow]:
+def eps_sweep(
+    pair: ModelPair,
+    prompts: Sequence[str],
+    eps_values: Sequence[float],
+    *,
+    runs: int = 10,
+    max_new_tokens: int = 32,
+    lookahead: int = 4,
+    rejection_laws: Sequence[str] = ("opt", "uno"),
+    temperature: float = 1.0,
+    seed: int = 0,
+    progress: bool = True,
+    on_run: OnRun | None = None,
+) -> list[EpsRow]:
     """Over-acceptance ``b = min(1, (q + eps)/p)`` for each eps and rejection law (Decoding-OPT and -UNO).
 
     Every argument is checked before the first run.
     """
     if isinstance(eps_values, str) or not isinstance(eps_values, (Sequence, np.ndarray)) or not len(eps_values):
-        raise ValueError(f"eps_values: expected a non-empty list of numbers, got {eps_values!r}")
+        raise ValueError(
+            _("eps_values: expected a non-empty list of numbers, got {eps_values!r}").format(eps_values=eps_values)
+        )
     eps_values = [check_real(e, "eps_values", low=0.0) for e in eps_values]
     if isinstance(rejection_laws, str) or not rejection_laws:
-        raise ValueError(f"rejection_laws: expected a non-empty list of law names, got {rejection_laws!r}")
+        raise ValueError(
+            _("rejection_laws: expected a non-empty list of law names, got {rejection_laws!r}").format(
+                rejection_laws=rejection_laws
+            )
+        )
     for law in rejection_laws:
         check_run_args(temperature, 0.0, law)
     check_prompts(prompts)
@@ -78,9 +105,19 @@ def eps_sweep(pair: ModelPair, prompts: Sequence[str], eps_values: Sequence[floa
     check_int(lookahead, "lookahead")
     rows = []
     settings = [(e, law) for e in eps_values for law in rejection_laws]
-    for e, law in progress_bar(settings, len(settings), "eps sweep", progress):
-        res = sample_runs(pair, prompts, runs=runs, max_new_tokens=max_new_tokens, lookahead=lookahead,
-                          temperature=temperature, eps=e, rejection_law=law, seed=seed, progress=False,
-                          on_run=on_run)
+    for e, law in progress_bar(settings, len(settings), _("eps sweep"), progress):
+        res = sample_runs(
+            pair,
+            prompts,
+            runs=runs,
+            max_new_tokens=max_new_tokens,
+            lookahead=lookahead,
+            temperature=temperature,
+            eps=e,
+            rejection_law=law,
+            seed=seed,
+            progress=False,
+            on_run=on_run,
+        )
         rows.append(eps_rows(e, law, [r for per_prompt in res for r in per_prompt]))
     return rows

@@ -41,6 +41,7 @@ from typing import Any
 import torch
 
 from .._files import writable_folder
+from .._i18n import _
 from ._hf import require_transformers
 from .integrity import CorruptFileError
 
@@ -117,7 +118,7 @@ def stdlib_texts(max_bytes: int) -> list[str]:
             if total >= max_bytes:
                 return texts
     if not texts:
-        raise RuntimeError(f"no Python sources found under {root}")
+        raise RuntimeError(_("no Python sources found under {root}").format(root=root))
     return texts
 
 
@@ -200,7 +201,7 @@ def train_lm(
     losses: list[float] = []
     start = time.perf_counter()
     bar = tqdm(range(steps), desc=desc, disable=not progress, mininterval=1.0)
-    for _ in bar:
+    for _step in bar:
         xy = _batch(data, batch_size, seq_len, gen)
         logits = model(input_ids=xy[:, :-1]).logits
         logits = logits.reshape(-1, logits.shape[-1])
@@ -223,14 +224,22 @@ def train_lm(
 
 
 @torch.inference_mode()
-def evaluate_pair(draft: Any, target: Any, data: torch.Tensor, *, batches: int = 4, batch_size: int = 8,
-                  seq_len: int = 128, seed: int = 1) -> dict[str, float]:
+def evaluate_pair(
+    draft: Any,
+    target: Any,
+    data: torch.Tensor,
+    *,
+    batches: int = 4,
+    batch_size: int = 8,
+    seq_len: int = 128,
+    seed: int = 1,
+) -> dict[str, float]:
     """Held-out cross-entropy of both models and their mean ``TV(p_n, q_n)`` along real text."""
     from ..laws import tv
 
     gen = torch.Generator().manual_seed(seed)
     ce_d = ce_t = tv_sum = 0.0
-    for _ in range(batches):
+    for _batch_i in range(batches):
         xy = _batch(data, batch_size, seq_len, gen)
         ld, lt = draft(input_ids=xy[:, :-1]).logits.float(), target(input_ids=xy[:, :-1]).logits.float()
         y = xy[:, 1:].reshape(-1)
@@ -257,8 +266,11 @@ def training_threads() -> int:
 def file_hashes(directory: str | Path) -> dict[str, str]:
     """SHA-256 of every file under ``directory`` but ``meta.json``, by path relative to it (sorted)."""
     root = Path(directory)
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file() and p.name != "meta.json"}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.name != "meta.json"
+    }
 
 
 def corpus_hash(texts: Sequence[str]) -> str:
@@ -298,8 +310,12 @@ def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> d
         "recipe": dataclasses.asdict(recipe),
         "recipe_key": recipe.key(),
         "python": sys.version.split()[0],
-        "versions": {"specdec_lite": package_version, "torch": torch.__version__, "transformers": tf.__version__,
-                     "tokenizers": tokenizers.__version__},
+        "versions": {
+            "specdec_lite": package_version,
+            "torch": torch.__version__,
+            "transformers": tf.__version__,
+            "tokenizers": tokenizers.__version__,
+        },
         "corpus_files": len(texts),
         "corpus_tokens": len(data),
         "corpus_sha256": corpus_hash(texts),
@@ -315,10 +331,25 @@ def _train_pair(directory: Path, recipe: FallbackRecipe, *, progress: bool) -> d
     ):
         model = make_model(shape, vocab, recipe.seq_len, tokenizer.eos_token_id)
         teacher = models.get("target") if role == "draft" and recipe.distill else None
-        how = "distilling the target into the draft" if teacher is not None else f"training the {role}"
-        hist = train_lm(model, train, steps=steps, batch_size=recipe.batch_size, seq_len=recipe.seq_len, lr=lr,
-                        seed=recipe.seed, progress=progress, teacher=teacher,
-                        desc=f"{how} ({shape.layers} layer(s), width {shape.hidden})")
+        how = (
+            _("distilling the target into the draft")
+            if teacher is not None
+            else {"target": _("training the target"), "draft": _("training the draft")}[role]
+        )
+        hist = train_lm(
+            model,
+            train,
+            steps=steps,
+            batch_size=recipe.batch_size,
+            seq_len=recipe.seq_len,
+            lr=lr,
+            seed=recipe.seed,
+            progress=progress,
+            teacher=teacher,
+            desc=_("{how} ({layers} layer(s), width {hidden})").format(
+                how=how, layers=shape.layers, hidden=shape.hidden
+            ),
+        )
         model.to(STORAGE_DTYPE).save_pretrained(directory / role)
         # What every reader computes with: the stored weights, read back in float32.
         models[role] = tf.AutoModelForCausalLM.from_pretrained(str(directory / role), dtype=torch.float32).eval()
@@ -348,7 +379,7 @@ def check_files(directory: str | Path) -> list[str]:
     try:
         recorded = read_meta(directory)["files"]
         if not isinstance(recorded, dict) or not recorded:
-            raise ValueError("no files recorded")
+            raise ValueError(_("no files recorded"))
     except (OSError, ValueError, KeyError, TypeError):
         return ["meta.json"]
     found = file_hashes(directory)
@@ -374,8 +405,9 @@ def fallback_is_cached(recipe: FallbackRecipe | None = None, cache_dir: str | Pa
     return final.is_dir() and not check_files(final)
 
 
-def fallback_pair_dir(recipe: FallbackRecipe | None = None, cache_dir: str | Path | None = None, *,
-                      progress: bool = True) -> Path:
+def fallback_pair_dir(
+    recipe: FallbackRecipe | None = None, cache_dir: str | Path | None = None, *, progress: bool = True
+) -> Path:
     """Folder holding the trained pair for ``recipe``, its files checked against their SHA-256 in ``meta.json``.
 
     ``SHIPPED_DIR`` for the default recipe (a changed file there is a ``CorruptFileError``), else the cache. A
@@ -387,15 +419,25 @@ def fallback_pair_dir(recipe: FallbackRecipe | None = None, cache_dir: str | Pat
     if _is_shipped(recipe):
         if bad := check_files(SHIPPED_DIR):
             raise CorruptFileError(
-                f"the offline pair shipped in {SHIPPED_DIR}: {', '.join(bad)} differ from the SHA-256 in meta.json; "
-                "reinstall specdec_lite, or train it again: python -m specdec_lite.llm.offline --retrain")
+                _(
+                    "the offline pair shipped in {SHIPPED_DIR}: {join_bad} differ from the SHA-256 in "
+                    "meta.json; reinstall specdec_lite, or train it again: python -m "
+                    "specdec_lite.llm.offline --retrain"
+                ).format(SHIPPED_DIR=SHIPPED_DIR, join_bad=", ".join(bad))
+            )
         return SHIPPED_DIR
     final = _cache_folder(recipe, cache_dir)
     if final.exists():
         if not (bad := check_files(final)):
             return final
-        print(f"specdec_lite: the cached offline pair {final}: {', '.join(bad)} do not match its meta.json; "
-              "discarded, training it again", file=sys.stderr, flush=True)
+        print(
+            _(
+                "specdec_lite: the cached offline pair {final}: {join_bad} do not match its "
+                "meta.json; discarded, training it again"
+            ).format(final=final, join_bad=", ".join(bad)),
+            file=sys.stderr,
+            flush=True,
+        )
         shutil.rmtree(final)
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=".training-", dir=final.parent))
@@ -438,8 +480,11 @@ def retrain(out: str | Path = SHIPPED_DIR, *, progress: bool = True) -> dict[str
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    meta["changed"] = None if before is None else sorted(
-        name for name in set(before) | set(meta["files"]) if before.get(name) != meta["files"].get(name))
+    meta["changed"] = (
+        None
+        if before is None
+        else sorted(name for name in set(before) | set(meta["files"]) if before.get(name) != meta["files"].get(name))
+    )
     return meta
 
 
@@ -447,22 +492,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``--check`` the shipped pair's files against their hashes, or ``--retrain`` it from the recipe."""
     ap = argparse.ArgumentParser(prog="python -m specdec_lite.llm.offline", description=main.__doc__)
     what = ap.add_mutually_exclusive_group(required=True)
-    what.add_argument("--check", action="store_true", help="verify the shipped files against meta.json")
-    what.add_argument("--retrain", action="store_true", help="train FallbackRecipe() and write the pair to --out")
-    ap.add_argument("--out", default=str(SHIPPED_DIR), help="folder of the pair (default: the shipped one)")
-    ap.add_argument("--no-progress", action="store_true", help="no tqdm progress bars")
+    what.add_argument("--check", action="store_true", help=_("verify the shipped files against meta.json"))
+    what.add_argument("--retrain", action="store_true", help=_("train FallbackRecipe() and write the pair to --out"))
+    ap.add_argument("--out", default=str(SHIPPED_DIR), help=_("folder of the pair (default: the shipped one)"))
+    ap.add_argument("--no-progress", action="store_true", help=_("no tqdm progress bars"))
     args = ap.parse_args(argv)
     if args.check:
         try:
             meta = read_meta(args.out)
             if not isinstance(meta, dict) or not isinstance(meta.get("files"), dict) or "recipe_key" not in meta:
-                raise ValueError("it records no files")
+                raise ValueError(_("it records no files"))
         except (OSError, ValueError) as err:
-            ap.error(f"--out: {args.out!r} holds no trained pair (its meta.json: {type(err).__name__}: {err})")
+            ap.error(
+                _("--out: {args_out!r} holds no trained pair (its meta.json: {type_err_name}: {err})").format(
+                    args_out=args.out, type_err_name=type(err).__name__, err=err
+                )
+            )
         bad = check_files(args.out)
-        print(f"{args.out}: recipe {meta['recipe_key']} (this code's: {FallbackRecipe().key()}), "
-              f"{len(meta['files'])} files, {meta['size_bytes'] / 2**20:.1f} MiB; "
-              + ("all match their SHA-256" if not bad else f"differ from meta.json: {', '.join(bad)}"))
+        print(
+            _("{out}: recipe {key} (this code's: {ours}), {files} files, {mib:.1f} MiB; ").format(
+                out=args.out,
+                key=meta["recipe_key"],
+                ours=FallbackRecipe().key(),
+                files=len(meta["files"]),
+                mib=meta["size_bytes"] / 2**20,
+            )
+            + (
+                _("all match their SHA-256")
+                if not bad
+                else _("differ from meta.json: {bad}").format(bad=", ".join(bad))
+            )
+        )
         return int(bool(bad) or meta["recipe_key"] != FallbackRecipe().key())
     try:
         writable_folder(Path(args.out).expanduser().parent, "--out")
@@ -470,10 +530,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         ap.error(str(err))
     meta = retrain(args.out, progress=not args.no_progress)
     changed = meta["changed"]
-    print(f"trained {FallbackRecipe().key()} in {meta['total_seconds']:.0f} s on {meta['threads']} thread(s), "
-          f"Python {meta['python']}: {len(meta['files'])} files, {meta['size_bytes'] / 2**20:.1f} MiB under {args.out}")
-    print("no previous pair there" if changed is None else
-          ("every file is byte-identical to the previous pair" if not changed else
-           f"files that differ from the previous pair: {', '.join(changed)}"))
+    print(
+        _(
+            "trained {FallbackRecipe_key} in {meta_total_seconds:.0f} s on {meta_threads} "
+            "thread(s), Python {meta_python}: {len_meta_files} files, {meta_size_bytes_2_20:.1f} "
+            "MiB under {args_out}"
+        ).format(
+            FallbackRecipe_key=FallbackRecipe().key(),
+            meta_total_seconds=meta["total_seconds"],
+            meta_threads=meta["threads"],
+            meta_python=meta["python"],
+            len_meta_files=len(meta["files"]),
+            meta_size_bytes_2_20=meta["size_bytes"] / 2**20,
+            args_out=args.out,
+        )
+    )
+    print(
+        _("no previous pair there")
+        if changed is None
+        else (
+            _("every file is byte-identical to the previous pair")
+            if not changed
+            else _("files that differ from the previous pair: {changed}").format(changed=", ".join(changed))
+        )
+    )
     return 0
-

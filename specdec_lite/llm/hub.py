@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from .._i18n import _
 from .integrity import PICKLE_SUFFIXES, SAFETENSORS_FILES, CorruptFileError, PickleCheckpointError, matches_etag
 
 #: The files fetched from a repository: configs, safetensors weights, tokenizer files (no pickles, no other formats).
@@ -28,22 +29,35 @@ def fetch(repo_id: str) -> Path:
     folder = Path(snapshot_download(repo_id, allow_patterns=FETCH_PATTERNS))
     bad = [name for name in _files(folder) if not _verified(repo_id, folder, name)]
     for name in bad:
-        print(f"specdec_lite: {repo_id}/{name} does not match the hub's hash; discarded, fetching it again",
-              file=sys.stderr, flush=True)
+        print(
+            _("specdec_lite: {repo_id}/{name} does not match the hub's hash; discarded, fetching it again").format(
+                repo_id=repo_id, name=name
+            ),
+            file=sys.stderr,
+            flush=True,
+        )
         _discard(folder / name)
     still_bad = []
     for name in bad:
         try:
             _refetch(repo_id, folder.name, name)
         except Exception as err:  # offline, or the hub refused: the file stays discarded
-            raise CorruptFileError(f"{repo_id}/{name}: the cached file did not match the hub's hash and was deleted; "
-                                   f"fetching it again failed ({type(err).__name__}: {err})") from err
+            raise CorruptFileError(
+                _(
+                    "{repo_id}/{name}: the cached file did not match the hub's hash and was deleted; "
+                    "fetching it again failed ({type_err_name}: {err})"
+                ).format(repo_id=repo_id, name=name, type_err_name=type(err).__name__, err=err)
+            ) from err
         if not _verified(repo_id, folder, name):
             _discard(folder / name)
             still_bad.append(name)
     if still_bad:
-        raise CorruptFileError(f"{repo_id}: {', '.join(still_bad)} did not match the hub's hash, nor did it when "
-                               "fetched again (a damaged connection or mirror?); deleted, nothing of it is cached")
+        raise CorruptFileError(
+            _(
+                "{repo_id}: {join_still_bad} did not match the hub's hash, nor did it when fetched "
+                "again (a damaged connection or mirror?); deleted, nothing of it is cached"
+            ).format(repo_id=repo_id, join_still_bad=", ".join(still_bad))
+        )
     if not any((folder / name).exists() for name in SAFETENSORS_FILES):
         _refuse_pickles(repo_id, folder.name)
     return folder
@@ -59,8 +73,11 @@ def _refuse_pickles(repo_id: str, revision: str) -> None:
         return
     if pickles := sorted(n for n in names if n.endswith(PICKLE_SUFFIXES)):
         raise PickleCheckpointError(
-            f"{repo_id} on the hub has its weights only as pickle checkpoints ({', '.join(pickles)}); specdec_lite "
-            "reads safetensors only and did not download them")
+            _(
+                "{repo_id} on the hub has its weights only as pickle checkpoints ({join_pickles}); "
+                "specdec_lite reads safetensors only and did not download them"
+            ).format(repo_id=repo_id, join_pickles=", ".join(pickles))
+        )
 
 
 def _files(folder: Path) -> list[str]:
@@ -80,8 +97,12 @@ def _verified(repo_id: str, folder: Path, name: str) -> bool:
         try:
             etag = get_hf_file_metadata(hf_hub_url(repo_id, name, revision=folder.name)).etag or ""
         except Exception as err:
-            raise CorruptFileError(f"{repo_id}/{name}: cannot verify (the cache records no ETag and the hub did not "
-                                   f"answer: {type(err).__name__})") from err
+            raise CorruptFileError(
+                _(
+                    "{repo_id}/{name}: cannot verify (the cache records no ETag and the hub did not "
+                    "answer: {type_err_name})"
+                ).format(repo_id=repo_id, name=name, type_err_name=type(err).__name__)
+            ) from err
     return matches_etag(path, etag)
 
 

@@ -18,6 +18,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .._i18n import _
+
 #: Weight files ``from_pretrained`` reads (one file, or shards listed in an index).
 SAFETENSORS_FILES = ("model.safetensors", "model.safetensors.index.json")
 #: Checkpoint formats that are pickles (or can hold them): refused.
@@ -77,8 +79,11 @@ def matches_etag(path: str | Path, etag: str) -> bool:
         return sha256_of(path) == etag
     if _HEX40.fullmatch(etag):
         return git_blob_sha1_of(path) == etag
-    raise CorruptFileError(f"{path}: the hub's ETag {etag!r} is neither a SHA-256 nor a git SHA-1; the file cannot be "
-                           "verified")
+    raise CorruptFileError(
+        _("{path}: the hub's ETag {etag!r} is neither a SHA-256 nor a git SHA-1; the file cannot be verified").format(
+            path=path, etag=etag
+        )
+    )
 
 
 def check_weight_files(folder: str | Path, arg: str) -> None:
@@ -89,10 +94,17 @@ def check_weight_files(folder: str | Path, arg: str) -> None:
     pickles = sorted(p.name for p in folder.iterdir() if p.name.endswith(PICKLE_SUFFIXES))
     if pickles:
         raise PickleCheckpointError(
-            f"{arg}: {str(folder)!r} holds its weights only as pickle checkpoints ({', '.join(pickles)}); "
-            "specdec_lite reads safetensors only (convert it with safetensors.torch.save_file, or save_pretrained with "
-            "safe_serialization=True)")
-    raise FileNotFoundError(f"{arg}: {str(folder)!r} holds no weights ({' or '.join(SAFETENSORS_FILES)})")
+            _(
+                "{arg}: {str_folder!r} holds its weights only as pickle checkpoints "
+                "({join_pickles}); specdec_lite reads safetensors only (convert it with "
+                "safetensors.torch.save_file, or save_pretrained with safe_serialization=True)"
+            ).format(arg=arg, str_folder=str(folder), join_pickles=", ".join(pickles))
+        )
+    raise FileNotFoundError(
+        _("{arg}: {str_folder!r} holds no weights ({or_join_SAFETENSORS_FILES})").format(
+            arg=arg, str_folder=str(folder), or_join_SAFETENSORS_FILES=" or ".join(SAFETENSORS_FILES)
+        )
+    )
 
 
 def check_loading_info(info: dict[str, Any], name: str, arg: str) -> None:
@@ -100,14 +112,22 @@ def check_loading_info(info: dict[str, Any], name: str, arg: str) -> None:
     missing = sorted(info.get("missing_keys", ()))
     unexpected = sorted(k for k in info.get("unexpected_keys", ()) if not k.endswith(IGNORED_UNEXPECTED))
     mismatched = sorted(str(k[0]) if isinstance(k, tuple) else str(k) for k in info.get("mismatched_keys", ()))
-    problems = [f"{what}: {_few(keys)}" for what, keys in (
-        ("missing from the weights (they would stay randomly initialised)", missing),
-        ("in the weights but not in the model its config builds (e.g. more layers)", unexpected),
-        ("of another shape than the config says", mismatched)) if keys]
+    problems = [
+        f"{what}: {_few(keys)}"
+        for what, keys in (
+            (_("missing from the weights (they would stay randomly initialised)"), missing),
+            (_("in the weights but not in the model its config builds (e.g. more layers)"), unexpected),
+            (_("of another shape than the config says"), mismatched),
+        )
+        if keys
+    ]
     problems += [str(msg) for msg in info.get("error_msgs", ())]
     if problems:
-        raise WeightsMismatchError(f"{arg}: the weights of {name!r} do not fit its config.json; tensors "
-                                   + "; ".join(problems))
+        raise WeightsMismatchError(
+            _("{arg}: the weights of {name!r} do not fit its config.json; tensors {problems}").format(
+                arg=arg, name=name, problems="; ".join(problems)
+            )
+        )
 
 
 def check_same_vocab(tokenizers: dict[str, Any]) -> None:
@@ -119,10 +139,21 @@ def check_same_vocab(tokenizers: dict[str, Any]) -> None:
         if theirs != vocab:
             differ = sorted(set(vocab.items()) ^ set(theirs.items()), key=lambda kv: kv[1])
             raise ForeignTokenizerError(
-                f"tokenizer_name: the tokenizer of {first} is not the one saved with {where} ({len(vocab)} and "
-                f"{len(theirs)} tokens; {len(differ)} (token, id) pairs differ, e.g. {differ[0]!r})")
+                _(
+                    "tokenizer_name: the tokenizer of {first} is not the one saved with {where} "
+                    "({len_vocab} and {len_theirs} tokens; {len_differ} (token, id) pairs differ, e.g. "
+                    "{differ_0!r})"
+                ).format(
+                    first=first,
+                    where=where,
+                    len_vocab=len(vocab),
+                    len_theirs=len(theirs),
+                    len_differ=len(differ),
+                    differ_0=differ[0],
+                )
+            )
 
 
 def _few(keys: Iterable[str], n: int = 4) -> str:
     keys = list(keys)
-    return ", ".join(keys[:n]) + (f" and {len(keys) - n} more" if len(keys) > n else "")
+    return ", ".join(keys[:n]) + (_(" and {more} more").format(more=len(keys) - n) if len(keys) > n else "")

@@ -44,6 +44,7 @@ import numpy as np
 import torch
 
 from .._files import writable_file, writable_folder
+from .._i18n import N_, _
 from ..primitives import check_int, check_real
 from ..stats import mean_and_se
 from ._hf import context_length, vocab_size
@@ -75,23 +76,30 @@ DEFAULT_BUDGET_S = 600.0
 #: New tokens of each calibration run (at least the largest K + 1).
 CALIBRATION_TOKENS = 8
 #: The stages of a results file's ``budget`` record, in words.
-STAGE_NAMES = {"calibration": "calibration", "speed": "speed", "theorem1": "Theorem 1", "eps_sweep": "eps sweep"}
+STAGE_NAMES = {
+    "calibration": N_("calibration"),
+    "speed": N_("speed"),
+    "theorem1": N_("Theorem 1"),
+    "eps_sweep": N_("eps sweep"),
+}
 #: The full measurement (the sizes of Chapter 8's own cells).
 FULL = MeasureSettings()
 
 
 def device_info(device: torch.device) -> dict[str, Any]:
     """The device in words: its type and name (the GPU's model and compute capability, or the CPU's)."""
-    info: dict[str, Any] = {"type": device.type, "torch_threads": torch.get_num_threads(),
-                            "cpu_cores": os.cpu_count()}
+    info: dict[str, Any] = {"type": device.type, "torch_threads": torch.get_num_threads(), "cpu_cores": os.cpu_count()}
     try:  # other work on the machine while it measured (1-minute load average, at the start)
         info["load_average"] = round(os.getloadavg()[0], 2)
     except OSError:  # pragma: no cover - no load average on this platform
         pass
     if device.type == "cuda":
         props = torch.cuda.get_device_properties(device)
-        info.update(name=torch.cuda.get_device_name(device), capability=list(torch.cuda.get_device_capability(device)),
-                    memory_gib=round(props.total_memory / 2**30, 1))
+        info.update(
+            name=torch.cuda.get_device_name(device),
+            capability=list(torch.cuda.get_device_capability(device)),
+            memory_gib=round(props.total_memory / 2**30, 1),
+        )
     else:
         info["name"] = _cpu_name()
     return info
@@ -125,8 +133,9 @@ def _row(obj: Any) -> dict[str, Any]:
     return _plain(dataclasses.asdict(obj))
 
 
-def calibrate(pair: ModelPair, prompt: str, settings: MeasureSettings, *, tokens: int = CALIBRATION_TOKENS,
-              progress: bool = True) -> Calibration:
+def calibrate(
+    pair: ModelPair, prompt: str, settings: MeasureSettings, *, tokens: int = CALIBRATION_TOKENS, progress: bool = True
+) -> Calibration:
     """Time a few short runs on ``prompt``, from which every run's seconds are predicted.
 
     A two-token warm-up (first calls pay one-off costs), one autoregressive run, one
@@ -142,12 +151,11 @@ def calibrate(pair: ModelPair, prompt: str, settings: MeasureSettings, *, tokens
     Ks = s.all_lookaheads
     n = max(tokens, Ks[-1] + 1)
     gen = torch.Generator(device=pair.device).manual_seed(s.seed)
-    bar = progress_bar(None, 3 + (Ks[0] != Ks[-1]) + bool(s.hf_lookaheads), "timing calls", progress)
+    bar = progress_bar(None, 3 + (Ks[0] != Ks[-1]) + bool(s.hf_lookaheads), _("timing calls"), progress)
     start = time.perf_counter()
 
     def spec(K: int, m: int) -> GenerationResult:
-        r = speculative_generate(pair.draft, pair.target, ids, m, lookahead=K, temperature=s.temperature,
-                                 generator=gen)
+        r = speculative_generate(pair.draft, pair.target, ids, m, lookahead=K, temperature=s.temperature, generator=gen)
         bar.update()
         return r
 
@@ -183,14 +191,29 @@ def check_context(pair: ModelPair, prompts: Sequence[str], settings: MeasureSett
     for role, model in (("draft", pair.draft), ("target", pair.target)):
         n = context_length(model)
         if n is not None and longest + need + spare > n:
+            message = {
+                "draft": _(
+                    "tokens: {need} new tokens after a prompt of {longest} tokens (and K + 1 = {spare} positions of "
+                    "lookahead) exceed the draft's context of {n} positions; ask for at most {most} (--tokens)"
+                ),
+                "target": _(
+                    "tokens: {need} new tokens after a prompt of {longest} tokens (and K + 1 = {spare} positions of "
+                    "lookahead) exceed the target's context of {n} positions; ask for at most {most} (--tokens)"
+                ),
+            }[role]
             raise ValueError(
-                f"tokens: {need} new tokens after a prompt of {longest} tokens (and K + 1 = {spare} positions of "
-                f"lookahead) exceed the {role}'s context of {n} positions; ask for at most "
-                f"{max(0, n - longest - spare)} (--tokens)")
+                message.format(need=need, longest=longest, spare=spare, n=n, most=max(0, n - longest - spare))
+            )
 
 
-def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s: float | None = None,
-                 prompts: Sequence[str] | None = None, progress: bool = True) -> dict[str, Any]:
+def measure_pair(
+    pair: ModelPair,
+    settings: MeasureSettings = FULL,
+    *,
+    budget_s: float | None = None,
+    prompts: Sequence[str] | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Measure ``pair`` (speed, Theorem 1, the eps sweep) in ``budget_s`` seconds; return the results file's content.
 
     ``settings`` are the most to measure: a few timed calls (:func:`calibrate`)
@@ -204,27 +227,38 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s:
     seconds with the time left, and a last line with the actual seconds.
     """
     if not isinstance(settings, MeasureSettings):
-        raise ValueError(f"settings: expected MeasureSettings, got {type(settings).__name__}")
+        raise ValueError(
+            _("settings: expected MeasureSettings, got {type_name}").format(type_name=type(settings).__name__)
+        )
     if budget_s is not None:
         budget_s = check_real(budget_s, "budget_s", low=0.0, open_low=True)
     prompts = check_prompts(prompts if prompts is not None else default_prompts(pair))[: settings.prompts]
     check_context(pair, prompts, settings)
     if settings.hf_lookaheads and vocab_size(pair.draft) != vocab_size(pair.target):
         if progress:
-            print(f"Hugging Face's assisted generation refuses a pair whose numbers of logits differ (draft "
-                  f"{vocab_size(pair.draft)}, target {vocab_size(pair.target)}): measured without it")
+            print(
+                _(
+                    "Hugging Face's assisted generation refuses a pair whose numbers of logits differ (draft "
+                    "{draft}, target {target}): measured without it"
+                ).format(draft=vocab_size(pair.draft), target=vocab_size(pair.target))
+            )
         settings = dataclasses.replace(settings, hf_lookaheads=())
     requested = dataclasses.replace(settings, prompts=len(prompts))
     calibration = calibrate(pair, prompts[0], requested, progress=progress)
     first = plan = plan_measurement(requested, calibration, budget_s)
     if not plan.fits:
-        warnings.warn(plan.summary() + "; measuring it anyway", stacklevel=2)
+        warnings.warn(_("{plan}; measuring it anyway").format(plan=plan.summary()), stacklevel=2)
     elif progress:
         print(plan.summary())
     prompts = prompts[: plan.settings.prompts]
     out = _header(pair, plan.settings, prompts)
-    bar = progress_bar(None, sum(plan.stages.values()) * (1 + 1e-9), "measuring", progress,
-                       bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} predicted s [{elapsed}<{remaining}]")
+    bar = progress_bar(
+        None,
+        sum(plan.stages.values()) * (1 + 1e-9),
+        _("measuring"),
+        progress,
+        bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} " + _("predicted s") + " [{elapsed}<{remaining}]",
+    )
     pace = 1.0
 
     def on_run(method: str, K: int, tokens: int) -> None:
@@ -237,12 +271,15 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s:
         if actual and budget_s is not None:
             pace, again = _replan(requested, plan, calibration, actual, budget_s)
             replans.append({"after": list(actual)[-1], "pace": pace, **again.record()})
-            line = _again(plan, again, f"after {STAGE_NAMES[list(actual)[-1]]}, at {pace:.2f}x the predicted seconds")
+            when = _("after {stage}, at {pace:.2f}x the predicted seconds").format(
+                stage=_(STAGE_NAMES[list(actual)[-1]]), pace=pace
+            )
+            line = _again(plan, again, when)
             if line and progress:
                 bar.write(line)
             plan = again
             bar.total = bar.n + sum(plan.stages.values()) * (1 + 1e-9)
-        bar.set_description(f"measuring ({STAGE_NAMES[stage]})")
+        bar.set_description(_("measuring ({stage})").format(stage=_(STAGE_NAMES[stage])))
         predicted[stage] = plan.stages[stage]
         t0 = time.perf_counter()
         out.update(measure(pair, prompts, plan.settings, on_run))
@@ -253,11 +290,15 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s:
         str(r["lookahead"]): r["acceptance_rate"] for r in out["speed"]["rows"] if r["method"] == "speculative"
     }
     out["budget"] = {
-        **first.record(), "cuts": [{"knob": c.knob, "from": c.before, "to": c.after} for c in plan.cuts],
+        **first.record(),
+        "cuts": [{"knob": c.knob, "from": c.before, "to": c.after} for c in plan.cuts],
         "replans": [{k: r[k] for k in ("after", "pace", "fits", "summary", "predicted_s")} for r in replans],
         "first_predicted_s": first.record()["predicted_s"],
-        "predicted_s": {"calibration": calibration.seconds, **predicted,
-                        "total": calibration.seconds + sum(predicted.values())},
+        "predicted_s": {
+            "calibration": calibration.seconds,
+            **predicted,
+            "total": calibration.seconds + sum(predicted.values()),
+        },
         "actual_s": {"calibration": calibration.seconds, **actual, "total": calibration.seconds + sum(actual.values())},
     }
     if progress:
@@ -265,8 +306,9 @@ def measure_pair(pair: ModelPair, settings: MeasureSettings = FULL, *, budget_s:
     return _plain(out)
 
 
-def _replan(requested: MeasureSettings, plan: Plan, calibration: Calibration, actual: dict[str, float],
-            budget_s: float) -> tuple[float, Plan]:
+def _replan(
+    requested: MeasureSettings, plan: Plan, calibration: Calibration, actual: dict[str, float], budget_s: float
+) -> tuple[float, Plan]:
     """The stages left, planned again at the pace so far: actual over predicted seconds of the stages done."""
     done = list(actual)
     pace = sum(actual.values()) / sum(stage_seconds(plan.settings, calibration, done).values())
@@ -276,12 +318,20 @@ def _replan(requested: MeasureSettings, plan: Plan, calibration: Calibration, ac
 
 def _again(before: Plan, plan: Plan, when: str) -> str:
     """What a new plan changes, in one line (empty if nothing); a warning when it newly exceeds the budget."""
-    changes = ", ".join(map(str, knob_changes(before.settings, plan.settings)))
+    changes = _(", ").join(map(str, knob_changes(before.settings, plan.settings)))
     if not plan.fits and before.fits:
-        warnings.warn(f"{when}: budget {seconds(plan.budget_s)} is too small for what is left: the smallest plan "
-                      f"({changes or 'no change'}) is predicted at {seconds(plan.total_s)}; measuring it anyway",
-                      stacklevel=3)
-    return f"{when}: {changes}; predicted {seconds(plan.total_s)}" if changes else ""
+        warnings.warn(
+            _(
+                "{when}: budget {budget} is too small for what is left: the smallest plan "
+                "({changes}) is predicted at {total}; measuring it anyway"
+            ).format(
+                when=when, budget=seconds(plan.budget_s), changes=changes or _("no change"), total=seconds(plan.total_s)
+            ),
+            stacklevel=3,
+        )
+    if not changes:
+        return ""
+    return _("{when}: {changes}; predicted {total}").format(when=when, changes=changes, total=seconds(plan.total_s))
 
 
 def outcome(results: dict[str, Any]) -> str:
@@ -289,11 +339,21 @@ def outcome(results: dict[str, Any]) -> str:
     against the prediction in force when the stage started."""
     b = results["budget"]
     act, pred = b["actual_s"], b["predicted_s"]
-    budget = "no budget" if b["budget_s"] is None else f"budget {seconds(b['budget_s'])}"
-    stages = ", ".join(f"{STAGE_NAMES[k]} {seconds(act[k])} (predicted {seconds(pred[k])})" for k in STAGE_NAMES
-                       if k != "calibration")
-    return (f"measured in {seconds(act['total'])} (planned {seconds(b['first_predicted_s']['total'])}, {budget}; "
-            f"calibration {seconds(act['calibration'])}): {stages}")
+    budget = _("no budget") if b["budget_s"] is None else _("budget {budget}").format(budget=seconds(b["budget_s"]))
+    stages = _(", ").join(
+        _("{stage} {actual} (predicted {predicted})").format(
+            stage=_(STAGE_NAMES[k]), actual=seconds(act[k]), predicted=seconds(pred[k])
+        )
+        for k in STAGE_NAMES
+        if k != "calibration"
+    )
+    return _("measured in {total} (planned {planned}, {budget}; calibration {calibration}): {stages}").format(
+        total=seconds(act["total"]),
+        planned=seconds(b["first_predicted_s"]["total"]),
+        budget=budget,
+        calibration=seconds(act["calibration"]),
+        stages=stages,
+    )
 
 
 def _header(pair: ModelPair, s: MeasureSettings, prompts: list[str]) -> dict[str, Any]:
@@ -304,50 +364,101 @@ def _header(pair: ModelPair, s: MeasureSettings, prompts: list[str]) -> dict[str
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "device": device_info(pair.device),
         "dtype": str(pair.dtype).removeprefix("torch."),
-        "pair": {"draft": pair.draft_name, "target": pair.target_name, "source": pair.source,
-                 "label": pair.describe(),
-                 "parameters": {r: sum(p.numel() for p in m.parameters()) for r, m in models.items()},
-                 "layers": {r: getattr(m.config, "num_hidden_layers", None) for r, m in models.items()}},
+        "pair": {
+            "draft": pair.draft_name,
+            "target": pair.target_name,
+            "source": pair.source,
+            "label": pair.describe(),
+            "parameters": {r: sum(p.numel() for p in m.parameters()) for r, m in models.items()},
+            "layers": {r: getattr(m.config, "num_hidden_layers", None) for r, m in models.items()},
+        },
         "training": _training_record(pair),
-        "versions": {"python": sys.version.split()[0], "torch": torch.__version__,
-                     "transformers": _transformers_version()},
+        "versions": {
+            "python": sys.version.split()[0],
+            "torch": torch.__version__,
+            "transformers": _transformers_version(),
+        },
         "settings": _plain(dataclasses.asdict(s)),
         "prompts": prompts,
     }
 
 
 def _speed(pair: ModelPair, prompts: list[str], s: MeasureSettings, on_run: OnRun) -> dict[str, Any]:
-    rows, costs = speed_benchmark(pair, prompts, max_new_tokens=s.speed_tokens, lookaheads=s.lookaheads,
-                                  hf=bool(s.hf_lookaheads), hf_lookaheads=s.hf_lookaheads, repeats=s.speed_repeats,
-                                  temperature=s.temperature, seed=s.seed, progress=False, on_run=on_run)
+    rows, costs = speed_benchmark(
+        pair,
+        prompts,
+        max_new_tokens=s.speed_tokens,
+        lookaheads=s.lookaheads,
+        hf=bool(s.hf_lookaheads),
+        hf_lookaheads=s.hf_lookaheads,
+        repeats=s.speed_repeats,
+        temperature=s.temperature,
+        seed=s.seed,
+        progress=False,
+        on_run=on_run,
+    )
     c_K = {K: t / costs.target for K, t in costs.verify.items()}
-    return {"call_costs": _plain({"draft_s": costs.draft, "target_s": costs.target, "c": costs.c,
-                                  "verify_s": costs.verify, "c_K": c_K}),
-            "speed": {"rows": [_row(r) for r in rows], "summary": speed_summary(rows, costs)}}
+    return {
+        "call_costs": _plain(
+            {"draft_s": costs.draft, "target_s": costs.target, "c": costs.c, "verify_s": costs.verify, "c_K": c_K}
+        ),
+        "speed": {"rows": [_row(r) for r in rows], "summary": speed_summary(rows, costs)},
+    }
 
 
 def _theorem1(pair: ModelPair, prompts: list[str], s: MeasureSettings, on_run: OnRun) -> dict[str, Any]:
-    res = sample_runs(pair, prompts, runs=s.theorem1_runs, max_new_tokens=s.theorem1_tokens,
-                      lookahead=s.theorem1_lookahead, temperature=s.temperature, seed=s.seed + 1, progress=False,
-                      on_run=on_run)
+    res = sample_runs(
+        pair,
+        prompts,
+        runs=s.theorem1_runs,
+        max_new_tokens=s.theorem1_tokens,
+        lookahead=s.theorem1_lookahead,
+        temperature=s.temperature,
+        seed=s.seed + 1,
+        progress=False,
+        on_run=on_run,
+    )
     flat = [r for per_prompt in res for r in per_prompt]
     drafted = sum(int(r.drafted.sum()) for r in flat)
     rejections = sum(r.rejections for r in flat)
     predicted = sum(r.predicted_rejections for r in flat)
     mean, se = mean_and_se(np.array([r.rejections - r.predicted_rejections for r in flat]))
-    return {"acceptance": {"alpha": 1 - rejections / drafted, "alpha_predicted": 1 - predicted / drafted,
-                           "drafted_positions": drafted, "lookahead": s.theorem1_lookahead},
-            "theorem1": _plain({
+    return {
+        "acceptance": {
+            "alpha": 1 - rejections / drafted,
+            "alpha_predicted": 1 - predicted / drafted,
+            "drafted_positions": drafted,
+            "lookahead": s.theorem1_lookahead,
+        },
+        "theorem1": _plain(
+            {
                 "rows": [{**_row(r), "z": r.z} for r in theorem1_rows(prompts, res)],
-                "pooled": {"runs": len(flat), "observed": rejections / len(flat), "predicted": predicted / len(flat),
-                           "difference": mean, "difference_se": se, "z": mean / se if se > 0 else None},
-            })}
+                "pooled": {
+                    "runs": len(flat),
+                    "observed": rejections / len(flat),
+                    "predicted": predicted / len(flat),
+                    "difference": mean,
+                    "difference_se": se,
+                    "z": mean / se if se > 0 else None,
+                },
+            }
+        ),
+    }
 
 
 def _eps_sweep(pair: ModelPair, prompts: list[str], s: MeasureSettings, on_run: OnRun) -> dict[str, Any]:
-    sweep = eps_sweep(pair, prompts, s.eps_values, runs=s.eps_runs, max_new_tokens=s.eps_tokens,
-                      lookahead=s.eps_lookahead, temperature=s.temperature, seed=s.seed + 2, progress=False,
-                      on_run=on_run)
+    sweep = eps_sweep(
+        pair,
+        prompts,
+        s.eps_values,
+        runs=s.eps_runs,
+        max_new_tokens=s.eps_tokens,
+        lookahead=s.eps_lookahead,
+        temperature=s.temperature,
+        seed=s.seed + 2,
+        progress=False,
+        on_run=on_run,
+    )
     return {"eps_sweep": {"rows": [_row(r) for r in sweep]}}
 
 
@@ -355,8 +466,9 @@ def _training_record(pair: ModelPair) -> dict[str, Any] | None:
     """For the offline pair: steps trained, final losses and held-out mean TV (its ``meta.json``); else None."""
     if pair.source != "fallback" or "held_out" not in pair.info:
         return None
-    roles = {r: {k: pair.info[r][k] for k in ("steps", "seconds", "final_loss", "objective")}
-             for r in ("draft", "target")}
+    roles = {
+        r: {k: pair.info[r][k] for k in ("steps", "seconds", "final_loss", "objective")} for r in ("draft", "target")
+    }
     return {**roles, "held_out": pair.info["held_out"], "recipe": pair.info.get("recipe")}
 
 
@@ -400,11 +512,21 @@ def load_results(folder: str | Path | None = None) -> list[dict[str, Any]]:
         try:
             data = json.loads(path.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ValueError(f"{path}: not a results file (not valid JSON: {err})") from None
+            raise ValueError(
+                _("{path}: not a results file (not valid JSON: {err})").format(path=path, err=err)
+            ) from None
         if not isinstance(data, dict):
-            raise ValueError(f"{path}: not a results file (a JSON {type(data).__name__}, not an object)")
+            raise ValueError(
+                _("{path}: not a results file (a JSON {type_data_name}, not an object)").format(
+                    path=path, type_data_name=type(data).__name__
+                )
+            )
         if data.get("schema") != SCHEMA:
-            raise ValueError(f"{path}: results file of schema {data.get('schema')!r}, this code reads {SCHEMA}")
+            raise ValueError(
+                _("{path}: results file of schema {data_get_schema!r}, this code reads {SCHEMA}").format(
+                    path=path, data_get_schema=data.get("schema"), SCHEMA=SCHEMA
+                )
+            )
         found.append({**data, "file": path.name})
     return found
 
@@ -416,21 +538,36 @@ def result_rows(results: dict[str, Any]) -> tuple[list[Theorem1Row], list[SpeedR
         names = {f.name for f in dataclasses.fields(cls)}
         return cls(**{k: (math.nan if v is None else v) for k, v in row.items() if k in names})
 
-    return ([build(Theorem1Row, r) for r in results["theorem1"]["rows"]],
-            [build(SpeedRow, r) for r in results["speed"]["rows"]],
-            [build(EpsRow, r) for r in results["eps_sweep"]["rows"]])
+    return (
+        [build(Theorem1Row, r) for r in results["theorem1"]["rows"]],
+        [build(SpeedRow, r) for r in results["speed"]["rows"]],
+        [build(EpsRow, r) for r in results["eps_sweep"]["rows"]],
+    )
 
 
 def results_label(results: dict[str, Any]) -> str:
     """The line that names a results file's device and pair, for every table and figure made from it."""
     d = results["device"]
     if d["type"] == "cuda":
-        where = f"{d['name']}, compute capability {'.'.join(map(str, d['capability']))}"
+        where = _("{name}, compute capability {capability}").format(
+            name=d["name"], capability=".".join(map(str, d["capability"]))
+        )
     else:
-        load = f", load average {d['load_average']:g} on {d['cpu_cores']} cores" if "load_average" in d else ""
-        where = f"CPU ({d['name']}, {d['torch_threads']} thread(s){load})"
-    return (f"{where}; {results['dtype']}; draft {results['pair']['draft']} → target {results['pair']['target']}; "
-            f"measured {results['created'][:10]}")
+        load = (
+            _(", load average {load:g} on {cores} cores").format(load=d["load_average"], cores=d["cpu_cores"])
+            if "load_average" in d
+            else ""
+        )
+        where = _("CPU ({name}, {threads} thread(s){load})").format(
+            name=d["name"], threads=d["torch_threads"], load=load
+        )
+    return _("{where}; {dtype}; draft {draft} → target {target}; measured {date}").format(
+        where=where,
+        dtype=results["dtype"],
+        draft=results["pair"]["draft"],
+        target=results["pair"]["target"],
+        date=results["created"][:10],
+    )
 
 
 def results_table(results: dict[str, Any]) -> str:
@@ -446,28 +583,58 @@ def results_table(results: dict[str, Any]) -> str:
         return "n/a" if x is None else format(x, fmt)
 
     cells = [
-        ("one draft call / one target call", f"{1e3 * c['draft_s']:.2f} ms / {1e3 * c['target_s']:.2f} ms"),
-        ("cost ratio c", num(c["c"], ".3f")),
-        ("verification cost c_K (K: value)", ", ".join(f"{k}: {v:.2f}" for k, v in c["c_K"].items())),
-        (f"acceptance rate α (K = {a['lookahead']}), observed / 1 − mean TV",
-         f"{num(a['alpha'], '.3f')} / {num(a['alpha_predicted'], '.3f')}"),
-        (f"Theorem 1, rejections per run ({t1['runs']} runs)",
-         f"observed {t1['observed']:.2f}, predicted {t1['predicted']:.2f}, "
-         f"difference {t1['difference']:+.2f} ± {t1['difference_se']:.2f} (z = {num(t1['z'], '+.2f')})"),
-        ("our autoregressive sampling", f"{ar['tokens_per_second']:.1f} tokens/s"),
+        (_("one draft call / one target call"), f"{1e3 * c['draft_s']:.2f} ms / {1e3 * c['target_s']:.2f} ms"),
+        (_("cost ratio c"), num(c["c"], ".3f")),
+        (_("verification cost c_K (K: value)"), ", ".join(f"{k}: {v:.2f}" for k, v in c["c_K"].items())),
+        (
+            _("acceptance rate α (K = {K}), observed / 1 − mean TV").format(K=a["lookahead"]),
+            f"{num(a['alpha'], '.3f')} / {num(a['alpha_predicted'], '.3f')}",
+        ),
+        (
+            _("Theorem 1, rejections per run ({runs} runs)").format(runs=t1["runs"]),
+            _(
+                "observed {observed:.2f}, predicted {predicted:.2f}, difference {difference:+.2f} ± {se:.2f} (z = {z})"
+            ).format(
+                observed=t1["observed"],
+                predicted=t1["predicted"],
+                difference=t1["difference"],
+                se=t1["difference_se"],
+                z=num(t1["z"], "+.2f"),
+            ),
+        ),
+        (_("our autoregressive sampling"), _("{tps:.1f} tokens/s").format(tps=ar["tokens_per_second"])),
     ]
     for r in rows:
         if r["method"] == "speculative":
             K = r["lookahead"]
-            vs_hf = (f"; {r['tokens_per_second'] / hf[K]['tokens_per_second']:.2f}× HF assisted at this K"
-                     if K in hf else "")
-            cells.append((f"speculative, K = {K}", f"{r['speedup']:.2f}× autoregressive (predicted "
-                          f"{num(r['predicted_speedup'], '.2f')}×){vs_hf}"))
+            vs_hf = (
+                _("; {ratio:.2f}× HF assisted at this K").format(
+                    ratio=r["tokens_per_second"] / hf[K]["tokens_per_second"]
+                )
+                if K in hf
+                else ""
+            )
+            cells.append(
+                (
+                    _("speculative, K = {K}").format(K=K),
+                    _("{speedup:.2f}× autoregressive (predicted {predicted}×)").format(
+                        speedup=r["speedup"], predicted=num(r["predicted_speedup"], ".2f")
+                    )
+                    + vs_hf,
+                )
+            )
     for K, r in sorted(hf.items()):
-        cells.append((f"HF assisted generation, K = {K}", f"{r['speedup']:.2f}× our autoregressive sampling"))
+        cells.append(
+            (
+                _("HF assisted generation, K = {K}").format(K=K),
+                _("{speedup:.2f}× our autoregressive sampling").format(speedup=r["speedup"]),
+            )
+        )
     body = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in cells)
-    return (f"<p><b>{html.escape(results['file'] if 'file' in results else results_name(results))}</b>: "
-            f"{html.escape(results_label(results))}</p><table>{body}</table>")
+    return (
+        f"<p><b>{html.escape(results['file'] if 'file' in results else results_name(results))}</b>: "
+        f"{html.escape(results_label(results))}</p><table>{body}</table>"
+    )
 
 
 def _arg(convert: Any, what: str, *, detail: bool = False) -> Any:
@@ -481,7 +648,9 @@ def _arg(convert: Any, what: str, *, detail: bool = False) -> Any:
             return convert(text)
         except ValueError as err:
             why = f" ({str(err).split(': ', 1)[-1]})" if detail else ""
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}{why}") from None
+            raise argparse.ArgumentTypeError(
+                _("must be {what}, got {text!r}{why}").format(what=what, text=text, why=why)
+            ) from None
 
     parse.__name__ = what
     return parse
@@ -492,18 +661,18 @@ def _list(text: str, item: Any) -> tuple[Any, ...]:
 
 
 def _lookaheads(empty: bool) -> Any:
-    what = "a comma-separated list of integers >= 1" + (" (empty: none)" if empty else "")
+    what = _("a comma-separated list of integers >= 1") + (_(" (empty: none)") if empty else "")
     return _arg(lambda t: check_distinct_ints(_list(t, int), "value", empty=empty), what, detail=True)
 
 
 def _count(low: int) -> Any:
-    return _arg(lambda t: check_int(int(t), "value", low=low), f"an integer >= {low}")
+    return _arg(lambda t: check_int(int(t), "value", low=low), _("an integer >= {low}").format(low=low))
 
 
 def _eps(text: str) -> tuple[float, ...]:
     values = tuple(check_real(e, "eps", low=0.0) for e in _list(text, float))
     if not values:
-        raise ValueError("no value")
+        raise ValueError(_("no value"))
     return values
 
 
@@ -514,32 +683,48 @@ def _budget(text: str) -> float | None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(prog="python -m specdec_lite.llm.measure_pair", description=__doc__.split("\n")[0])
-    ap.add_argument("--draft", help="draft model: hub name or local folder (with --target; default: load_pair())")
-    ap.add_argument("--target", help="target model: hub name or local folder")
-    ap.add_argument("--tokenizer", help="tokenizer: hub name or local folder (default: the target's)")
-    ap.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: the best there is)")
-    ap.add_argument("--dtype", help="weights' dtype, e.g. float16 (default: by hardware)")
-    ap.add_argument("--out", default=str(RESULTS_DIR), help="folder (or .json file) for the results file")
-    ap.add_argument("--budget", type=_arg(_budget, "seconds >= 0"), default=DEFAULT_BUDGET_S, metavar="SECONDS",
-                    help=f"time budget, calibration included (default {DEFAULT_BUDGET_S:g}; 0: no budget, the "
-                         "settings as given)")
-    ap.add_argument("--quick", action="store_true", help="fewer runs and lookaheads")
-    ap.add_argument("--lookaheads", type=_lookaheads(False), help="K values of the speed measurement, e.g. 1,2,4,8")
-    ap.add_argument("--hf-lookaheads", type=_lookaheads(True),
-                    help="K values of Hugging Face's assisted generation (empty: no Hugging Face comparison)")
-    ap.add_argument("--eps", type=_arg(_eps, "a comma-separated list of numbers >= 0", detail=True),
-                    help="eps values of the sweep, e.g. 0,0.01,0.1")
-    ap.add_argument("--runs", type=_count(2),
-                    help="runs per prompt of Theorem 1 (the eps sweep takes a fifth, at least 2)")
-    ap.add_argument("--tokens", type=_count(1), help="new tokens per run, in every part")
-    ap.add_argument("--prompts", type=_count(1), help="how many of the default prompts to use")
-    ap.add_argument("--threads", type=_count(1), help="torch intra-op threads (default: torch's)")
-    ap.add_argument("--seed", type=_arg(lambda t: check_int(int(t), "value", low=0, high=MAX_SEED),
-                                        "an integer in [0, 2**63 - 1]"), default=0)
-    ap.add_argument("--no-progress", action="store_true", help="no tqdm progress bars")
+    ap.add_argument("--draft", help=_("draft model: hub name or local folder (with --target; default: load_pair())"))
+    ap.add_argument("--target", help=_("target model: hub name or local folder"))
+    ap.add_argument("--tokenizer", help=_("tokenizer: hub name or local folder (default: the target's)"))
+    ap.add_argument("--device", help=_("cpu, cuda, cuda:1, mps (default: the best there is)"))
+    ap.add_argument("--dtype", help=_("weights' dtype, e.g. float16 (default: by hardware)"))
+    ap.add_argument("--out", default=str(RESULTS_DIR), help=_("folder (or .json file) for the results file"))
+    ap.add_argument(
+        "--budget",
+        type=_arg(_budget, "seconds >= 0"),
+        default=DEFAULT_BUDGET_S,
+        metavar="SECONDS",
+        help=_(
+            "time budget, calibration included (default {DEFAULT_BUDGET_S:g}; 0: no budget, the settings as given)"
+        ).format(DEFAULT_BUDGET_S=DEFAULT_BUDGET_S),
+    )
+    ap.add_argument("--quick", action="store_true", help=_("fewer runs and lookaheads"))
+    ap.add_argument("--lookaheads", type=_lookaheads(False), help=_("K values of the speed measurement, e.g. 1,2,4,8"))
+    ap.add_argument(
+        "--hf-lookaheads",
+        type=_lookaheads(True),
+        help=_("K values of Hugging Face's assisted generation (empty: no Hugging Face comparison)"),
+    )
+    ap.add_argument(
+        "--eps",
+        type=_arg(_eps, _("a comma-separated list of numbers >= 0"), detail=True),
+        help=_("eps values of the sweep, e.g. 0,0.01,0.1"),
+    )
+    ap.add_argument(
+        "--runs", type=_count(2), help=_("runs per prompt of Theorem 1 (the eps sweep takes a fifth, at least 2)")
+    )
+    ap.add_argument("--tokens", type=_count(1), help=_("new tokens per run, in every part"))
+    ap.add_argument("--prompts", type=_count(1), help=_("how many of the default prompts to use"))
+    ap.add_argument("--threads", type=_count(1), help=_("torch intra-op threads (default: torch's)"))
+    ap.add_argument(
+        "--seed",
+        type=_arg(lambda t: check_int(int(t), "value", low=0, high=MAX_SEED), _("an integer in [0, 2**63 - 1]")),
+        default=0,
+    )
+    ap.add_argument("--no-progress", action="store_true", help=_("no tqdm progress bars"))
     args = ap.parse_args(argv)
     if (args.draft is None) != (args.target is None):
-        ap.error("--draft and --target: give both or neither")
+        ap.error(_("--draft and --target: give both or neither"))
     try:  # everything that can be checked before a model is loaded
         dev = pick_device(args.device) if args.device is not None else torch.device("cpu")
     except (ValueError, RuntimeError) as err:
@@ -600,9 +785,10 @@ def main(argv: Sequence[str] | None = None) -> Path:
         torch.set_num_threads(args.threads)
     try:
         if args.draft is not None:
-            pair = load_named_pair(args.draft, args.target, tokenizer_name=args.tokenizer, device=args.device,
-                                   dtype=args.dtype)
-            print(f"Model pair: {pair.describe()}")
+            pair = load_named_pair(
+                args.draft, args.target, tokenizer_name=args.tokenizer, device=args.device, dtype=args.dtype
+            )
+            print(_("Model pair: {pair}").format(pair=pair.describe()))
         else:
             pair = load_pair(device=args.device, dtype=args.dtype, progress=not args.no_progress)
         check_context(pair, default_prompts(pair)[: settings.prompts], settings)
@@ -610,13 +796,14 @@ def main(argv: Sequence[str] | None = None) -> Path:
         args.parser.error(f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}")
     results = measure_pair(pair, settings, budget_s=args.budget, progress=not args.no_progress)
     results["command"] = "python -m specdec_lite.llm.measure_pair " + " ".join(
-        sys.argv[1:] if argv is None else list(argv))
+        sys.argv[1:] if argv is None else list(argv)
+    )
     path = write_results(results, args.out)
     print(results["speed"]["summary"])
     if args.no_progress:
         print(results["budget"]["summary"])
         print(outcome(results))
-    print(f"results file: {path}")
+    print(_("results file: {path}").format(path=path))
     return path
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from ._hf import input_vocab_size, require_transformers, vocab_size
 from .fallback import FallbackRecipe, fallback_is_cached, fallback_pair_dir, read_meta
 from .hub import fetch
@@ -35,13 +36,23 @@ COLAB_PAIR = ("EleutherAI/pythia-70m", "EleutherAI/pythia-1b")
 #: A pair a laptop's CPU can run: the paper's draft, and the smallest Pythia target 6x its depth.
 CPU_PAIR = ("EleutherAI/pythia-70m", "EleutherAI/pythia-410m")
 #: Files of which a local tokenizer folder must hold at least one.
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model", "spiece.model",
-                   "vocab.txt")
+TOKENIZER_FILES = (
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.json",
+    "tokenizer.model",
+    "spiece.model",
+    "vocab.txt",
+)
 #: Device types a pair can run on.
 DEVICE_TYPES = ("cpu", "cuda", "mps")
 #: Dtypes the weights can take (by name): probabilities are float32 whatever they are.
-WEIGHT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16,
-                 "float64": torch.float64}
+WEIGHT_DTYPES = {
+    "float32": torch.float32,
+    "float16": torch.float16,
+    "bfloat16": torch.bfloat16,
+    "float64": torch.float64,
+}
 #: GPU memory (GiB) from which the paper's 2.8b target is chosen automatically.
 PAPER_PAIR_MIN_GIB = 20.0
 
@@ -55,26 +66,46 @@ def pick_device(device: str | torch.device | None = None) -> torch.device:
     """
     if device is not None:
         if not isinstance(device, (str, torch.device)):
-            raise ValueError(f"device: expected None, a name such as 'cpu' or 'cuda:0', or a torch.device, "
-                             f"got {device!r}")
+            raise ValueError(
+                _("device: expected None, a name such as 'cpu' or 'cuda:0', or a torch.device, got {device!r}").format(
+                    device=device
+                )
+            )
         try:
             dev = torch.device(device)
         except RuntimeError as err:
-            raise ValueError(f"device: {device!r} is not a device torch knows ({err})") from None
+            raise ValueError(
+                _("device: {device!r} is not a device torch knows ({err})").format(device=device, err=err)
+            ) from None
         if dev.type not in DEVICE_TYPES:
-            raise ValueError(f"device: {str(device)!r} cannot run a model pair; expected one of "
-                             f"{', '.join(DEVICE_TYPES)} (with an index for cuda, e.g. 'cuda:1')")
+            raise ValueError(
+                _(
+                    "device: {str_device!r} cannot run a model pair; expected one of {join_DEVICE_TYPES} "
+                    "(with an index for cuda, e.g. 'cuda:1')"
+                ).format(str_device=str(device), join_DEVICE_TYPES=", ".join(DEVICE_TYPES))
+            )
         if dev.type == "cuda" and not torch.cuda.is_available():
             raise RuntimeError(
-                f"device: {str(device)!r} was asked for, but torch finds no CUDA GPU (torch.cuda.is_available() is "
-                "False; in Colab choose Runtime > Change runtime type > GPU, or pass device='cpu')"
+                _(
+                    "device: {str_device!r} was asked for, but torch finds no CUDA GPU "
+                    "(torch.cuda.is_available() is False; in Colab choose Runtime > Change runtime type "
+                    "> GPU, or pass device='cpu')"
+                ).format(str_device=str(device))
             )
         if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
             count = torch.cuda.device_count()
-            raise RuntimeError(f"device: {str(device)!r} was asked for, but torch finds {count} CUDA GPU(s)")
+            raise RuntimeError(
+                _("device: {str_device!r} was asked for, but torch finds {count} CUDA GPU(s)").format(
+                    str_device=str(device), count=count
+                )
+            )
         mps = getattr(torch.backends, "mps", None)
         if dev.type == "mps" and (mps is None or not mps.is_available()):
-            raise RuntimeError(f"device: {str(device)!r} was asked for, but torch finds no Apple GPU (MPS)")
+            raise RuntimeError(
+                _("device: {str_device!r} was asked for, but torch finds no Apple GPU (MPS)").format(
+                    str_device=str(device)
+                )
+            )
         return dev
     if torch.cuda.is_available():
         return torch.device("cuda")
@@ -97,8 +128,11 @@ def pick_dtype(device: torch.device, dtype: torch.dtype | str | None = None) -> 
         if isinstance(dtype, torch.dtype):
             name = str(dtype).removeprefix("torch.")
         if name not in WEIGHT_DTYPES:
-            raise ValueError(f"dtype: expected one of {', '.join(WEIGHT_DTYPES)} (a torch.dtype or its name), "
-                             f"got {dtype!r}")
+            raise ValueError(
+                _("dtype: expected one of {join_WEIGHT_DTYPES} (a torch.dtype or its name), got {dtype!r}").format(
+                    join_WEIGHT_DTYPES=", ".join(WEIGHT_DTYPES), dtype=dtype
+                )
+            )
         return WEIGHT_DTYPES[name]
     if device.type == "cuda":
         return torch.bfloat16 if torch.cuda.get_device_capability(device) >= (8, 0) else torch.float16
@@ -125,15 +159,19 @@ class ModelPair:
         """One line naming the pair, for printing next to every figure."""
         where = f"{self.device.type}, {str(self.dtype).removeprefix('torch.')}"
         if self.source == "fallback":
-            return (f"offline pair trained by specdec_lite on the Python standard library: draft {self.draft_name}, "
-                    f"target {self.target_name} ({where})")
-        return f"draft {self.draft_name} → target {self.target_name} ({where})"
+            return _(
+                "offline pair trained by specdec_lite on the Python standard library: draft {draft}, "
+                "target {target} ({where})"
+            ).format(draft=self.draft_name, target=self.target_name, where=where)
+        return _("draft {draft} → target {target} ({where})").format(
+            draft=self.draft_name, target=self.target_name, where=where
+        )
 
     def encode(self, text: str) -> torch.Tensor:
         """Token ids of ``text`` as a 1-D tensor on the pair's device."""
         ids = self.tokenizer(text, add_special_tokens=False)["input_ids"]
         if not ids:
-            raise ValueError("text: encodes to no tokens")
+            raise ValueError(_("text: encodes to no tokens"))
         return torch.tensor(ids, dtype=torch.long, device=self.device)
 
     def decode(self, tokens: Any) -> str:
@@ -149,8 +187,9 @@ def _from_pretrained(name: str | Path, folder: Path, device: torch.device, dtype
     tf = require_transformers()
     check_weight_files(folder, arg)
     key = "dtype" if int(tf.__version__.split(".")[0]) >= 5 else "torch_dtype"
-    model, info = tf.AutoModelForCausalLM.from_pretrained(str(folder), trust_remote_code=False, use_safetensors=True,
-                                                          output_loading_info=True, **{key: dtype})
+    model, info = tf.AutoModelForCausalLM.from_pretrained(
+        str(folder), trust_remote_code=False, use_safetensors=True, output_loading_info=True, **{key: dtype}
+    )
     check_loading_info(info, str(name), arg)
     return model.to(device).eval()
 
@@ -173,16 +212,29 @@ def _looks_local(name: str | Path) -> bool:
 def _check_source(name: str | Path, arg: str, needs: str = "config.json") -> None:
     """``name`` is an existing folder (holding ``needs``), or a hub name; else a named error before any loading."""
     if not isinstance(name, (str, Path)) or not str(name).strip():
-        raise ValueError(f"{arg}: expected a hub name ('owner/name') or a local folder, got {name!r}")
+        raise ValueError(
+            _("{arg}: expected a hub name ('owner/name') or a local folder, got {name!r}").format(arg=arg, name=name)
+        )
     folder = Path(name).expanduser()
     if folder.exists():
         if not folder.is_dir():
-            raise FileNotFoundError(f"{arg}: {str(name)!r} is a file; expected a folder saved with save_pretrained")
+            raise FileNotFoundError(
+                _("{arg}: {str_name!r} is a file; expected a folder saved with save_pretrained").format(
+                    arg=arg, str_name=str(name)
+                )
+            )
         if needs and not (folder / needs).is_file():
-            raise FileNotFoundError(f"{arg}: the folder {str(name)!r} holds no {needs} (save the model there with "
-                                    "save_pretrained)")
+            raise FileNotFoundError(
+                _("{arg}: the folder {str_name!r} holds no {needs} (save the model there with save_pretrained)").format(
+                    arg=arg, str_name=str(name), needs=needs
+                )
+            )
     elif _looks_local(name):
-        raise FileNotFoundError(f"{arg}: there is no folder {str(name)!r} (a hub name has the form 'owner/name')")
+        raise FileNotFoundError(
+            _("{arg}: there is no folder {str_name!r} (a hub name has the form 'owner/name')").format(
+                arg=arg, str_name=str(name)
+            )
+        )
 
 
 def check_model_name(name: str | Path, arg: str, needs: str = "config.json") -> None:
@@ -197,7 +249,11 @@ def check_model_name(name: str | Path, arg: str, needs: str = "config.json") -> 
         try:
             validate_repo_id(str(name))
         except ValueError as err:
-            raise ValueError(f"{arg}: {str(name)!r} is neither a folder nor a hub name ({err})") from None
+            raise ValueError(
+                _("{arg}: {str_name!r} is neither a folder nor a hub name ({err})").format(
+                    arg=arg, str_name=str(name), err=err
+                )
+            ) from None
 
 
 def _check_tokenizer_files(name: str | Path) -> None:
@@ -206,9 +262,11 @@ def _check_tokenizer_files(name: str | Path) -> None:
     folder = Path(name).expanduser()
     if folder.is_dir() and not any((folder / f).is_file() for f in TOKENIZER_FILES):
         raise FileNotFoundError(
-            f"tokenizer_name: the folder {str(folder)!r} holds no tokenizer files (none of "
-            f"{', '.join(TOKENIZER_FILES)}); save the tokenizer there (tokenizer.save_pretrained) or pass "
-            "tokenizer_name= a folder or hub name that has one"
+            _(
+                "tokenizer_name: the folder {str_folder!r} holds no tokenizer files (none of "
+                "{join_TOKENIZER_FILES}); save the tokenizer there (tokenizer.save_pretrained) or "
+                "pass tokenizer_name= a folder or hub name that has one"
+            ).format(str_folder=str(folder), join_TOKENIZER_FILES=", ".join(TOKENIZER_FILES))
         )
 
 
@@ -221,17 +279,28 @@ def _tokenizer(name: str | Path, folder: Path, models: dict[str, tuple[Any, Path
     sizes = {role: (vocab_size(m), input_vocab_size(m)) for role, (m, _) in models.items()}
     vocab = min(min(s) for s in sizes.values())
     if len(tok) > vocab:
-        shown = "; ".join(f"{role}: {v} logits, {rows} input ids" for role, (v, rows) in sizes.items())
-        raise ValueError(
-            f"tokenizer_name: the tokenizer of {str(name)!r} has {len(tok)} tokens but the models read only {vocab} "
-            f"({shown}); it is not these models' tokenizer"
+        shown = "; ".join(
+            _("{role}: {v} logits, {rows} input ids").format(role=role, v=v, rows=rows)
+            for role, (v, rows) in sizes.items()
         )
-    own = {f"the {role} ({str(where)!r})": where for role, (_, where) in models.items()
-           if where != folder and any((where / f).is_file() for f in TOKENIZER_FILES)}
+        raise ValueError(
+            _(
+                "tokenizer_name: the tokenizer of {str_name!r} has {len_tok} tokens but the models "
+                "read only {vocab} ({shown}); it is not these models' tokenizer"
+            ).format(str_name=str(name), len_tok=len(tok), vocab=vocab, shown=shown)
+        )
+    own = {
+        f"the {role} ({str(where)!r})": where
+        for role, (_, where) in models.items()
+        if where != folder and any((where / f).is_file() for f in TOKENIZER_FILES)
+    }
     if own:
-        check_same_vocab({repr(str(name)): tok,
-                          **{role: auto.from_pretrained(str(where), trust_remote_code=False)
-                             for role, where in own.items()}})
+        check_same_vocab(
+            {
+                repr(str(name)): tok,
+                **{role: auto.from_pretrained(str(where), trust_remote_code=False) for role, where in own.items()},
+            }
+        )
     return tok
 
 
@@ -260,12 +329,15 @@ def load_named_pair(
     tokenizer_name = tokenizer_name if tokenizer_name is not None else target_name
     _check_tokenizer_files(tokenizer_name)  # before the models are loaded
     folders: dict[str, Path] = {}
-    where = {role: _local_folder(name, folders) for role, name in
-             (("draft", draft_name), ("target", target_name), ("tokenizer", tokenizer_name))}
+    where = {
+        role: _local_folder(name, folders)
+        for role, name in (("draft", draft_name), ("target", target_name), ("tokenizer", tokenizer_name))
+    }
     draft = _from_pretrained(draft_name, where["draft"], dev, dt, "draft_name")
     target = _from_pretrained(target_name, where["target"], dev, dt, "target_name")
-    tokenizer = _tokenizer(tokenizer_name, where["tokenizer"],
-                           {"draft": (draft, where["draft"]), "target": (target, where["target"])})
+    tokenizer = _tokenizer(
+        tokenizer_name, where["tokenizer"], {"draft": (draft, where["draft"]), "target": (target, where["target"])}
+    )
     return ModelPair(draft, target, tokenizer, str(draft_name), str(target_name), source, dev, dt)
 
 
@@ -287,15 +359,24 @@ def load_fallback_pair(
     folder = fallback_pair_dir(recipe, cache_dir, progress=progress)
     meta = read_meta(folder)
     shapes = {role: meta["recipe"][role] for role in ("draft", "target")}
-    pair = load_named_pair(folder / "draft", folder / "target", tokenizer_name=folder / "tokenizer",
-                           device=dev, dtype=dtype, source="fallback")
+    pair = load_named_pair(
+        folder / "draft",
+        folder / "target",
+        tokenizer_name=folder / "tokenizer",
+        device=dev,
+        dtype=dtype,
+        source="fallback",
+    )
     pair.draft_name, pair.target_name = (
         f"stdlib-{shapes[r]['layers']}x{shapes[r]['hidden']} ({meta[r]['parameters'] / 1e6:.1f}M params)"
         for r in ("draft", "target")
     )
-    pair.info = {"folder": str(folder), **{k: v for k, v in meta.items() if k not in ("draft", "target")},
-                 **{r: {k: v for k, v in meta[r].items() if k != "losses"} for r in ("draft", "target")},
-                 "losses": {r: meta[r]["losses"] for r in ("draft", "target")}}
+    pair.info = {
+        "folder": str(folder),
+        **{k: v for k, v in meta.items() if k not in ("draft", "target")},
+        **{r: {k: v for k, v in meta[r].items() if k != "losses"} for r in ("draft", "target")},
+        "losses": {r: meta[r]["losses"] for r in ("draft", "target")},
+    }
     return pair
 
 
@@ -364,7 +445,7 @@ def load_pair(
     a line says so before training starts).
     """
     if (draft_name is None) != (target_name is None):
-        raise ValueError("draft_name and target_name: give both or neither")
+        raise ValueError(_("draft_name and target_name: give both or neither"))
     reason = ""
     if draft_name is not None:
         pair = load_named_pair(draft_name, target_name, device=device, dtype=dtype)
@@ -374,24 +455,32 @@ def load_pair(
             pick_dtype(dev, dtype)  # a bad dtype fails before any download or loading
         pair = None
         if _hub_offline():
-            reason = "HF_HUB_OFFLINE is set"
+            reason = _("HF_HUB_OFFLINE is set")
         elif not hub:
             reason = "hub=False"
         elif not hub_reachable():
-            reason = "the Hugging Face hub is unreachable (offline)"
+            reason = _("the Hugging Face hub is unreachable (offline)")
         else:
             names = hub_pair_for(dev)
             try:
                 pair = load_named_pair(*names, device=dev, dtype=dtype)
             except OSError as err:  # the hub refused, the connection broke, or a file failed its checks
                 why = str(err).splitlines()[0][:300] if str(err) else ""
-                reason = f"could not load {names[1]} from the hub ({type(err).__name__}{': ' * bool(why)}{why})"
+                reason = _("could not load {name} from the hub ({error})").format(
+                    name=names[1], error=type(err).__name__ + ": " * bool(why) + why
+                )
         if pair is None:
             if verbose and not fallback_is_cached(fallback, cache_dir):
-                print(f"Model pair: {reason}, so specdec_lite trains the offline pair of this recipe on this "
-                      "machine (once; then cached)", flush=True)
+                print(
+                    _(
+                        "Model pair: {reason}, so specdec_lite trains the offline pair of this recipe on this "
+                        "machine (once; then cached)"
+                    ).format(reason=reason),
+                    flush=True,
+                )
             pair = load_fallback_pair(fallback, cache_dir=cache_dir, device=dev, dtype=dtype, progress=progress)
     if verbose:
-        print(f"Model pair: {pair.describe()}" + (f" — chosen because: {reason}" if reason else ""))
+        line = _("Model pair: {pair}").format(pair=pair.describe())
+        print(line + (_(" — chosen because: {reason}").format(reason=reason) if reason else ""))
     pair.info.setdefault("reason", reason)
     return pair

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from ..primitives import check_int, check_real
 from .engine import GenerationResult, speculative_generate
 from .pairs import ModelPair
@@ -45,9 +46,15 @@ def progress_bar(iterable: Any, total: float, desc: str, progress: bool, **optio
 def check_prompts(prompts: Any) -> list[str]:
     """``prompts`` as a list after checking it is a non-empty sequence of non-empty strings (not one string)."""
     if isinstance(prompts, str):
-        raise ValueError(f"prompts: expected a list of strings, got one string {prompts[:40]!r} (wrap it in a list)")
+        raise ValueError(
+            _("prompts: expected a list of strings, got one string {prompts_40!r} (wrap it in a list)").format(
+                prompts_40=prompts[:40]
+            )
+        )
     if not isinstance(prompts, Sequence) or not prompts or not all(isinstance(p, str) and p for p in prompts):
-        raise ValueError(f"prompts: expected a non-empty list of non-empty strings, got {prompts!r}")
+        raise ValueError(
+            _("prompts: expected a non-empty list of non-empty strings, got {prompts!r}").format(prompts=prompts)
+        )
     return list(prompts)
 
 
@@ -58,7 +65,11 @@ def encode_prompts(pair: ModelPair, prompts: Sequence[str]) -> list[torch.Tensor
 def check_run_args(temperature: Any, eps: Any = 0.0, rejection_law: str = "opt") -> tuple[float, float]:
     """Temperature and eps as floats after checking them (finite, >= 0, not bools), and the rejection law."""
     if rejection_law not in REJECTION_LAWS:
-        raise ValueError(f"rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law!r}")
+        raise ValueError(
+            _("rejection_law: must be one of {REJECTION_LAWS}, got {rejection_law!r}").format(
+                REJECTION_LAWS=REJECTION_LAWS, rejection_law=rejection_law
+            )
+        )
     return check_real(temperature, "temperature", low=0.0), check_real(eps, "eps", low=0.0)
 
 
@@ -74,7 +85,7 @@ def sample_runs(
     rejection_law: str = "opt",
     seed: int = 0,
     progress: bool = True,
-    desc: str = "speculative runs",
+    desc: str | None = None,
     on_run: OnRun | None = None,
 ) -> list[list[GenerationResult]]:
     """``runs`` independent speculative generations per prompt (one seeded generator for all)."""
@@ -87,10 +98,20 @@ def sample_runs(
     gen = torch.Generator(device=pair.device).manual_seed(seed)
     out: list[list[GenerationResult]] = [[] for _ in ids]
     jobs = [(i, r) for r in range(runs) for i in range(len(ids))]
-    for i, _ in progress_bar(jobs, len(jobs), desc, progress):
-        out[i].append(speculative_generate(pair.draft, pair.target, ids[i], max_new_tokens, lookahead=lookahead,
-                                           temperature=temperature, eps=eps, rejection_law=rejection_law,
-                                           generator=gen))
+    for i, _job in progress_bar(jobs, len(jobs), _("speculative runs") if desc is None else desc, progress):
+        out[i].append(
+            speculative_generate(
+                pair.draft,
+                pair.target,
+                ids[i],
+                max_new_tokens,
+                lookahead=lookahead,
+                temperature=temperature,
+                eps=eps,
+                rejection_law=rejection_law,
+                generator=gen,
+            )
+        )
         if on_run is not None:
             on_run("speculative", lookahead, max_new_tokens)
     return out

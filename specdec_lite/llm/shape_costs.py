@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .._i18n import _
 from .speed import CallCosts, predicted_speedup
 
 #: The version of the shapes results file (written by :mod:`specdec_lite.llm.shapes`, read here).
@@ -41,14 +42,28 @@ def results_label(results: Mapping[str, Any]) -> str:
         load = f", load average {d['load_average']:g}" if "load_average" in d else ""
         where = f"{d['type'].upper()} ({d['name']}, {d['torch_threads']} thread(s){load})"
     timed = "; timed in CPU seconds" if results["settings"].get("clock") == "cpu" else ""
-    return (f"{where}; {results['dtype']}; torch {results['versions']['torch']}; {results['weights']}{timed}; "
-            f"measured {results['created'][:10]}")
+    return (
+        f"{where}; {results['dtype']}; torch {results['versions']['torch']}; {results['weights']}{timed}; "
+        f"measured {results['created'][:10]}"
+    )
+
 
 #: The paper's pair (Table 1 of Yin et al.): the draft and target shapes the chapter predicts for first.
 PAPER_SHAPES = ("pythia-70m", "pythia-2.8b")
 #: Keys every shapes results file holds.
-REQUIRED = ("schema", "kind", "created", "weights", "device", "dtype", "versions", "settings", "draft", "models",
-            "skipped")
+REQUIRED = (
+    "schema",
+    "kind",
+    "created",
+    "weights",
+    "device",
+    "dtype",
+    "versions",
+    "settings",
+    "draft",
+    "models",
+    "skipped",
+)
 
 
 def repository_shapes_dir() -> Path:
@@ -59,23 +74,42 @@ def repository_shapes_dir() -> Path:
 def check_results(data: Any, where: str) -> dict[str, Any]:
     """``data`` if it is a shapes results file this code reads, else a ``ValueError`` naming ``where`` and the cause."""
     if not isinstance(data, dict):
-        raise ValueError(f"{where}: not a shapes results file (a JSON {type(data).__name__}, not an object)")
+        raise ValueError(
+            _("{where}: not a shapes results file (a JSON {type_data_name}, not an object)").format(
+                where=where, type_data_name=type(data).__name__
+            )
+        )
     missing = [k for k in REQUIRED if k not in data]
     if missing:
-        raise ValueError(f"{where}: not a shapes results file (no {', '.join(missing)})")
+        raise ValueError(
+            _("{where}: not a shapes results file (no {join_missing})").format(
+                where=where, join_missing=", ".join(missing)
+            )
+        )
     if data["kind"] != KIND or data["schema"] != SCHEMA:
-        raise ValueError(f"{where}: a file of kind {data['kind']!r}, schema {data['schema']!r}; this code reads "
-                         f"kind {KIND!r}, schema {SCHEMA}")
+        raise ValueError(
+            _(
+                "{where}: a file of kind {data_kind!r}, schema {data_schema!r}; this code reads kind "
+                "{KIND!r}, schema {SCHEMA}"
+            ).format(where=where, data_kind=data["kind"], data_schema=data["schema"], KIND=KIND, SCHEMA=SCHEMA)
+        )
     contexts = [str(L) for L in data["settings"]["contexts"]]
     sizes = ["1", *(str(K + 1) for K in LOOKAHEADS)]
     for name, m in data["models"].items():
         for L in contexts:
             got = m.get("call_s", {}).get(L, {})
             if any(not isinstance(got.get(n), (int, float)) or got[n] <= 0 for n in sizes):
-                raise ValueError(f"{where}: {name} lacks a positive call time for context {L} and every n in "
-                                 f"{', '.join(sizes)}")
+                raise ValueError(
+                    _("{where}: {name} lacks a positive call time for context {L} and every n in {join_sizes}").format(
+                        where=where, name=name, L=L, join_sizes=", ".join(sizes)
+                    )
+                )
     if data["draft"] not in data["models"]:
-        raise ValueError(f"{where}: the draft {data['draft']!r} is not among the models measured")
+        raise ValueError(
+            _("{where}: the draft {data_draft!r} is not among the models measured").format(
+                where=where, data_draft=data["draft"]
+            )
+        )
     return data
 
 
@@ -87,7 +121,9 @@ def load_shape_results(folder: str | Path | None = None) -> list[dict[str, Any]]
         try:
             data = json.loads(path.read_text())
         except (json.JSONDecodeError, UnicodeDecodeError) as err:
-            raise ValueError(f"{path}: not a shapes results file (not valid JSON: {err})") from None
+            raise ValueError(
+                _("{path}: not a shapes results file (not valid JSON: {err})").format(path=path, err=err)
+            ) from None
         found.append({**check_results(data, str(path)), "file": path.name})
     return found
 
@@ -96,9 +132,17 @@ def call_costs(results: Mapping[str, Any], draft: str, target: str, context: int
     """The measured seconds of ``draft``'s and ``target``'s one-token calls and ``target``'s verification calls."""
     for name in (draft, target):
         if name not in results["models"]:
-            raise ValueError(f"{name}: not measured in this file (measured: {', '.join(results['models'])})")
+            raise ValueError(
+                _("{name}: not measured in this file (measured: {join_results_models})").format(
+                    name=name, join_results_models=", ".join(results["models"])
+                )
+            )
     if context not in results["settings"]["contexts"]:
-        raise ValueError(f"context: {context} was not measured (measured: {results['settings']['contexts']})")
+        raise ValueError(
+            _("context: {context} was not measured (measured: {results_settings_contexts})").format(
+                context=context, results_settings_contexts=results["settings"]["contexts"]
+            )
+        )
     p = results["models"][draft]["call_s"][str(context)]
     q = results["models"][target]["call_s"][str(context)]
     return CallCosts(draft=p["1"], target=q["1"], verify={K: q[str(K + 1)] for K in LOOKAHEADS})
@@ -161,25 +205,47 @@ def cost_rows(results: Mapping[str, Any]) -> list[dict[str, Any]]:
     for name, m in results["models"].items():
         for L in results["settings"]["contexts"]:
             one = m["call_s"][str(L)]
-            rows.append({"model": name, "context": L, "one_token_s": one["1"],
-                         "c": draft["call_s"][str(L)]["1"] / one["1"],
-                         "c_K": {K: one[str(K + 1)] / one["1"] for K in LOOKAHEADS}})
+            rows.append(
+                {
+                    "model": name,
+                    "context": L,
+                    "one_token_s": one["1"],
+                    "c": draft["call_s"][str(L)]["1"] / one["1"],
+                    "c_K": {K: one[str(K + 1)] / one["1"] for K in LOOKAHEADS},
+                }
+            )
     return rows
 
 
 def costs_table(results: Mapping[str, Any]) -> str:
     """The file's call costs as an HTML table: a row per model shape and context length."""
-    head = ["model shape", "context L", "one-token call", f"c (draft {results['draft']})",
-            *(f"c_{K}" for K in LOOKAHEADS)]
+    head = [
+        "model shape",
+        "context L",
+        "one-token call",
+        f"c (draft {results['draft']})",
+        *(f"c_{K}" for K in LOOKAHEADS),
+    ]
     body = []
     for r in cost_rows(results):
-        cells = [r["model"], str(r["context"]), f"{1e3 * r['one_token_s']:.2f} ms", f"{r['c']:.3f}",
-                 *(f"{v:.2f}" for v in r["c_K"].values())]
+        cells = [
+            r["model"],
+            str(r["context"]),
+            f"{1e3 * r['one_token_s']:.2f} ms",
+            f"{r['c']:.3f}",
+            *(f"{v:.2f}" for v in r["c_K"].values()),
+        ]
         body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     skipped = "".join(f"<li>{html.escape(s['reason'])}</li>" for s in results["skipped"])
-    return (f"<p><b>{html.escape(results.get('file', ''))}</b>: {html.escape(results_label(results))}</p>"
-            "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
-            + "".join(body) + "</tbody></table>" + (f"<p>Skipped:</p><ul>{skipped}</ul>" if skipped else ""))
+    return (
+        f"<p><b>{html.escape(results.get('file', ''))}</b>: {html.escape(results_label(results))}</p>"
+        "<table><thead><tr>"
+        + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        + "</tr></thead><tbody>"
+        + "".join(body)
+        + "</tbody></table>"
+        + (f"<p>Skipped:</p><ul>{skipped}</ul>" if skipped else "")
+    )
 
 
 def summary(results: Mapping[str, Any]) -> str:
@@ -188,7 +254,10 @@ def summary(results: Mapping[str, Any]) -> str:
     lines = [f"{results_label(results)}; at context {L}:"]
     for r in cost_rows(results):
         if r["context"] == L:
-            lines.append(f"  {r['model']}: one-token call {1e3 * r['one_token_s']:.2f} ms, c = {r['c']:.3f}, c_K = "
-                         + ", ".join(f"{v:.2f}" for v in r["c_K"].values()) + " (K = 1..8)")
+            lines.append(
+                f"  {r['model']}: one-token call {1e3 * r['one_token_s']:.2f} ms, c = {r['c']:.3f}, c_K = "
+                + ", ".join(f"{v:.2f}" for v in r["c_K"].values())
+                + " (K = 1..8)"
+            )
     lines += [f"  skipped: {s['reason']}" for s in results["skipped"]]
     return "\n".join(lines)

@@ -47,6 +47,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from ..primitives import check_int, check_real
 from . import _hf
 from .pairs import WEIGHT_DTYPES, pick_device, pick_dtype
@@ -94,11 +95,20 @@ class Shape:
     def config(self) -> Any:
         """The ``GPTNeoXConfig`` of this shape (Pythia's: parallel residual, GELU, untied embeddings)."""
         tf = _hf.require_transformers()
-        return tf.GPTNeoXConfig(vocab_size=self.vocab, hidden_size=self.hidden, num_hidden_layers=self.layers,
-                                num_attention_heads=self.heads, intermediate_size=self.intermediate,
-                                rotary_pct=self.rotary_pct, rotary_emb_base=10000,
-                                max_position_embeddings=self.max_positions, use_parallel_residual=True,
-                                tie_word_embeddings=False, hidden_act="gelu", layer_norm_eps=1e-5)
+        return tf.GPTNeoXConfig(
+            vocab_size=self.vocab,
+            hidden_size=self.hidden,
+            num_hidden_layers=self.layers,
+            num_attention_heads=self.heads,
+            intermediate_size=self.intermediate,
+            rotary_pct=self.rotary_pct,
+            rotary_emb_base=10000,
+            max_position_embeddings=self.max_positions,
+            use_parallel_residual=True,
+            tie_word_embeddings=False,
+            hidden_act="gelu",
+            layer_norm_eps=1e-5,
+        )
 
     def record(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -193,9 +203,16 @@ class ModelTiming:
         return sum(sum(per.values()) for per in self.fastest().values())
 
 
-def time_calls(model: Any, contexts: Sequence[int], *, repeats: int, deadline: float | None = None,
-               seed: int = 0, on_repetition: Callable[[], None] | None = None,
-               clock: str = "wall") -> tuple[dict[int, float], Seconds]:
+def time_calls(
+    model: Any,
+    contexts: Sequence[int],
+    *,
+    repeats: int,
+    deadline: float | None = None,
+    seed: int = 0,
+    on_repetition: Callable[[], None] | None = None,
+    clock: str = "wall",
+) -> tuple[dict[int, float], Seconds]:
     """Seconds of calls on ``n`` new tokens after ``L`` cached ones, for every ``L`` in ``contexts``.
 
     ``n`` is 1 and ``K + 1`` for each ``K`` of :data:`LOOKAHEADS`. One KV cache per
@@ -260,15 +277,19 @@ def predict_seconds(last: ModelTiming, last_params: int, params: int, repeats: i
     return scale * (last.build_s + (last.total_s - last.build_s) * (1 + repeats) / (1 + last.repeats))
 
 
-def admit(name: str, *, need_bytes: int, free_bytes: int | None, predicted_s: float | None,
-          left_s: float) -> str | None:
+def admit(
+    name: str, *, need_bytes: int, free_bytes: int | None, predicted_s: float | None, left_s: float
+) -> str | None:
     """Why the model ``name`` is skipped (it fits neither the free memory nor the time left), or None."""
     if free_bytes is not None and need_bytes > free_bytes:
-        return (f"{name} does not fit in memory: it needs about {need_bytes / 2**30:.1f} GiB, "
-                f"{free_bytes / 2**30:.1f} GiB are free")
+        return (
+            f"{name} does not fit in memory: it needs about {need_bytes / 2**30:.1f} GiB, "
+            f"{free_bytes / 2**30:.1f} GiB are free"
+        )
     if predicted_s is not None and predicted_s > left_s:
-        return (f"{name} does not fit in the time left: predicted {predicted_s:.0f} s at least, "
-                f"{max(left_s, 0):.0f} s left")
+        return (
+            f"{name} does not fit in the time left: predicted {predicted_s:.0f} s at least, {max(left_s, 0):.0f} s left"
+        )
     return None
 
 
@@ -277,10 +298,19 @@ def cost_ratios(fastest: Mapping[int, Mapping[int, float]]) -> dict[int, dict[in
     return {L: {K: per[K + 1] / per[1] for K in LOOKAHEADS} for L, per in fastest.items()}
 
 
-def measure_shapes(shapes: Mapping[str, Shape], *, device: torch.device, dtype: torch.dtype,
-                   contexts: Sequence[int] = DEFAULT_CONTEXTS, repeats: int = DEFAULT_REPEATS,
-                   budget_s: float = DEFAULT_BUDGET_S, seed: int = 0, free_bytes: int | None = None,
-                   clock: str = "wall", progress: bool = True) -> dict[str, Any]:
+def measure_shapes(
+    shapes: Mapping[str, Shape],
+    *,
+    device: torch.device,
+    dtype: torch.dtype,
+    contexts: Sequence[int] = DEFAULT_CONTEXTS,
+    repeats: int = DEFAULT_REPEATS,
+    budget_s: float = DEFAULT_BUDGET_S,
+    seed: int = 0,
+    free_bytes: int | None = None,
+    clock: str = "wall",
+    progress: bool = True,
+) -> dict[str, Any]:
     """Time every shape in ``shapes`` (smallest first) on ``device`` within ``budget_s``; the results file's content.
 
     ``free_bytes``: the memory to plan with (default: what ``free_memory`` finds before each model).
@@ -288,15 +318,26 @@ def measure_shapes(shapes: Mapping[str, Shape], *, device: torch.device, dtype: 
     budget is always in wall-clock seconds.
     """
     if clock not in CLOCKS:
-        raise ValueError(f"clock: expected one of {', '.join(CLOCKS)}, got {clock!r}")
+        raise ValueError(
+            _("clock: expected one of {join_CLOCKS}, got {clock!r}").format(join_CLOCKS=", ".join(CLOCKS), clock=clock)
+        )
     if clock == "cpu" and (device.type != "cpu" or torch.get_num_threads() != 1):
-        raise ValueError(f"clock: 'cpu' times one thread's work on a CPU; here the device is {device.type} with "
-                         f"{torch.get_num_threads()} torch thread(s) (use --threads 1)")
+        raise ValueError(
+            _(
+                "clock: 'cpu' times one thread's work on a CPU; here the device is {device_type} "
+                "with {torch_get_num_threads} torch thread(s) (use --threads 1)"
+            ).format(device_type=device.type, torch_get_num_threads=torch.get_num_threads())
+        )
     _hf.require_transformers().GPTNeoXForCausalLM  # noqa: B018 - import the model's code before the clock starts
     start = time.perf_counter()
     order = sorted(shapes, key=lambda k: shapes[k].parameters())
-    bar = progress_bar(None, budget_s, "model shapes", progress,
-                       bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s of the budget [{elapsed}<{remaining}]")
+    bar = progress_bar(
+        None,
+        budget_s,
+        "model shapes",
+        progress,
+        bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s of the budget [{elapsed}<{remaining}]",
+    )
     shown = [0.0]
 
     def tick() -> None:
@@ -314,11 +355,12 @@ def measure_shapes(shapes: Mapping[str, Shape], *, device: torch.device, dtype: 
         left = budget_s - (time.perf_counter() - start)
         guess = None if last is None else predict_seconds(*last, params, MIN_REPEATS)
         free = free_bytes if free_bytes is not None else free_memory(device)
-        why = admit(name, need_bytes=memory_needed(shape, dtype, contexts), free_bytes=free,
-                    predicted_s=guess, left_s=left)
+        why = admit(
+            name, need_bytes=memory_needed(shape, dtype, contexts), free_bytes=free, predicted_s=guess, left_s=left
+        )
         if why is not None:
             skipped.append({"model": name, "reason": why})
-            bar.write(f"skipped: {why}")
+            bar.write(_("skipped: {why}").format(why=why))
             continue
         share = left * params / sum(shapes[k].parameters() for k in order[i:])
         if last is not None:
@@ -328,8 +370,9 @@ def measure_shapes(shapes: Mapping[str, Shape], *, device: torch.device, dtype: 
         model = build(shape, device, dtype, seed=seed + i)
         built = time.perf_counter() - t0
         tick()
-        prefill, seconds = time_calls(model, contexts, repeats=repeats, deadline=t0 + share, seed=seed,
-                                      on_repetition=tick, clock=clock)
+        prefill, seconds = time_calls(
+            model, contexts, repeats=repeats, deadline=t0 + share, seed=seed, on_repetition=tick, clock=clock
+        )
         timing = ModelTiming(built, prefill, seconds, time.perf_counter() - t0)
         del model
         if device.type == "cuda":
@@ -340,28 +383,50 @@ def measure_shapes(shapes: Mapping[str, Shape], *, device: torch.device, dtype: 
     bar.close()
     if not models:
         raise RuntimeError("no model shape fits this device: " + "; ".join(s["reason"] for s in skipped))
-    out = {"schema": SCHEMA, "kind": KIND, "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-           "weights": weights_label(list(models)), "device": _device_info(device),
-           "dtype": str(dtype).removeprefix("torch."), "versions": _versions(),
-           "settings": {"contexts": list(contexts), "lookaheads": list(LOOKAHEADS), "repeats": repeats,
-                        "seed": seed, "budget_s": budget_s, "clock": clock},
-           "draft": next(iter(models)), "models": models, "skipped": skipped,
-           "seconds": time.perf_counter() - start}
+    out = {
+        "schema": SCHEMA,
+        "kind": KIND,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "weights": weights_label(list(models)),
+        "device": _device_info(device),
+        "dtype": str(dtype).removeprefix("torch."),
+        "versions": _versions(),
+        "settings": {
+            "contexts": list(contexts),
+            "lookaheads": list(LOOKAHEADS),
+            "repeats": repeats,
+            "seed": seed,
+            "budget_s": budget_s,
+            "clock": clock,
+        },
+        "draft": next(iter(models)),
+        "models": models,
+        "skipped": skipped,
+        "seconds": time.perf_counter() - start,
+    }
     out["label"] = results_label(out)
     return out
 
 
-def _model_record(name: str, shape: Shape, dtype: torch.dtype, t: ModelTiming,
-                  predicted_s: float | None) -> dict[str, Any]:
+def _model_record(
+    name: str, shape: Shape, dtype: torch.dtype, t: ModelTiming, predicted_s: float | None
+) -> dict[str, Any]:
     fastest = t.fastest()
-    return {"shape": shape.record(), "parameters": shape.parameters(),
-            "weights_gib": shape.parameters() * dtype_bytes(dtype) / 2**30, "build_s": t.build_s,
-            "prefill_s": {str(L): s for L, s in t.prefill_s.items()}, "repeats": t.repeats,
-            "call_s": {str(L): {str(n): s for n, s in per.items()} for L, per in fastest.items()},
-            "median_call_s": {str(L): {str(n): float(torch.tensor(v).median()) for n, v in per.items()}
-                              for L, per in t.seconds.items()},
-            "c_K": {str(L): {str(K): r for K, r in per.items()} for L, per in cost_ratios(fastest).items()},
-            "predicted_s": predicted_s, "actual_s": t.total_s}
+    return {
+        "shape": shape.record(),
+        "parameters": shape.parameters(),
+        "weights_gib": shape.parameters() * dtype_bytes(dtype) / 2**30,
+        "build_s": t.build_s,
+        "prefill_s": {str(L): s for L, s in t.prefill_s.items()},
+        "repeats": t.repeats,
+        "call_s": {str(L): {str(n): s for n, s in per.items()} for L, per in fastest.items()},
+        "median_call_s": {
+            str(L): {str(n): float(torch.tensor(v).median()) for n, v in per.items()} for L, per in t.seconds.items()
+        },
+        "c_K": {str(L): {str(K): r for K, r in per.items()} for L, per in cost_ratios(fastest).items()},
+        "predicted_s": predicted_s,
+        "actual_s": t.total_s,
+    }
 
 
 def _device_info(device: torch.device) -> dict[str, Any]:
@@ -371,8 +436,11 @@ def _device_info(device: torch.device) -> dict[str, Any]:
 
 
 def _versions() -> dict[str, str]:
-    return {"python": sys.version.split()[0], "torch": torch.__version__,
-            "transformers": _hf.require_transformers().__version__}
+    return {
+        "python": sys.version.split()[0],
+        "torch": torch.__version__,
+        "transformers": _hf.require_transformers().__version__,
+    }
 
 
 def results_name(results: Mapping[str, Any]) -> str:
@@ -404,13 +472,19 @@ def greedy_check(pair: Any, prompts: Sequence[str], *, tokens: int = 48, lookahe
         greedy = autoregressive_generate(pair.target, ids, tokens, temperature=0).tokens
         fast = speculative_generate(pair.draft, pair.target, ids, tokens, lookahead=lookahead, temperature=0).tokens
         differ = (greedy != fast).nonzero()
-        rows.append({"prompt": prompt, "equal": bool(len(differ) == 0),
-                     "first_difference": None if len(differ) == 0 else int(differ[0, 0])})
+        rows.append(
+            {
+                "prompt": prompt,
+                "equal": bool(len(differ) == 0),
+                "first_difference": None if len(differ) == 0 else int(differ[0, 0]),
+            }
+        )
     return rows
 
 
-def measure_offline_pair(device: torch.device, budget_s: float, out: str | Path, *,
-                         progress: bool = True) -> dict[str, Any]:
+def measure_offline_pair(
+    device: torch.device, budget_s: float, out: str | Path, *, progress: bool = True
+) -> dict[str, Any]:
     """The shipped pair on ``device``: greedy equality, then ``measure_pair``'s full measurement in ``budget_s``."""
     from . import measure_pair as mp
     from .pairs import load_pair
@@ -422,8 +496,12 @@ def measure_offline_pair(device: torch.device, budget_s: float, out: str | Path,
     results["command"] = "python -m specdec_lite.llm.shapes (the shipped pair, on the device of the shapes)"
     results["greedy_equality"] = greedy
     path = mp.write_results(results, out)
-    return {"file": path.name, "label": pair.describe(), "greedy_equality": greedy,
-            "plan": results["budget"]["summary"]}
+    return {
+        "file": path.name,
+        "label": pair.describe(),
+        "greedy_equality": greedy,
+        "plan": results["budget"]["summary"],
+    }
 
 
 # --- the command line ---------------------------------------------------------------------
@@ -434,11 +512,14 @@ def _models(text: str) -> tuple[str, ...]:
     for item in (v.strip() for v in text.split(",")):
         name = item if item.startswith("pythia-") else f"pythia-{item}"
         if name not in PYTHIA_SHAPES:
-            raise argparse.ArgumentTypeError(f"unknown model {item!r}; known: {', '.join(PYTHIA_SHAPES)} "
-                                             "(with or without 'pythia-')")
+            raise argparse.ArgumentTypeError(
+                _("unknown model {item!r}; known: {join_PYTHIA_SHAPES} (with or without 'pythia-')").format(
+                    item=item, join_PYTHIA_SHAPES=", ".join(PYTHIA_SHAPES)
+                )
+            )
         names.append(name)
     if len(set(names)) != len(names):
-        raise argparse.ArgumentTypeError(f"a model is named twice in {text!r}")
+        raise argparse.ArgumentTypeError(_("a model is named twice in {text!r}").format(text=text))
     return tuple(names)
 
 
@@ -447,10 +528,13 @@ def _contexts(text: str) -> tuple[int, ...]:
     try:
         values = tuple(check_int(int(v), "context", high=top) for v in text.split(","))
     except ValueError as err:
-        raise argparse.ArgumentTypeError(f"must be comma-separated integers in [1, {top}], got {text!r} "
-                                         f"({str(err).split(': ', 1)[-1]})") from None
+        raise argparse.ArgumentTypeError(
+            _("must be comma-separated integers in [1, {top}], got {text!r} ({str_err_split_1_1})").format(
+                top=top, text=text, str_err_split_1_1=str(err).split(": ", 1)[-1]
+            )
+        ) from None
     if len(set(values)) != len(values):
-        raise argparse.ArgumentTypeError(f"a context length is given twice in {text!r}")
+        raise argparse.ArgumentTypeError(_("a context length is given twice in {text!r}").format(text=text))
     return tuple(sorted(values))
 
 
@@ -458,7 +542,7 @@ def _seconds(text: str) -> float:
     try:
         return check_real(float(text), "seconds", low=0.0, open_low=True)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds > 0, got {text!r}") from None
+        raise argparse.ArgumentTypeError(_("must be a number of seconds > 0, got {text!r}").format(text=text)) from None
 
 
 def _count(low: int) -> Callable[[str], int]:
@@ -466,7 +550,9 @@ def _count(low: int) -> Callable[[str], int]:
         try:
             return check_int(int(text), "value", low=low)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                _("must be an integer >= {low}, got {text!r}").format(low=low, text=text)
+            ) from None
 
     return parse
 
@@ -481,28 +567,68 @@ class _Parser(argparse.ArgumentParser):
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line, checked before any work: a bad argument is one line on stderr and exit status 2."""
     ap = _Parser(prog="python -m specdec_lite.llm.shapes", description=__doc__.split("\n")[0])
-    ap.add_argument("--models", type=_models, default=tuple(PYTHIA_SHAPES),
-                    help=f"shapes to time (default: all of {', '.join(PYTHIA_SHAPES)})")
-    ap.add_argument("--device", help="cpu, cuda, cuda:1, mps (default: the best there is)")
-    ap.add_argument("--dtype", choices=list(WEIGHT_DTYPES), help="weights' dtype (default: the device's native one)")
-    ap.add_argument("--budget", type=_seconds, default=DEFAULT_BUDGET_S, metavar="SECONDS",
-                    help=f"time budget, offline pair included (default {DEFAULT_BUDGET_S:g})")
-    ap.add_argument("--contexts", type=_contexts, default=DEFAULT_CONTEXTS,
-                    help=f"tokens in the KV cache before each call (default {','.join(map(str, DEFAULT_CONTEXTS))})")
-    ap.add_argument("--repeats", type=_count(MIN_REPEATS), default=DEFAULT_REPEATS,
-                    help=f"most repetitions of each call (default {DEFAULT_REPEATS})")
-    ap.add_argument("--pair", action=argparse.BooleanOptionalAction, default=None,
-                    help="also measure the shipped offline pair on the device (default: on a GPU)")
-    ap.add_argument("--pair-budget", type=_seconds, default=DEFAULT_PAIR_BUDGET_S, metavar="SECONDS",
-                    help=f"seconds of the budget kept for the pair (default {DEFAULT_PAIR_BUDGET_S:g})")
-    ap.add_argument("--out", default=str(RESULTS_DIR), help="folder (or .json file) for the shapes results file")
-    ap.add_argument("--pair-out", default=str(RESULTS_DIR.parent), help="folder for the pair's results file")
-    ap.add_argument("--threads", type=_count(1), help="torch intra-op threads (default: torch's)")
-    ap.add_argument("--clock", choices=list(CLOCKS), default="wall",
-                    help="time calls in wall-clock seconds (default) or, on a CPU with --threads 1, in the "
-                         "process's CPU seconds (steady on a shared machine)")
+    ap.add_argument(
+        "--models",
+        type=_models,
+        default=tuple(PYTHIA_SHAPES),
+        help=_("shapes to time (default: all of {join_PYTHIA_SHAPES})").format(
+            join_PYTHIA_SHAPES=", ".join(PYTHIA_SHAPES)
+        ),
+    )
+    ap.add_argument("--device", help=_("cpu, cuda, cuda:1, mps (default: the best there is)"))
+    ap.add_argument("--dtype", choices=list(WEIGHT_DTYPES), help=_("weights' dtype (default: the device's native one)"))
+    ap.add_argument(
+        "--budget",
+        type=_seconds,
+        default=DEFAULT_BUDGET_S,
+        metavar="SECONDS",
+        help=_("time budget, offline pair included (default {DEFAULT_BUDGET_S:g})").format(
+            DEFAULT_BUDGET_S=DEFAULT_BUDGET_S
+        ),
+    )
+    ap.add_argument(
+        "--contexts",
+        type=_contexts,
+        default=DEFAULT_CONTEXTS,
+        help=_("tokens in the KV cache before each call (default {join_map_str_DEFAULT_CONTEXTS})").format(
+            join_map_str_DEFAULT_CONTEXTS=",".join(map(str, DEFAULT_CONTEXTS))
+        ),
+    )
+    ap.add_argument(
+        "--repeats",
+        type=_count(MIN_REPEATS),
+        default=DEFAULT_REPEATS,
+        help=_("most repetitions of each call (default {DEFAULT_REPEATS})").format(DEFAULT_REPEATS=DEFAULT_REPEATS),
+    )
+    ap.add_argument(
+        "--pair",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=_("also measure the shipped offline pair on the device (default: on a GPU)"),
+    )
+    ap.add_argument(
+        "--pair-budget",
+        type=_seconds,
+        default=DEFAULT_PAIR_BUDGET_S,
+        metavar="SECONDS",
+        help=_("seconds of the budget kept for the pair (default {DEFAULT_PAIR_BUDGET_S:g})").format(
+            DEFAULT_PAIR_BUDGET_S=DEFAULT_PAIR_BUDGET_S
+        ),
+    )
+    ap.add_argument("--out", default=str(RESULTS_DIR), help=_("folder (or .json file) for the shapes results file"))
+    ap.add_argument("--pair-out", default=str(RESULTS_DIR.parent), help=_("folder for the pair's results file"))
+    ap.add_argument("--threads", type=_count(1), help=_("torch intra-op threads (default: torch's)"))
+    ap.add_argument(
+        "--clock",
+        choices=list(CLOCKS),
+        default="wall",
+        help=_(
+            "time calls in wall-clock seconds (default) or, on a CPU with --threads 1, in the "
+            "process's CPU seconds (steady on a shared machine)"
+        ),
+    )
     ap.add_argument("--seed", type=_count(0), default=0)
-    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    ap.add_argument("--no-progress", action="store_true", help=_("no progress bar"))
     args = ap.parse_args(argv)
     try:
         args.device = pick_device(args.device)
@@ -510,11 +636,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     except (ValueError, RuntimeError) as err:
         ap.error(str(err).splitlines()[0])
     if args.clock == "cpu" and (args.device.type != "cpu" or args.threads != 1):
-        ap.error("--clock cpu needs --device cpu and --threads 1 (it counts one thread's CPU seconds)")
+        ap.error(_("--clock cpu needs --device cpu and --threads 1 (it counts one thread's CPU seconds)"))
     if args.pair is None:
         args.pair = args.device.type == "cuda"
     if args.pair and args.pair_budget >= args.budget:
-        ap.error(f"--pair-budget {args.pair_budget:g} leaves nothing of --budget {args.budget:g} for the shapes")
+        ap.error(
+            _("--pair-budget {args_pair_budget:g} leaves nothing of --budget {args_budget:g} for the shapes").format(
+                args_pair_budget=args.pair_budget, args_budget=args.budget
+            )
+        )
     return args
 
 
@@ -526,24 +656,38 @@ def main(argv: Sequence[str] | None = None) -> Path:
     shapes = {name: PYTHIA_SHAPES[name] for name in args.models}
     budget = args.budget - (args.pair_budget if args.pair else 0.0)
     start = time.perf_counter()
-    results = measure_shapes(shapes, device=args.device, dtype=args.dtype, contexts=args.contexts,
-                             repeats=args.repeats, budget_s=budget, seed=args.seed, clock=args.clock,
-                             progress=not args.no_progress)
+    results = measure_shapes(
+        shapes,
+        device=args.device,
+        dtype=args.dtype,
+        contexts=args.contexts,
+        repeats=args.repeats,
+        budget_s=budget,
+        seed=args.seed,
+        clock=args.clock,
+        progress=not args.no_progress,
+    )
     results["command"] = "python -m specdec_lite.llm.shapes " + " ".join(sys.argv[1:] if argv is None else argv)
     for skip in results["skipped"]:
-        print(f"skipped: {skip['reason']}")
+        print(_("skipped: {skip_reason}").format(skip_reason=skip["reason"]))
     results["pair"] = None
     if args.pair:
         left = args.budget - (time.perf_counter() - start)
         if left < 30:
-            warnings.warn(f"{left:.0f} s left of the budget: the offline pair is not measured", stacklevel=2)
+            warnings.warn(
+                _("{left:.0f} s left of the budget: the offline pair is not measured").format(left=left), stacklevel=2
+            )
         else:
             results["pair"] = measure_offline_pair(args.device, left, args.pair_out, progress=not args.no_progress)
-            print(f"offline pair: {results['pair']['file']} ({results['pair']['plan']})")
+            print(
+                _("offline pair: {results_pair_file} ({results_pair_plan})").format(
+                    results_pair_file=results["pair"]["file"], results_pair_plan=results["pair"]["plan"]
+                )
+            )
     results["total_s"] = time.perf_counter() - start
     path = write_results(results, args.out)
     print(summary(results))
-    print(f"results file: {path}")
+    print(_("results file: {path}").format(path=path))
     return path
 
 

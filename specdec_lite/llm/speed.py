@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from ..lookahead import expected_tokens_per_call
 from ..primitives import check_int, check_real
 from .budget import WARMUP_TOKENS, check_distinct_ints
@@ -41,12 +42,23 @@ def predicted_speedup(alpha: float, K: int, costs: CallCosts) -> float:
     alpha = check_real(alpha, "alpha", low=0.0, high=1.0)
     K = check_int(K, "K")
     if K not in costs.verify:
-        raise ValueError(f"K: no verification cost measured for K = {K} (measured: {sorted(costs.verify)})")
+        raise ValueError(
+            _("K: no verification cost measured for K = {K} (measured: {sorted_costs_verify})").format(
+                K=K, sorted_costs_verify=sorted(costs.verify)
+            )
+        )
     return float(expected_tokens_per_call(alpha, K)) * costs.target / (K * costs.draft + costs.verify[K])
 
 
-def hf_generate(pair: ModelPair, prompt: torch.Tensor, max_new_tokens: int, *, lookahead: int | None = None,
-                temperature: float = 1.0, seed: int = 0) -> tuple[torch.Tensor, float]:
+def hf_generate(
+    pair: ModelPair,
+    prompt: torch.Tensor,
+    max_new_tokens: int,
+    *,
+    lookahead: int | None = None,
+    temperature: float = 1.0,
+    seed: int = 0,
+) -> tuple[torch.Tensor, float]:
     """Hugging Face's own ``generate``: plain sampling, or assisted generation with the draft as assistant.
 
     Pure sampling (``top_k=0``, ``top_p=1``), exactly ``max_new_tokens`` tokens, and
@@ -56,15 +68,19 @@ def hf_generate(pair: ModelPair, prompt: torch.Tensor, max_new_tokens: int, *, l
     """
     max_new_tokens = check_int(max_new_tokens, "max_new_tokens")
     lookahead = None if lookahead is None else check_int(lookahead, "lookahead")
-    temperature, _ = check_run_args(temperature)
+    temperature, _eps = check_run_args(temperature)
     torch.manual_seed(check_int(seed, "seed", low=0))
-    kwargs: dict[str, Any] = dict(max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens,
-                                  pad_token_id=pair.tokenizer.eos_token_id)
-    kwargs.update(dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0
-                  else dict(do_sample=False))
+    kwargs: dict[str, Any] = dict(
+        max_new_tokens=max_new_tokens, min_new_tokens=max_new_tokens, pad_token_id=pair.tokenizer.eos_token_id
+    )
+    kwargs.update(
+        dict(do_sample=True, temperature=temperature, top_k=0, top_p=1.0) if temperature > 0 else dict(do_sample=False)
+    )
     gc = pair.draft.generation_config
-    saved = {k: getattr(gc, k, None) for k in ("num_assistant_tokens", "num_assistant_tokens_schedule",
-                                                "assistant_confidence_threshold")}
+    saved = {
+        k: getattr(gc, k, None)
+        for k in ("num_assistant_tokens", "num_assistant_tokens_schedule", "assistant_confidence_threshold")
+    }
     if lookahead is not None:
         gc.num_assistant_tokens, gc.num_assistant_tokens_schedule = lookahead, "constant"
         gc.assistant_confidence_threshold = 0.0
@@ -85,7 +101,7 @@ def hf_generate(pair: ModelPair, prompt: torch.Tensor, max_new_tokens: int, *, l
         hf_logging.set_verbosity(verbosity)
         for k, v in saved.items():
             setattr(gc, k, v)
-    return out[0, ids.shape[1]:].cpu(), wall
+    return out[0, ids.shape[1] :].cpu(), wall
 
 
 @dataclass(frozen=True)
@@ -109,10 +125,20 @@ class SpeedRow:
     draft_ms_per_token: float = math.nan
 
 
-def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: int = 48,
-                    lookaheads: Sequence[int] = (1, 2, 3, 4, 6, 8), repeats: int = 3, temperature: float = 1.0,
-                    hf: bool = True, hf_lookaheads: Sequence[int] | None = None, seed: int = 0,
-                    progress: bool = True, on_run: OnRun | None = None) -> tuple[list[SpeedRow], CallCosts]:
+def speed_benchmark(
+    pair: ModelPair,
+    prompts: Sequence[str],
+    *,
+    max_new_tokens: int = 48,
+    lookaheads: Sequence[int] = (1, 2, 3, 4, 6, 8),
+    repeats: int = 3,
+    temperature: float = 1.0,
+    hf: bool = True,
+    hf_lookaheads: Sequence[int] | None = None,
+    seed: int = 0,
+    progress: bool = True,
+    on_run: OnRun | None = None,
+) -> tuple[list[SpeedRow], CallCosts]:
     """Wall-clock of autoregressive vs speculative sampling (ours for each K, and Hugging Face's).
 
     Each (prompt, method) run is seeded, so repeating it redoes exactly the same
@@ -128,11 +154,12 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
     """
     repeats = check_int(repeats, "repeats")
     max_new_tokens = check_int(max_new_tokens, "max_new_tokens")
-    temperature, _ = check_run_args(temperature)
+    temperature, _eps = check_run_args(temperature)
     seed = check_int(seed, "seed", low=0)
     lookaheads = list(check_distinct_ints(lookaheads, "lookaheads"))
-    hf_ks = (lookaheads if hf_lookaheads is None
-             else list(check_distinct_ints(hf_lookaheads, "hf_lookaheads", empty=True)))
+    hf_ks = (
+        lookaheads if hf_lookaheads is None else list(check_distinct_ints(hf_lookaheads, "hf_lookaheads", empty=True))
+    )
     ids = encode_prompts(pair, prompts)
     methods: list[tuple[str, int]] = [("autoregressive", 0)] + [("speculative", K) for K in lookaheads]
     if hf:
@@ -149,8 +176,9 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
         if name == "autoregressive":
             r = autoregressive_generate(pair.target, prompt, n, temperature=temperature, generator=gen)
         elif name == "speculative":
-            r = speculative_generate(pair.draft, pair.target, prompt, n, lookahead=K, temperature=temperature,
-                                     generator=gen)
+            r = speculative_generate(
+                pair.draft, pair.target, prompt, n, lookahead=K, temperature=temperature, generator=gen
+            )
         else:
             out, t = hf_generate(pair, prompt, n, lookahead=K or None, temperature=temperature, seed=s)
             tokens[method] += len(out)
@@ -171,7 +199,7 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
     for m in methods:
         tokens[m], accepted[m], drafted[m], calls[m], d_calls[m] = 0, 0, 0, 0, 0
     jobs = [(i, m) for i in range(len(ids)) for m in methods]
-    for i, m in progress_bar(jobs, len(jobs), "speed", progress):
+    for i, m in progress_bar(jobs, len(jobs), _("speed"), progress):
         fastest = min(run(m, ids[i], max_new_tokens, seed + i) for _ in range(repeats))
         wall[m] += fastest[0]
         t_target[m] += fastest[1]
@@ -196,8 +224,7 @@ def speed_benchmark(pair: ModelPair, prompts: Sequence[str], *, max_new_tokens: 
         ours = name in ("autoregressive", "speculative")
         per_call = tokens[m] / calls[m] if ours else math.nan
         pred = predicted_speedup(alpha, K, costs) if name == "speculative" else math.nan
-        t_ms, d_ms = ((1e3 * t_target[m] / tokens[m], 1e3 * t_draft[m] / tokens[m]) if ours
-                      else (math.nan, math.nan))
+        t_ms, d_ms = (1e3 * t_target[m] / tokens[m], 1e3 * t_draft[m] / tokens[m]) if ours else (math.nan, math.nan)
         rows.append(SpeedRow(name, K, tps, tps / base, alpha, per_call, pred, 1e3 / tps, t_ms, d_ms))
     return rows, costs
 
@@ -206,32 +233,58 @@ def speed_summary(rows: Sequence[SpeedRow], costs: CallCosts) -> str:
     """The measurement in words: the best K's speed-up, the prediction and what explains the gap, and Hugging Face's."""
     ours = [r for r in rows if r.method == "speculative"]
     if not ours:
-        raise ValueError("rows: no speculative rows to summarise")
+        raise ValueError(_("rows: no speculative rows to summarise"))
     best = max(ours, key=lambda r: r.speedup)
-    lines = [f"Best lookahead K = {best.lookahead}: {best.speedup:.2f}x the tokens per second of autoregressive "
-             "sampling."]
+    lines = [
+        _("Best lookahead K = {K}: {speedup:.2f}x the tokens per second of autoregressive sampling.").format(
+            K=best.lookahead, speedup=best.speedup
+        )
+    ]
     a = best.acceptance_rate
     ceiling = 1.0 / (1.0 - a) if a < 1 else math.inf
-    lines.append(f"Measured acceptance rate {a:.3f} (at most {ceiling:.2f} tokens per target call for any K), "
-                 f"cost ratio c = {costs.c:.3f}, predicted speed-up at this K {best.predicted_speedup:.2f}x, "
-                 f"measured {best.tokens_per_call:.2f} tokens per target call.")
+    lines.append(
+        _(
+            "Measured acceptance rate {alpha:.3f} (at most {ceiling:.2f} tokens per target call for any K), "
+            "cost ratio c = {c:.3f}, predicted speed-up at this K {predicted:.2f}x, "
+            "measured {per_call:.2f} tokens per target call."
+        ).format(alpha=a, ceiling=ceiling, c=costs.c, predicted=best.predicted_speedup, per_call=best.tokens_per_call)
+    )
     ar = next((r for r in rows if r.method == "autoregressive"), None)
     if ar is not None and not math.isnan(best.target_ms_per_token):
-        lines.append(f"Per generated token: autoregressive {ar.ms_per_token:.2f} ms ({ar.target_ms_per_token:.2f} in "
-                     f"the target); speculative {best.ms_per_token:.2f} ms = target {best.target_ms_per_token:.2f} "
-                     f"+ draft {best.draft_ms_per_token:.2f} + engine "
-                     f"{best.ms_per_token - best.target_ms_per_token - best.draft_ms_per_token:.2f}.")
+        lines.append(
+            _(
+                "Per generated token: autoregressive {ar_ms:.2f} ms ({ar_target_ms:.2f} in the target); "
+                "speculative {ms:.2f} ms = target {target_ms:.2f} + draft {draft_ms:.2f} + engine {engine_ms:.2f}."
+            ).format(
+                ar_ms=ar.ms_per_token,
+                ar_target_ms=ar.target_ms_per_token,
+                ms=best.ms_per_token,
+                target_ms=best.target_ms_per_token,
+                draft_ms=best.draft_ms_per_token,
+                engine_ms=best.ms_per_token - best.target_ms_per_token - best.draft_ms_per_token,
+            )
+        )
     if best.speedup < best.predicted_speedup:
-        lines.append("The measurement falls short of the prediction by the engine's own work per round and by "
-                     "correlated acceptances, which the i.i.d. prediction leaves out.")
+        lines.append(
+            _(
+                "The measurement falls short of the prediction by the engine's own work per round and by "
+                "correlated acceptances, which the i.i.d. prediction leaves out."
+            )
+        )
     hf = [r for r in rows if r.method == "HF assisted"]
     if hf:
         hf_best = max(hf, key=lambda r: r.speedup)
         same = [r for r in ours if r.lookahead == hf_best.lookahead]
         ratio = best.tokens_per_second / hf_best.tokens_per_second
-        lines.append(f"Hugging Face assisted generation: best {hf_best.speedup:.2f}x at K = {hf_best.lookahead}; "
-                     f"ours at its best K runs {ratio:.2f}x its tokens per second"
-                     + (f", and {same[0].tokens_per_second / hf_best.tokens_per_second:.2f}x at the same K."
-                        if same else "."))
+        line = _(
+            "Hugging Face assisted generation: best {hf_speedup:.2f}x at K = {hf_K}; "
+            "ours at its best K runs {ratio:.2f}x its tokens per second"
+        ).format(hf_speedup=hf_best.speedup, hf_K=hf_best.lookahead, ratio=ratio)
+        if same:
+            line += _(", and {ratio:.2f}x at the same K.").format(
+                ratio=same[0].tokens_per_second / hf_best.tokens_per_second
+            )
+        else:
+            line += _(".")
+        lines.append(line)
     return "\n".join(lines)
-

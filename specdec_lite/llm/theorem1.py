@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._i18n import _
 from ..stats import mean_and_se
 from .engine import GenerationResult
 from .pairs import ModelPair
@@ -48,10 +49,29 @@ def theorem1_rows(prompts: Sequence[str], results: list[list[GenerationResult]])
     return rows
 
 
-def theorem1_check(pair: ModelPair, prompts: Sequence[str], *, runs: int = 40, max_new_tokens: int = 32,
-                   lookahead: int = 4, temperature: float = 1.0, seed: int = 0,
-                   progress: bool = True, on_run: OnRun | None = None) -> list[Theorem1Row]:
+def theorem1_check(
+    pair: ModelPair,
+    prompts: Sequence[str],
+    *,
+    runs: int = 40,
+    max_new_tokens: int = 32,
+    lookahead: int = 4,
+    temperature: float = 1.0,
+    seed: int = 0,
+    progress: bool = True,
+    on_run: OnRun | None = None,
+) -> list[Theorem1Row]:
     """Run speculative decoding ``runs`` times per prompt and compare rejections with summed TV."""
-    res = sample_runs(pair, prompts, runs=runs, max_new_tokens=max_new_tokens, lookahead=lookahead,
-                      temperature=temperature, seed=seed, progress=progress, desc="Theorem 1 runs", on_run=on_run)
+    res = sample_runs(
+        pair,
+        prompts,
+        runs=runs,
+        max_new_tokens=max_new_tokens,
+        lookahead=lookahead,
+        temperature=temperature,
+        seed=seed,
+        progress=progress,
+        desc=_("Theorem 1 runs"),
+        on_run=on_run,
+    )
     return theorem1_rows(prompts, res)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from .. import _lock
+from .._i18n import _
 from ..laws import REJECTION_LAWS, over_accept, rejection_law, tv
 
 __all__ = ["REJECTION_LAWS", "over_accept", "position_stats", "probs_from_logits", "rejection_law"]
@@ -32,8 +33,11 @@ def probs_from_logits(logits: torch.Tensor, temperature: float, *, name: str = "
     if bool(bad.any()) or bool(dead.any()):
         rows = sorted(set(bad.any(dim=-1).nonzero()[:, 0].tolist()) | set(dead.nonzero()[:, 0].tolist()))
         raise FloatingPointError(
-            f"{name}: {int(bad.sum())} NaN or +inf logit(s), {int(dead.sum())} row(s) with no finite logit, "
-            f"in row(s) {rows[:5]} (float16 overflow or a broken checkpoint?); refusing to sample from them"
+            _(
+                "{name}: {int_bad_sum} NaN or +inf logit(s), {int_dead_sum} row(s) with no finite "
+                "logit, in row(s) {rows_5} (float16 overflow or a broken checkpoint?); refusing to "
+                "sample from them"
+            ).format(name=name, int_bad_sum=int(bad.sum()), int_dead_sum=int(dead.sum()), rows_5=rows[:5])
         )
     greedy = torch.nn.functional.one_hot(logits.argmax(dim=-1), logits.shape[-1]).float()
     if temperature == 0:

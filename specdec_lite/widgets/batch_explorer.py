@@ -14,6 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import batch, theory
+from .._i18n import _
 from ..figures.batch import COLORS, draft_counts
 from ..figures.part1 import pair
 from ..primitives import check_int
@@ -28,7 +29,7 @@ def batch_update(
     M: int = 8, V: int = 7, quality: float = 0.0, T: int = 50, runs: int = 200, seed: int = 10
 ) -> go.Figure:
     """Exact ``E[N_rej]`` of Algorithm 4 and of the tree for m = 1..M, with Monte Carlo points at M."""
-    M = check_int(M, "M", high=M_MAX, what="number of drafts ")
+    M = check_int(M, "M", high=M_MAX, what=_("number of drafts "))
     draft, target, s_mc = pair(V, T, quality, seed)
     Ms = draft_counts(M, dense_up_to=8, points=7)
     exact_batch = batch.rejections_by_M(draft, target, Ms)
@@ -43,25 +44,60 @@ def batch_update(
     }
     ends = [1, max(int(M), 2)]
     traces = [
-        go.Scatter(x=Ms, y=exact_batch, mode="lines", name="Algorithm 4: exact (Theorem 3)",
-                   line=dict(color=COLORS["batch"])),
-        go.Scatter(x=Ms, y=exact_tree, mode="lines", name="draft tree: exact", line=dict(color=COLORS["tree"])),
-        go.Scatter(x=ends, y=[limit, limit], mode="lines", name=f"Algorithm 4 as M → ∞ (Proposition 1): {limit:.2f}",
-                   line=dict(color=COLORS["limit"], dash="dash")),
-        go.Scatter(x=ends, y=[thm1, thm1], mode="lines", name=f"one draft (Theorem 1): {thm1:.2f}",
-                   line=dict(color=COLORS["thm1"], dash="dot")),
+        go.Scatter(
+            x=Ms,
+            y=exact_batch,
+            mode="lines",
+            name=_("Algorithm 4: exact (Theorem 3)"),
+            line=dict(color=COLORS["batch"]),
+        ),
+        go.Scatter(x=Ms, y=exact_tree, mode="lines", name=_("draft tree: exact"), line=dict(color=COLORS["tree"])),
+        go.Scatter(
+            x=ends,
+            y=[limit, limit],
+            mode="lines",
+            name=_("Algorithm 4 as M → ∞ (Proposition 1): {limit:.2f}").format(limit=limit),
+            line=dict(color=COLORS["limit"], dash="dash"),
+        ),
+        go.Scatter(
+            x=ends,
+            y=[thm1, thm1],
+            mode="lines",
+            name=_("one draft (Theorem 1): {thm1:.2f}").format(thm1=thm1),
+            line=dict(color=COLORS["thm1"], dash="dot"),
+        ),
     ]
-    for name, label, symbol in (("batch", "Algorithm 4", "circle-open"), ("tree", "draft tree", "diamond-open")):
-        traces.append(go.Scatter(
-            x=mc_Ms, y=mc[name][:, 0], mode="markers", name=f"{label}: Monte Carlo ({runs} runs, ±2 SE)",
-            error_y=dict(type="data", array=2 * mc[name][:, 1], visible=True),
-            marker=dict(color=COLORS[name], size=9, symbol=symbol),
-        ))
+    monte_carlo = {
+        "batch": _("Algorithm 4: Monte Carlo ({runs} runs, ±2 SE)"),
+        "tree": _("draft tree: Monte Carlo ({runs} runs, ±2 SE)"),
+    }
+    for name, symbol in (("batch", "circle-open"), ("tree", "diamond-open")):
+        traces.append(
+            go.Scatter(
+                x=mc_Ms,
+                y=mc[name][:, 0],
+                mode="markers",
+                name=monte_carlo[name].format(runs=runs),
+                error_y=dict(type="data", array=2 * mc[name][:, 1], visible=True),
+                marker=dict(color=COLORS[name], size=9, symbol=symbol),
+            )
+        )
     fig = go.Figure(traces)
     fig.update_layout(
-        height=460, margin=dict(t=90), xaxis_title="number of drafts m", yaxis_title="expected rejections E[N_rej]",
-        title=(f"M = {M}: Algorithm 4 {exact_batch[-1]:.2f}, draft tree {exact_tree[-1]:.2f} rejections"
-               f"<br><sup>V = {V}, T = {T}, draft quality {quality:.2f}; Theorem 1 (M = 1): {thm1:.2f}</sup>"),
+        height=460,
+        margin=dict(t=90),
+        xaxis_title=_("number of drafts m"),
+        yaxis_title=_("expected rejections E[N_rej]"),
+        title=(
+            _("M = {M}: Algorithm 4 {batch:.2f}, draft tree {tree:.2f} rejections").format(
+                M=M, batch=exact_batch[-1], tree=exact_tree[-1]
+            )
+            + "<br><sup>"
+            + _("V = {V}, T = {T}, draft quality {quality:.2f}; Theorem 1 (M = 1): {thm1:.2f}").format(
+                V=V, T=T, quality=quality, thm1=thm1
+            )
+            + "</sup>"
+        ),
     )
     return fig
 
@@ -73,9 +109,9 @@ def batch_explorer() -> Any:
     style = {"description_width": "initial"}
     slider = dict(continuous_update=False, style=style)
     controls = {
-        "M": w.IntSlider(value=8, min=1, max=M_MAX, description="drafts M", **slider),
-        "V": w.IntSlider(value=7, min=2, max=20, description="tokens V", **slider),
-        "quality": w.FloatSlider(value=0.0, min=0, max=1, step=0.05, description="draft quality", **slider),
-        "T": w.IntSlider(value=50, min=1, max=100, description="horizon T", **slider),
+        "M": w.IntSlider(value=8, min=1, max=M_MAX, description=_("drafts M"), **slider),
+        "V": w.IntSlider(value=7, min=2, max=20, description=_("tokens V"), **slider),
+        "quality": w.FloatSlider(value=0.0, min=0, max=1, step=0.05, description=_("draft quality"), **slider),
+        "T": w.IntSlider(value=50, min=1, max=100, description=_("horizon T"), **slider),
     }
     return explorer(batch_update, controls, columns=2)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from .._i18n import _
 from ..plotting import show
+
+
+def choices(names: Iterable[str]) -> list[tuple[str, str]]:
+    """Dropdown options ``(label, value)``: each name shown in the lab's language, passed on as written."""
+    return [(_(name), name) for name in names]
 
 
 def explorer(update: Callable[..., Any], controls: Mapping[str, Any], *, columns: int = 3) -> Any:

@@ -16,6 +16,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import lookahead as la
+from .._i18n import _
 from ..figures.lookahead import PALETTE, mean_acceptance, quality_pair
 from .core import explorer
 
@@ -37,32 +38,69 @@ def lookahead_update(K: int = 4, c: float = 0.1, quality: float = 0.7) -> go.Fig
     """Exact speed-up ``T / (E[calls] + c E[draft calls])`` against K, the chosen K and the best K."""
     K, c = la.check_lookahead(K), la.check_cost(c)
     if not 0.0 <= quality <= 1.0:
-        raise ValueError(f"quality: must be in [0, 1], got {quality}")
+        raise ValueError(_("quality: must be in [0, 1], got {quality}").format(quality=quality))
     if K > K_MAX:
-        raise ValueError(f"K: the explorer shows K <= {K_MAX}, got {K}")
+        raise ValueError(_("K: the explorer shows K <= {K_MAX}, got {K}").format(K_MAX=K_MAX, K=K))
     T, calls, drafts, alpha = _costs(round(float(quality), 6))
     Ks = np.arange(K_MAX + 1)
     curve = T / (calls + c * drafts)
     iid = np.array([la.iid_speedup(alpha, int(k), c) for k in Ks])
     best = int(np.argmax(curve))
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=Ks, y=curve, mode="lines+markers", name="exact (chain)",
-                             line=dict(color=PALETTE[0]), marker=dict(size=5)))
-    fig.add_trace(go.Scatter(x=Ks, y=iid, mode="lines", name=f"i.i.d. formula, α = {alpha:.2f}",
-                             line=dict(color="black", dash="dot")))
+    fig.add_trace(
+        go.Scatter(
+            x=Ks,
+            y=curve,
+            mode="lines+markers",
+            name=_("exact (chain)"),
+            line=dict(color=PALETTE[0]),
+            marker=dict(size=5),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=Ks,
+            y=iid,
+            mode="lines",
+            name=_("i.i.d. formula, α = {alpha:.2f}").format(alpha=alpha),
+            line=dict(color="black", dash="dot"),
+        )
+    )
     edge = dict(color="black", width=1)
-    fig.add_trace(go.Scatter(x=[best], y=[curve[best]], mode="markers", name=f"best K = {best}",
-                             marker=dict(color=PALETTE[2], size=16, symbol="star", line=edge)))
-    fig.add_trace(go.Scatter(x=[K], y=[curve[K]], mode="markers", name=f"your K = {K}",
-                             marker=dict(color=PALETTE[1], size=13, symbol="circle", line=edge)))
+    fig.add_trace(
+        go.Scatter(
+            x=[best],
+            y=[curve[best]],
+            mode="markers",
+            name=_("best K = {best}").format(best=best),
+            marker=dict(color=PALETTE[2], size=16, symbol="star", line=edge),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[K],
+            y=[curve[K]],
+            mode="markers",
+            name=_("your K = {K}").format(K=K),
+            marker=dict(color=PALETTE[1], size=13, symbol="circle", line=edge),
+        )
+    )
     fig.add_hline(y=1.0, line=dict(color="gray", dash="dash"))
     fig.update_layout(
-        xaxis_title="lookahead K", yaxis_title="speed-up over autoregressive (wall-clock)", height=440,
+        xaxis_title=_("lookahead K"),
+        yaxis_title=_("speed-up over autoregressive (wall-clock)"),
+        height=440,
         legend=dict(x=1.02, y=1),
         title=(
-            f"K = {K}: {calls[K]:.1f} oracle calls + {c:g} × {drafts[K]:.1f} draft calls "
-            f"→ speed-up {curve[K]:.2f}×<br><sup>best K = {best} ({curve[best]:.2f}×); "
-            f"i.i.d. formula at K = {K}: {iid[K]:.2f}×; chain V = 7, T = {T}, draft quality {quality:.2f}</sup>"
+            _("K = {K}: {calls:.1f} oracle calls + {c:g} × {drafts:.1f} draft calls → speed-up {speedup:.2f}×").format(
+                K=K, calls=calls[K], c=c, drafts=drafts[K], speedup=curve[K]
+            )
+            + "<br><sup>"
+            + _(
+                "best K = {best} ({best_speedup:.2f}×); i.i.d. formula at K = {K}: {iid:.2f}×; "
+                "chain V = 7, T = {T}, draft quality {quality:.2f}"
+            ).format(best=best, best_speedup=curve[best], K=K, iid=iid[K], T=T, quality=quality)
+            + "</sup>"
         ),
         margin=dict(t=90),
     )
@@ -76,8 +114,8 @@ def lookahead_explorer() -> Any:
     style = {"description_width": "initial"}
     slider = dict(continuous_update=False, style=style)
     controls = {
-        "K": w.IntSlider(value=4, min=0, max=K_MAX, description="lookahead K", **slider),
-        "c": w.FloatSlider(value=0.1, min=0.0, max=1.0, step=0.01, description="cost ratio c", **slider),
-        "quality": w.FloatSlider(value=0.7, min=0.0, max=1.0, step=0.05, description="draft quality", **slider),
+        "K": w.IntSlider(value=4, min=0, max=K_MAX, description=_("lookahead K"), **slider),
+        "c": w.FloatSlider(value=0.1, min=0.0, max=1.0, step=0.01, description=_("cost ratio c"), **slider),
+        "quality": w.FloatSlider(value=0.7, min=0.0, max=1.0, step=0.05, description=_("draft quality"), **slider),
     }
     return explorer(lookahead_update, controls)

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from .._i18n import _
 from ..figures.real_models import generation_figure
 from .core import explorer
 
 
-def generation_update(pair: Any, prompt: str, *, max_new_tokens: int = 32,
-                      temperature: float = 1.0) -> Callable[..., Any]:
+def generation_update(
+    pair: Any, prompt: str, *, max_new_tokens: int = 32, temperature: float = 1.0
+) -> Callable[..., Any]:
     """The explorer's update function for ``pair`` and ``prompt``."""
     from ..llm import speculative_generate
 
@@ -24,8 +26,16 @@ def generation_update(pair: Any, prompt: str, *, max_new_tokens: int = 32,
     label = pair.describe()
 
     def update(K: int = 4, eps: float = 0.0, seed: int = 0) -> Any:
-        res = speculative_generate(pair.draft, pair.target, ids, max_new_tokens, lookahead=int(K),
-                                   temperature=temperature, eps=float(eps), generator=int(seed))
+        res = speculative_generate(
+            pair.draft,
+            pair.target,
+            ids,
+            max_new_tokens,
+            lookahead=int(K),
+            temperature=temperature,
+            eps=float(eps),
+            generator=int(seed),
+        )
         return generation_figure(res, label, pair.pieces(res.tokens))
 
     return update
@@ -51,6 +61,6 @@ def generation_explorer(pair: Any = None, prompt: str | None = None, **kwargs: A
     controls = {
         "K": w.IntSlider(value=4, min=1, max=8, description="K"),
         "eps": w.FloatSlider(value=0.0, min=0.0, max=0.5, step=0.05, description="ε"),
-        "seed": w.IntSlider(value=0, min=0, max=20, description="seed"),
+        "seed": w.IntSlider(value=0, min=0, max=20, description=_("seed")),
     }
     return explorer(generation_update(pair, prompt, **kwargs), controls)

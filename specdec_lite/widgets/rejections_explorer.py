@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import decoding, theory
+from .._i18n import _
 from ..figures.part1 import COLORS, grid, pair, running_mean_traces
 from ..primitives import check_int
 from ..stats import mean_and_se
@@ -41,16 +42,25 @@ def rejections_update(V: int = 7, T: int = 50, quality: float = 0.0, runs: int =
     paper = f"{T / exact:.2f}" if exact > 64 * T * np.finfo(float).eps else "∞"
 
     layout, ((x1, y1), (x2, y2)) = grid(
-        1, 2, ("running mean of N_rej (±2 SE)", "rejection rate per position"), hspace=0.09, col_widths=(0.6, 0.4)
+        1,
+        2,
+        (_("running mean of N_rej (±2 SE)"), _("rejection rate per position")),
+        hspace=0.09,
+        col_widths=(0.6, 0.4),
     )
-    layout["xaxis"]["title"], layout["xaxis2"]["title"] = "runs", "position n"
+    layout["xaxis"]["title"], layout["xaxis2"]["title"] = _("runs"), _("position n")
     layout["yaxis2"]["range"] = [0, 1.02]
     traces = running_mean_traces(res.rejections, exact, max_points=300)
     n = np.arange(1, T + 1)
     traces += [
-        go.Scatter(x=n, y=profile, mode="lines", name="exact E[R_n]", line=dict(color="black")),
-        go.Scatter(x=n, y=res.rejected.mean(axis=0), mode="markers", name="observed rate",
-                   marker=dict(color=COLORS["residual"], size=5)),
+        go.Scatter(x=n, y=profile, mode="lines", name=_("exact E[R_n]"), line=dict(color="black")),
+        go.Scatter(
+            x=n,
+            y=res.rejected.mean(axis=0),
+            mode="markers",
+            name=_("observed rate"),
+            marker=dict(color=COLORS["residual"], size=5),
+        ),
     ]
     for tr in traces[:3]:
         tr.update(xaxis=x1, yaxis=y1)
@@ -58,11 +68,15 @@ def rejections_update(V: int = 7, T: int = 50, quality: float = 0.0, runs: int =
         tr.update(xaxis=x2, yaxis=y2)
     fig = go.Figure(traces, layout)
     fig.update_layout(
-        height=460, margin=dict(t=110),
+        height=460,
+        margin=dict(t=110),
         title=(
-            f"exact E[N_rej] = {exact:.2f}; Monte Carlo {m:.2f} ± {se:.2f} (1 SE)"
-            f"<br><sup>speed-up T / E[oracle calls] = {T}/{calls:.2f} = {T / calls:.2f}; "
-            f"paper's T / E[N_rej] = {paper}</sup>"
+            _("exact E[N_rej] = {exact:.2f}; Monte Carlo {m:.2f} ± {se:.2f} (1 SE)").format(exact=exact, m=m, se=se)
+            + "<br><sup>"
+            + _(
+                "speed-up T / E[oracle calls] = {T}/{calls:.2f} = {speedup:.2f}; paper's T / E[N_rej] = {paper}"
+            ).format(T=T, calls=calls, speedup=T / calls, paper=paper)
+            + "</sup>"
         ),
     )
     return fig
@@ -75,10 +89,10 @@ def rejections_explorer() -> Any:
     style = {"description_width": "initial"}
     slider = dict(continuous_update=False, style=style)
     controls = {
-        "V": w.IntSlider(value=7, min=2, max=20, description="tokens V", **slider),
-        "T": w.IntSlider(value=50, min=1, max=200, description="horizon T", **slider),
-        "quality": w.FloatSlider(value=0.0, min=0, max=1, step=0.05, description="draft quality", **slider),
-        "runs": w.IntSlider(value=2000, min=100, max=5000, step=100, description="runs", **slider),
-        "seed": w.IntSlider(value=10, min=0, max=50, description="seed", **slider),
+        "V": w.IntSlider(value=7, min=2, max=20, description=_("tokens V"), **slider),
+        "T": w.IntSlider(value=50, min=1, max=200, description=_("horizon T"), **slider),
+        "quality": w.FloatSlider(value=0.0, min=0, max=1, step=0.05, description=_("draft quality"), **slider),
+        "runs": w.IntSlider(value=2000, min=100, max=5000, step=100, description=_("runs"), **slider),
+        "seed": w.IntSlider(value=10, min=0, max=50, description=_("seed"), **slider),
     }
     return explorer(rejections_update, controls)

@@ -17,9 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from .._i18n import _
 from ..figures.part1 import token_labels
 from ..figures.round import WorkedRound, round_svg, stages, worked_round
 from ..primitives import check_int
+from .core import choices
 from .token_explorer import PRESETS, token_laws
 
 
@@ -41,9 +43,15 @@ def round_update(
     names = stages(r)
     step = min(int(step), len(names) - 1)
     if step < 0:
-        raise ValueError(f"step: must be >= 0, got {step}")
-    head = f"<p><b>step {step + 1} of {len(names)}: {names[step]}</b></p>"
-    return head + round_svg([r], [f"{K} drafts, draft quality {quality:g}, seed {seed}"], upto=step)
+        raise ValueError(_("step: must be >= 0, got {step}").format(step=step))
+    head = "<p><b>" + step_label(step, names) + "</b></p>"
+    title = _("{K} drafts, draft quality {quality:g}, seed {seed}").format(K=K, quality=quality, seed=seed)
+    return head + round_svg([r], [title], upto=step)
+
+
+def step_label(step: int, names: list[str]) -> str:
+    """``step k of n: <stage>`` in the lab's language (``step`` counts from 0)."""
+    return _("step {k} of {n}: {stage}").format(k=step + 1, n=len(names), stage=names[step])
 
 
 def round_explorer() -> Any:
@@ -52,14 +60,14 @@ def round_explorer() -> Any:
 
     style = {"description_width": "initial"}
     controls = {
-        "V": w.IntSlider(value=5, min=3, max=8, description="tokens V", continuous_update=False, style=style),
-        "preset": w.Dropdown(options=PRESETS, value="shifted", description="preset", style=style),
+        "V": w.IntSlider(value=5, min=3, max=8, description=_("tokens V"), continuous_update=False, style=style),
+        "preset": w.Dropdown(options=choices(PRESETS), value="shifted", description=_("preset"), style=style),
         "quality": w.FloatSlider(
-            value=0.5, min=0, max=1, step=0.05, description="draft quality", continuous_update=False, style=style
+            value=0.5, min=0, max=1, step=0.05, description=_("draft quality"), continuous_update=False, style=style
         ),
-        "K": w.IntSlider(value=4, min=1, max=8, description="drafts K", continuous_update=False, style=style),
-        "seed": w.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=style),
-        "step": w.IntSlider(value=0, min=0, max=6, description="step", style=style),
+        "K": w.IntSlider(value=4, min=1, max=8, description=_("drafts K"), continuous_update=False, style=style),
+        "seed": w.IntSlider(value=0, min=0, max=20, description=_("seed"), continuous_update=False, style=style),
+        "step": w.IntSlider(value=0, min=0, max=6, description=_("step"), style=style),
     }
     picture = w.HTML()
 
@@ -89,20 +97,23 @@ def round_stepper_html(r: WorkedRound, title: str) -> str:
         + "</div>"
         for k in range(len(names))
     )
-    first = html.escape(f"step 1 of {len(names)}: {names[0]}")
+    first = html.escape(step_label(0, names))
+    label_of = json.dumps(_("step {k} of {n}: {stage}"))
+    aria = html.escape(_("step of the round"))
     script = (
         "(function () {"
-        f'var root = document.getElementById("{root}"), names = {json.dumps(names)};'
+        f'var root = document.getElementById("{root}"), names = {json.dumps(names)}, label_of = {label_of};'
         'var input = root.querySelector("input"), label = root.querySelector(".sd-step-label");'
         "function show() { var k = +input.value;"
         ' root.querySelectorAll("[data-step]").forEach(function (d) { d.hidden = +d.dataset.step !== k; });'
-        ' label.textContent = "step " + (k + 1) + " of " + names.length + ": " + names[k]; }'
+        ' label.textContent = label_of.replace("{k}", k + 1).replace("{n}", names.length)'
+        '.replace("{stage}", names[k]); }'
         ' input.addEventListener("input", show); show(); })();'
     )
     return (
         f'<div id="{root}" class="sd-round-stepper">'
         f'<label style="display:block;margin-bottom:0.5em">'
-        f'<input type="range" min="0" max="{len(names) - 1}" value="0" step="1" aria-label="step of the round"'
+        f'<input type="range" min="0" max="{len(names) - 1}" value="0" step="1" aria-label="{aria}"'
         ' style="width:min(20em, 100%);vertical-align:middle"> '
         f'<span class="sd-step-label">{first}</span></label>{pictures}</div><script>{script}</script>'
     )

@@ -14,15 +14,16 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import decoding
+from .._i18n import N_, _
 from ..chains import one_token
 from ..figures.part1 import COLORS, grid, token_labels
 from ..laws import acceptance, residual, tv
 from ..primitives import check_int
 from ..stats import chi_square
-from .core import explorer
+from .core import choices, explorer
 
 #: Presets for the target ``q`` and the draft's unrelated part ``other``.
-PRESETS = ("shifted", "flat draft", "random", "disjoint supports")
+PRESETS = (N_("shifted"), N_("flat draft"), N_("random"), N_("disjoint supports"))
 
 
 def _bump(V: int, centre: float, width: float) -> np.ndarray:
@@ -41,7 +42,7 @@ def token_laws(
     """
     V = check_int(V, "V", low=2, high=50)
     if not 0.0 <= quality <= 1.0:
-        raise ValueError(f"quality: must be in [0, 1], got {quality}")
+        raise ValueError(_("quality: must be in [0, 1], got {quality}").format(quality=quality))
     if preset == "shifted":
         q, other = _bump(V, (V - 1) / 3, V / 5), _bump(V, 2 * (V - 1) / 3, V / 4)
     elif preset == "flat draft":
@@ -54,7 +55,7 @@ def token_laws(
         h = V // 2
         q, other = np.r_[np.ones(h), np.zeros(V - h)] / h, np.r_[np.zeros(h), np.ones(V - h)] / (V - h)
     else:
-        raise ValueError(f"preset: must be one of {PRESETS}, got {preset!r}")
+        raise ValueError(_("preset: must be one of {choices}, got {got!r}").format(choices=PRESETS, got=preset))
     return quality * q + (1 - quality) * other, q
 
 
@@ -70,30 +71,47 @@ def token_update(
     gof = chi_square(counts, q)
     x = token_labels(V)
 
-    layout, cells = grid(2, 2, (
-        "draft p and target q", "acceptance probability min(1, q/p)",
-        "residual [q − p]₊ (used after a rejection)", f"speculative output, {runs} runs, vs q",
-    ))
+    layout, cells = grid(
+        2,
+        2,
+        (
+            _("draft p and target q"),
+            _("acceptance probability min(1, q/p)"),
+            _("residual [q − p]₊ (used after a rejection)"),
+            _("speculative output, {runs} runs, vs q").format(runs=runs),
+        ),
+    )
     (x1, y1), (x2, y2), (x3, y3), (x4, y4) = cells
     layout["yaxis2"]["range"] = [0, 1.05]
     bars = [
-        go.Bar(x=x, y=p, name="p (draft)", marker_color=COLORS["p"], xaxis=x1, yaxis=y1),
-        go.Bar(x=x, y=q, name="q (target)", marker_color=COLORS["q"], xaxis=x1, yaxis=y1),
-        go.Bar(x=x, y=acceptance(p, q), name="acceptance", marker_color=COLORS["accept"], xaxis=x2, yaxis=y2),
-        go.Bar(x=x, y=residual(p, q), name="residual", marker_color=COLORS["residual"], xaxis=x3, yaxis=y3),
-        go.Bar(x=x, y=freq, name="speculative (Monte Carlo)", marker_color=COLORS["mc"], xaxis=x4, yaxis=y4),
+        go.Bar(x=x, y=p, name=_("p (draft)"), marker_color=COLORS["p"], xaxis=x1, yaxis=y1),
+        go.Bar(x=x, y=q, name=_("q (target)"), marker_color=COLORS["q"], xaxis=x1, yaxis=y1),
+        go.Bar(x=x, y=acceptance(p, q), name=_("acceptance"), marker_color=COLORS["accept"], xaxis=x2, yaxis=y2),
+        go.Bar(x=x, y=residual(p, q), name=_("residual"), marker_color=COLORS["residual"], xaxis=x3, yaxis=y3),
+        go.Bar(x=x, y=freq, name=_("speculative (Monte Carlo)"), marker_color=COLORS["mc"], xaxis=x4, yaxis=y4),
         go.Scatter(
-            x=x, y=q, mode="markers", name="q ± 2 SE", xaxis=x4, yaxis=y4,
+            x=x,
+            y=q,
+            mode="markers",
+            name=_("q ± 2 SE"),
+            xaxis=x4,
+            yaxis=y4,
             marker=dict(color=COLORS["q"], size=10, symbol="line-ew-open", line=dict(width=3)),
             error_y=dict(type="data", array=2 * np.sqrt(q * (1 - q) / runs), color=COLORS["q"]),
         ),
     ]
     fig = go.Figure(bars, layout)
     fig.update_layout(
-        barmode="group", height=620, margin=dict(t=110),
+        barmode="group",
+        height=620,
+        margin=dict(t=110),
         title=(
-            f"TV(p, q) = {tv(p, q):.3f} = P(reject); observed rejection rate {res.rejections.mean():.3f}"
-            f"<br><sup>chi-square test of the output against q: p-value {gof.pvalue:.3f}</sup>"
+            _("TV(p, q) = {tv:.3f} = P(reject); observed rejection rate {rate:.3f}").format(
+                tv=tv(p, q), rate=res.rejections.mean()
+            )
+            + "<br><sup>"
+            + _("chi-square test of the output against q: p-value {pvalue:.3f}").format(pvalue=gof.pvalue)
+            + "</sup>"
         ),
     )
     return fig
@@ -105,12 +123,14 @@ def token_explorer() -> Any:
 
     style = {"description_width": "initial"}
     controls = {
-        "V": w.IntSlider(value=5, min=3, max=8, description="tokens V", continuous_update=False, style=style),
-        "preset": w.Dropdown(options=PRESETS, value="shifted", description="preset", style=style),
-        "quality": w.FloatSlider(value=0.5, min=0, max=1, step=0.05, description="draft quality",
-                                 continuous_update=False, style=style),
-        "runs": w.IntSlider(value=2000, min=100, max=20000, step=100, description="runs",
-                            continuous_update=False, style=style),
-        "seed": w.IntSlider(value=0, min=0, max=20, description="seed", continuous_update=False, style=style),
+        "V": w.IntSlider(value=5, min=3, max=8, description=_("tokens V"), continuous_update=False, style=style),
+        "preset": w.Dropdown(options=choices(PRESETS), value="shifted", description=_("preset"), style=style),
+        "quality": w.FloatSlider(
+            value=0.5, min=0, max=1, step=0.05, description=_("draft quality"), continuous_update=False, style=style
+        ),
+        "runs": w.IntSlider(
+            value=2000, min=100, max=20000, step=100, description=_("runs"), continuous_update=False, style=style
+        ),
+        "seed": w.IntSlider(value=0, min=0, max=20, description=_("seed"), continuous_update=False, style=style),
     }
     return explorer(token_update, controls)

@@ -15,6 +15,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from .. import biased, theory
+from .._i18n import _
 from ..chains import MarkovChain, draft_for, one_token
 from ..figures.part2 import COLORS, EPS_GRID, chain_sweep, front_dicts, panel_layout, sequence_sweep, token_sweep
 from ..laws import tv
@@ -29,7 +30,7 @@ V, T = 4, 6
 def explorer_pair(seed: int, quality: float) -> tuple[MarkovChain, MarkovChain]:
     """``(draft, target)``: a random target (concentration 0.5, random first token) and ``draft_for``."""
     if not 0.0 <= quality <= 1.0:
-        raise ValueError(f"quality: must be in [0, 1], got {quality}")
+        raise ValueError(_("quality: must be in [0, 1], got {quality}").format(quality=quality))
     s_target, s_draft = np.random.SeedSequence(int(seed)).spawn(2)
     kw = dict(concentration=0.5, uniform_init=False)  # a random first token, so the first panel is not trivial
     target = MarkovChain.random(V, T, rng=np.random.default_rng(s_target), **kw)
@@ -58,32 +59,82 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
         rc, lc = biased.chain_front_point(draft, target, eps, kind)
         rs, ls = biased.sequence_point(draft, target, eps, kind)
         current[kind] = (l1, lc, ls, rs)
-        panels = [(tok["reject"], tok[kind], (r1, l1)), (ch["reject"], ch[kind], (rc, lc)),
-                  (seq[kind]["reject"], seq[kind]["seq_tv"], (rs, ls))]
+        panels = [
+            (tok["reject"], tok[kind], (r1, l1)),
+            (ch["reject"], ch[kind], (rc, lc)),
+            (seq[kind]["reject"], seq[kind]["seq_tv"], (rs, ls)),
+        ]
         for c, (xs, ys, pt) in enumerate(panels):
-            axes = dict(xaxis=f"x{c + 1 if c else ''}", yaxis=f"y{c + 1 if c else ''}", legendgroup=kind,
-                        showlegend=c == 0)
-            data.append(dict(type="scatter", x=xs, y=ys, mode="lines", line=dict(color=col, dash="dot"),
-                             name=f"{name}, all ε", **axes))
-            data.append(dict(type="scatter", x=[pt[0]], y=[pt[1]], mode="markers", marker=dict(color=col, size=14),
-                             name=f"{name} at ε = {eps:g}", **axes))
+            axes = dict(
+                xaxis=f"x{c + 1 if c else ''}", yaxis=f"y{c + 1 if c else ''}", legendgroup=kind, showlegend=c == 0
+            )
+            data.append(
+                dict(
+                    type="scatter",
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    line=dict(color=col, dash="dot"),
+                    name=_("{name}, all ε").format(name=name),
+                    **axes,
+                )
+            )
+            data.append(
+                dict(
+                    type="scatter",
+                    x=[pt[0]],
+                    y=[pt[1]],
+                    mode="markers",
+                    marker=dict(color=col, size=14),
+                    name=_("{name} at ε = {eps:g}").format(name=name, eps=eps),
+                    **axes,
+                )
+            )
     for c, d in ((0, tv1), (1, total)):
         for trace in front_dicts(d, xaxis=f"x{c + 1 if c else ''}", yaxis=f"y{c + 1 if c else ''}"):
             data.append({**trace, "showlegend": c == 0})
     always = biased.sequence_tv(draft, target)
-    data.append(dict(type="scatter", x=[0, total], y=[always, always], mode="lines", xaxis="x3", yaxis="y3",
-                     line=dict(color=COLORS["p"], dash="dash"), name="always accept (sequence TV)"))
-    layout = panel_layout(("first token: Theorem 5", "summed over positions (prefixes ~ q)",
-                           "whole sequences, exact"))
+    data.append(
+        dict(
+            type="scatter",
+            x=[0, total],
+            y=[always, always],
+            mode="lines",
+            xaxis="x3",
+            yaxis="y3",
+            line=dict(color=COLORS["p"], dash="dash"),
+            name=_("always accept (sequence TV)"),
+        )
+    )
+    layout = panel_layout(
+        (_("first token: Theorem 5"), _("summed over positions (prefixes ~ q)"), _("whole sequences, exact"))
+    )
     for c in ("", "2", "3"):
-        layout[f"xaxis{c}"].update(title="P(reject)" if not c else "rejections", rangemode="tozero")
-        layout[f"yaxis{c}"].update(title="loss (TV)", rangemode="tozero")
+        layout[f"xaxis{c}"].update(title=_("P(reject)") if not c else _("rejections"), rangemode="tozero")
+        layout[f"yaxis{c}"].update(title=_("loss (TV)"), rangemode="tozero")
     layout.update(
-        height=460, legend=dict(orientation="h", y=-0.2), margin=dict(t=110),
-        title=(f"ε = {eps:g}: loss OPT / UNO — first token {current['opt'][0]:.3f} / {current['uno'][0]:.3f}, "
-               f"summed {current['opt'][1]:.3f} / {current['uno'][1]:.3f}, sequences {current['opt'][2]:.3f} / "
-               f"{current['uno'][2]:.3f}<br><sup>exact E[N_rej]: OPT {current['opt'][3]:.3f}, UNO "
-               f"{current['uno'][3]:.3f}; speculative decoding (ε = 0, OPT): {total:.3f}</sup>"),
+        height=460,
+        legend=dict(orientation="h", y=-0.2),
+        margin=dict(t=110),
+        title=(
+            _(
+                "ε = {eps:g}: loss OPT / UNO — first token {opt_token:.3f} / {uno_token:.3f}, "
+                "summed {opt_summed:.3f} / {uno_summed:.3f}, sequences {opt_sequences:.3f} / {uno_sequences:.3f}"
+            ).format(
+                eps=eps,
+                opt_token=current["opt"][0],
+                uno_token=current["uno"][0],
+                opt_summed=current["opt"][1],
+                uno_summed=current["uno"][1],
+                opt_sequences=current["opt"][2],
+                uno_sequences=current["uno"][2],
+            )
+            + "<br><sup>"
+            + _("exact E[N_rej]: OPT {opt:.3f}, UNO {uno:.3f}; speculative decoding (ε = 0, OPT): {total:.3f}").format(
+                opt=current["opt"][3], uno=current["uno"][3], total=total
+            )
+            + "</sup>"
+        ),
     )
     return go.Figure(data=data, layout=layout)
 
@@ -94,10 +145,19 @@ def tradeoff_explorer() -> Any:
 
     style = {"description_width": "initial"}
     controls = {
-        "eps": w.FloatLogSlider(value=0.05, base=10, min=-3, max=np.log10(max(EPS_GRID)), step=0.1,
-                                description="ε", continuous_update=False, style=style),
-        "quality": w.FloatSlider(value=0.5, min=0, max=1, step=0.05, description="draft quality",
-                                 continuous_update=False, style=style),
-        "seed": w.IntSlider(value=0, min=0, max=20, description="chain seed", continuous_update=False, style=style),
+        "eps": w.FloatLogSlider(
+            value=0.05,
+            base=10,
+            min=-3,
+            max=np.log10(max(EPS_GRID)),
+            step=0.1,
+            description="ε",
+            continuous_update=False,
+            style=style,
+        ),
+        "quality": w.FloatSlider(
+            value=0.5, min=0, max=1, step=0.05, description=_("draft quality"), continuous_update=False, style=style
+        ),
+        "seed": w.IntSlider(value=0, min=0, max=20, description=_("chain seed"), continuous_update=False, style=style),
     }
     return explorer(tradeoff_update, controls)
