@@ -10,10 +10,16 @@
 Each returns plain rows of numbers (means with standard errors over runs).
 """
 
+from .._measurements import shared
+from . import speed as _speed
 from .eps_sweep import EpsRow, eps_rows, eps_sweep
 from .runs import CODE_PROMPTS, TEXT_PROMPTS, default_prompts, sample_runs
-from .speed import CallCosts, SpeedRow, hf_generate, predicted_speedup, speed_benchmark, speed_summary
+from .speed import CallCosts, SpeedRow, hf_generate, predicted_speedup, speed_summary
 from .theorem1 import Theorem1Row, theorem1_check, theorem1_rows
+
+#: :func:`~specdec_lite.llm.speed.speed_benchmark`, timed once when the book builds both editions
+#: (``specdec_lite._measurements``: the Chinese run shows the English run's timings).
+speed_benchmark = shared(_speed.speed_benchmark)
 
 __all__ = [
     "CODE_PROMPTS",
