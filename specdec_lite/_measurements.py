@@ -1,4 +1,4 @@
-"""Live timings that both editions of the book show with the same numbers.
+"""Measurements that both editions of the book show with the same numbers, made once.
 
 The book's two editions run the same code cells, each in its own language (``_i18n``), so a page
 that times something live (Chapter 8's speed benchmark) would time it twice and show two sets of
@@ -6,7 +6,9 @@ numbers. When :data:`ENV` is ``record:FOLDER`` a function decorated with :func:`
 result under ``FOLDER``; when it is ``replay:FOLDER`` it returns the result stored there for the
 same call (same function, same arguments), and only measures (and stores) when none is. The book's
 build sets it (``book/_ext/editions.py``: the English run records, the Chinese run replays); unset,
-the function just runs.
+the function just runs. Chapter 8's seeded runs of its models are shared too: they give the same
+numbers in both runs, and the Chinese run does not spend their time again. A shared function returns
+numbers (rows of measurements), never text in the reader's language, which the replay would not translate.
 """
 
 from __future__ import annotations
