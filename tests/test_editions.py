@@ -549,8 +549,9 @@ def test_the_chinese_chrome_is_chinese(built_book):
     assert "let toggleHintShow = '点击显示';" in zh and "let toggleHintHide = '点击隐藏';" in zh
     assert "<p>证明：" in zh and "Proof." not in zh
     assert f'placeholder="{ext.SEARCH_BAR_ZH}"' in zh
-    for english in ("Click to show", "Link to this heading", "Search this book", "© Copyright"):
+    for english in ("Click to show", "Link to this heading", "Search this book", "© Copyright", "Toggle primary"):
         assert english not in zh, f"zh/{page}: {english!r}"
+    assert 'aria-label="Main"' in en and 'aria-label="主导航"' in zh
 
 
 def test_proofs_open_in_chinese():
@@ -566,6 +567,13 @@ def test_proofs_open_in_chinese():
     assert ext.translate_proofs(doc) == 1
     assert box.astext() == "证明：Let x be a token."
     assert ext.translate_proofs(doc) == 0  # translated once
+
+
+def test_the_themes_english_labels_are_translated():
+    page = '<button title="Toggle primary sidebar"></button><nav aria-label="Main"></nav><nav aria-label="Mains"></nav>'
+    assert ext.translate_labels(page) == (
+        '<button title="切换主侧边栏"></button><nav aria-label="主导航"></nav><nav aria-label="Mains"></nav>'
+    )
 
 
 def test_chrome_messages_are_the_last_fallback():

@@ -15,10 +15,12 @@
   one, so every figure, printed line and glued sentence of a Chinese page comes from a Chinese run.
   Each edition has its own jupyter-cache (jupyter-cache hashes code and metadata, not the language);
   a file in the cache names its language, and a cache of the other language is emptied.
-  Live timings are measured once: the English run records them, the Chinese run replays them
-  (``SPECDEC_LITE_MEASUREMENTS``, ``specdec_lite._measurements``), so both editions show the same numbers.
-* Chrome in Chinese: sphinx-togglebutton's hints, sphinx-proof's "Proof.", the theme's search box
-  and the messages Sphinx's and the theme's Chinese catalogues lack (:data:`CHROME_ZH`).
+  Chapter 8's live timings (and its seeded runs of the models) are made once: the English run records
+  them, the Chinese run replays them (``SPECDEC_LITE_MEASUREMENTS``, ``specdec_lite._measurements``), so
+  both editions show the same numbers.
+* Chrome in Chinese: sphinx-togglebutton's hints, sphinx-proof's "Proof.", the theme's search box,
+  the messages Sphinx's and the theme's Chinese catalogues lack (:data:`CHROME_ZH`) and the labels
+  the theme's templates write in English (:data:`LABELS_ZH`, in the written pages).
 * Chinese search: jieba (which Sphinx's Chinese index uses) gets the terms of ``zh/terms.yml`` as
   words, and ``editions_static/zh_search.js`` cuts a query's Chinese into the index's words.
 * Chinese emphasis: CommonMark opens and closes ``**`` only at "flanking" delimiter runs, which fail
@@ -96,6 +98,13 @@ CHROME_ZH = {
     "Dark": "深色",
     "System Settings": "跟随系统",
 }
+#: Labels the themes' templates write in English with no message to translate (attribute, English, Chinese).
+LABELS_ZH = (
+    ("title", "Toggle primary sidebar", "切换主侧边栏"),
+    ("title", "Toggle secondary sidebar", "切换次侧边栏"),
+    ("aria-label", "Main", "主导航"),
+    ("aria-label", "Page", "本页"),
+)
 #: Settings of the extensions that hold their English text (sphinx-togglebutton's hints, the search box).
 SETTINGS_ZH = {"togglebutton_hint": "点击显示", "togglebutton_hint_hide": "点击隐藏"}
 SEARCH_BAR_ZH = "搜索本书……"
@@ -124,6 +133,23 @@ def _zh_chrome(app: Any, config: Any) -> None:
     translator = getattr(app, "translator", None)
     if translator is not None:
         translator.add_fallback(ChromeMessages(CHROME_ZH))
+
+
+def translate_labels(html: str) -> str:
+    """A written Chinese page with the themes' English labels of :data:`LABELS_ZH` in Chinese."""
+    for attribute, english, chinese in LABELS_ZH:
+        html = html.replace(f' {attribute}="{english}"', f' {attribute}="{chinese}"')
+    return html
+
+
+def _zh_written_pages(app: Any, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html" or not _is_zh(app):
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        fixed = translate_labels(text)
+        if fixed != text:
+            page.write_text(fixed, encoding="utf-8")
 
 
 def translate_proofs(doctree: nodes.document) -> int:
@@ -471,6 +497,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("doctree-read", _doctree_read)
     app.connect("html-page-context", _page_context)
     app.connect("builder-inited", _search_dictionary)
+    app.connect("build-finished", _zh_written_pages)
     app.connect("build-finished", _zh_build, priority=900)  # after the other extensions fix the pages
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 
