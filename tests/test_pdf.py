@@ -185,10 +185,12 @@ def test_every_page_links_to_its_editions_pdf(built_book: Path, papers: dict[str
             assert target.read_bytes() == papers[edition].pdf.read_bytes()
 
 
-def test_the_chinese_pdf_prints_its_proofs_in_chinese(papers: dict[str, Paper]) -> None:
-    """sphinx-proof's "Proof." is "证明：" on the Chinese pages, and in their PDF (in italics, before the proof)."""
+def test_the_chinese_pdf_prints_its_chrome_in_chinese(papers: dict[str, Paper]) -> None:
+    """sphinx-proof's "Proof." is "证明：" (in italics, before the proof), its index and the bibliography Chinese."""
     zh, en = "".join(papers["zh"].pages), "".join(papers["en"].pages)
-    assert "Proof." in en and "Proof." not in zh
+    for english, chinese in (("Proof.", "证明："), ("ProofIndex", "定理与定义索引"), ("Bibliography", "参考文献")):
+        assert english in en and english not in zh, english
+        assert chinese in zh, chinese
     assert zh.count("证明：") >= 10, zh.count("证明：")
 
 

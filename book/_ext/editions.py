@@ -18,7 +18,7 @@
   Chapter 8's live timings (and its seeded runs of the models) are made once: the English run records
   them, the Chinese run replays them (``SPECDEC_LITE_MEASUREMENTS``, ``specdec_lite._measurements``), so
   both editions show the same numbers.
-* Chrome in Chinese: sphinx-togglebutton's hints, sphinx-proof's "Proof.", the theme's search box,
+* Chrome in Chinese: sphinx-togglebutton's hints, sphinx-proof's "Proof." and index, the theme's search box,
   the messages Sphinx's and the theme's Chinese catalogues lack (:data:`CHROME_ZH`) and the labels
   the theme's templates write in English (:data:`LABELS_ZH`, in the written pages).
 * Chinese search: jieba (which Sphinx's Chinese index uses) gets the terms of ``zh/terms.yml`` as
@@ -108,6 +108,8 @@ LABELS_ZH = (
 #: Settings of the extensions that hold their English text (sphinx-togglebutton's hints, the search box).
 SETTINGS_ZH = {"togglebutton_hint": "点击显示", "togglebutton_hint_hide": "点击隐藏"}
 SEARCH_BAR_ZH = "搜索本书……"
+#: The title of sphinx-proof's index of results (its own page, and a chapter of the PDF).
+PROOF_INDEX_ZH = "定理与定义索引"
 #: How sphinx-proof opens a proof ("Proof. " before its first line), and the Chinese for it.
 PROOF_LEAD, PROOF_LEAD_ZH = "Proof. ", "证明："
 
@@ -133,6 +135,9 @@ def _zh_chrome(app: Any, config: Any) -> None:
     translator = getattr(app, "translator", None)
     if translator is not None:
         translator.add_fallback(ChromeMessages(CHROME_ZH))
+    from sphinx_proof.domain import ProofIndex
+
+    ProofIndex.localname = PROOF_INDEX_ZH  # a class attribute, in English: this process builds the Chinese edition
 
 
 def translate_labels(html: str) -> str:
