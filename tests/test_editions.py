@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from docutils import nodes
 
 from tests.test_book import site_pages
 from tools import editions as ed
@@ -470,20 +471,142 @@ def test_each_page_says_its_language_and_links_to_its_counterpart(built_book):
         assert f'<link rel="alternate" hreflang="{hreflang}" href="{href}" />' in html, page
 
 
+_NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
+#: An element id a run draws afresh (``sd-round-3de33c714e7f``): not a number of the page.
+_DRAWN_ID = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)*-[0-9a-f]{6,}\b")
+
+
+def unescape(text: str) -> str:
+    """Text with JSON's ``\\uXXXX`` escapes (a figure's data in a script) read as the characters they name."""
+    return _ESCAPED.sub(lambda m: chr(int(m[1], 16)), text)
+
+
+def numbers(text: str) -> list[str]:
+    """The numbers in a text (one output, one glued value), sorted: a translation may reorder its words."""
+    return sorted(n.replace("−", "-") for n in _NUMBER.findall(_DRAWN_ID.sub("<id>", unescape(squash(text)))))
+
+
 def test_both_editions_show_the_same_computed_numbers_and_outputs(built_book):
+    """Each edition runs the code cells in its language: the outputs' words differ, their numbers do not."""
     pairs, _ = ed.page_pairs()
     glued = 0
     for en_src, _zh_src in pairs:
         page = en_src.relative_to(ROOT).with_suffix("").as_posix()
         _, en = read(built_book, page)
         _, zh = read(built_book, f"zh/{page}")
-        assert sorted(map(squash, zh.glued)) == sorted(map(squash, en.glued)), f"{page}: glued numbers differ"
-        assert [squash(o) for o in zh.outputs] == [squash(o) for o in en.outputs], f"{page}: cell outputs differ"
+        assert sorted(map(numbers, zh.glued)) == sorted(map(numbers, en.glued)), f"{page}: glued numbers differ"
+        assert len(zh.outputs) == len(en.outputs), f"{page}: {len(zh.outputs)} cell outputs, {len(en.outputs)}"
+        for i, (zh_out, en_out) in enumerate(zip(zh.outputs, en.outputs, strict=True)):
+            assert numbers(zh_out) == numbers(en_out), f"{page}: the numbers of cell output {i} differ"
         glued += len(en.glued)
         for caption in zh.captions:
             assert re.search(r"[\u4e00-\u9fff]", caption), f"zh/{page}: a figure caption in English: {caption!r}"
         assert len(zh.captions) == len(en.captions), f"zh/{page}: {len(zh.captions)} captions, {len(en.captions)}"
     assert glued > 100, f"only {glued} glued numbers found: is the HTML parsed?"
+
+
+_ANY_CJK = re.compile(f"[{ext._CJK}]")
+
+
+def test_the_english_pages_outputs_are_english(built_book):
+    """No Chinese character in an English page's outputs: printed lines, figures' JSON, widgets, glued values."""
+    pages = [p for p in site_pages() if not p.startswith("zh/")]
+    for page in pages:
+        _, en = read(built_book, page)
+        for text in en.outputs + en.glued:
+            found = _ANY_CJK.search(unescape(text))
+            assert not found, (
+                f"{page}: a Chinese character in an output: {unescape(text)[max(0, found.start() - 80) :][:200]!r}"
+            )
+    assert len(pages) > 10
+
+
+def test_the_chinese_pages_outputs_come_from_a_chinese_run(built_book):
+    """Chapter 8's sentence on the GPU files is made by the package in each page's language (its .po message)."""
+    import gettext
+
+    from specdec_lite import _i18n
+    from specdec_lite.llm import gpu_notes, measure_pair
+
+    catalogue = gettext.translation(_i18n.DOMAIN, str(_i18n.LOCALE_DIR), languages=["zh_CN"])
+    english = gpu_notes.results_gpu_note(measure_pair.load_results())
+    chinese = catalogue.gettext(english)
+    assert _ANY_CJK.search(chinese), f"no Chinese for {english!r} in the catalogue"
+    for page, sentence in (("book/ch08_real_models", english), ("zh/book/ch08_real_models", chinese)):
+        _, parsed = read(built_book, page)
+        assert sentence in map(squash, parsed.glued), f"{page}: {sentence!r} is not glued"
+
+
+def test_the_chinese_chrome_is_chinese(built_book):
+    """sphinx-togglebutton's hint, sphinx-proof's "Proof.", the search box and Sphinx's links speak each edition."""
+    page = "book/ch02_unbiased"
+    en, zh = (
+        (built_book / f"{page}.html").read_text(encoding="utf-8"),
+        (built_book / f"zh/{page}.html").read_text(encoding="utf-8"),
+    )
+    assert "let toggleHintShow = 'Click to show';" in en and "<p>Proof. " in en
+    assert "let toggleHintShow = '点击显示';" in zh and "let toggleHintHide = '点击隐藏';" in zh
+    assert "<p>证明：" in zh and "Proof." not in zh
+    assert f'placeholder="{ext.SEARCH_BAR_ZH}"' in zh
+    for english in ("Click to show", "Link to this heading", "Search this book", "© Copyright", "Toggle primary"):
+        assert english not in zh, f"zh/{page}: {english!r}"
+    assert 'aria-label="Main"' in en and 'aria-label="主导航"' in zh
+
+
+def test_proofs_open_in_chinese():
+    from docutils.utils import new_document
+    from sphinx_proof.nodes import proof_node
+
+    doc = new_document("test")
+    proof = proof_node()
+    box = nodes.admonition()
+    box += nodes.paragraph("", "", nodes.Text("Proof. Let x be a token."))
+    proof += box
+    doc += proof
+    assert ext.translate_proofs(doc) == 1
+    assert box.astext() == "证明：Let x be a token."
+    assert ext.translate_proofs(doc) == 0  # translated once
+
+
+def test_the_themes_english_labels_are_translated():
+    page = '<button title="Toggle primary sidebar"></button><nav aria-label="Main"></nav><nav aria-label="Mains"></nav>'
+    assert ext.translate_labels(page) == (
+        '<button title="切换主侧边栏"></button><nav aria-label="主导航"></nav><nav aria-label="Mains"></nav>'
+    )
+
+
+def test_chrome_messages_are_the_last_fallback():
+    import gettext
+
+    first = gettext.NullTranslations()
+    first.add_fallback(ext.ChromeMessages(ext.CHROME_ZH))
+    assert first.gettext("Link to this heading") == "链接到此标题"
+    assert first.gettext("Not a message") == "Not a message"
+
+
+def test_an_execution_cache_holds_one_language(tmp_path):
+    """The Chinese build empties a cache made in English (or an older one that says no language), and unlinks a link."""
+    from types import SimpleNamespace
+
+    def app(language: str, cache: Path) -> SimpleNamespace:
+        mystnb = SimpleNamespace(execution_cache_path=str(cache))
+        return SimpleNamespace(config=SimpleNamespace(language=language), env=SimpleNamespace(mystnb_config=mystnb))
+
+    cache = tmp_path / "cache"
+    (cache / "executed").mkdir(parents=True)
+    ext._own_cache(app("en", cache))  # an English cache from before: kept, and now says English
+    assert (cache / "executed").is_dir() and (cache / ext.CACHE_LANGUAGE_FILE).read_text().strip() == "en"
+    ext._own_cache(app("zh_CN", cache))
+    assert not (cache / "executed").exists() and (cache / ext.CACHE_LANGUAGE_FILE).read_text().strip() == "zh_CN"
+    (cache / "executed").mkdir()
+    ext._own_cache(app("zh_CN", cache))  # its own language: kept
+    assert (cache / "executed").is_dir()
+    old = tmp_path / "zh-cache"
+    (tmp_path / "english").mkdir()
+    old.symlink_to(tmp_path / "english", target_is_directory=True)
+    ext._own_cache(app("zh_CN", old))
+    assert not old.is_symlink() and old.is_dir() and (tmp_path / "english").is_dir()
 
 
 def test_the_chinese_pages_are_searchable_in_chinese(built_book):

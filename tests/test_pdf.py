@@ -187,3 +187,58 @@ def test_every_page_links_to_its_editions_pdf(built_book: Path, papers: dict[str
             assert link[1] == f"{published}{SITE_FOLDER}/{PDF_NAMES[edition]}", (page, link[1])
         site_copy = built_book / SITE_FOLDER / PDF_NAMES[edition]
         assert site_copy.read_bytes() == papers[edition].pdf.read_bytes(), "the site publishes the PDF just built"
+
+def test_the_chinese_pdf_prints_its_chrome_in_chinese(papers: dict[str, Paper]) -> None:
+    """sphinx-proof's "Proof." is "证明：" (in italics, before the proof), its index and the bibliography Chinese."""
+    zh, en = "".join(papers["zh"].pages), "".join(papers["en"].pages)
+    for english, chinese in (("Proof.", "证明："), ("ProofIndex", "定理与定义索引"), ("Bibliography", "参考文献")):
+        assert english in en and english not in zh, english
+        assert chinese in zh, chinese
+    assert zh.count("证明：") >= 10, zh.count("证明：")
+
+
+def _site_figures(built_book: Path, edition: str) -> list[dict]:
+    """Every plotly figure the edition's pages show (the JSON its run wrote into the page)."""
+    sys.path.insert(0, str(BOOK_ROOT / "book" / "_ext"))
+    from paper_figures import plotly_figure
+
+    figures = []
+    for page in _pages(edition):
+        html = _html(built_book, edition, page)
+        for at in (m.start() for m in re.finditer(r"Plotly\.newPlot\(", html)):
+            figures.append(plotly_figure(html[at:]))
+    return figures
+
+
+def test_the_chinese_pdf_prints_the_chinese_runs_figures_in_a_cjk_font(
+    built_book: Path, papers: dict[str, Paper]
+) -> None:
+    """Each edition's PDF holds the images of its own pages' figures: the Chinese ones in Noto Sans CJK SC."""
+    sys.path.insert(0, str(BOOK_ROOT / "book" / "_ext"))
+    from paper_figures import CJK_FONT_FAMILY, STATIC_DIR, plotly_image_name, with_cjk_font
+
+    out = built_book.parents[1] / "_build"
+    for edition, latex, font in (("en", out / "latex", None), ("zh", out / "zh" / "_build" / "latex", CJK_FONT_FAMILY)):
+        figures = _site_figures(built_book, edition)
+        assert len(figures) >= 20, f"{edition}: only {len(figures)} plotly figures on the site"
+        for figure in figures:
+            printed = with_cjk_font(figure) if font else figure
+            assert (latex / STATIC_DIR / plotly_image_name(printed)).is_file(), (
+                f"{edition}: {figure['layout'].get('title')}"
+            )
+    assert "Noto Sans CJK SC" in CJK_FONT_FAMILY
+
+
+def test_the_chinese_pdf_prints_the_chinese_runs_sentences(papers: dict[str, Paper]) -> None:
+    """Chapter 8's sentence on the GPU files, made by the Chinese run, is in the Chinese PDF (not the English one)."""
+    import gettext
+
+    from specdec_lite import _i18n
+    from specdec_lite.llm import gpu_notes, measure_pair
+
+    english = gpu_notes.results_gpu_note(measure_pair.load_results())
+    chinese = gettext.translation(_i18n.DOMAIN, str(_i18n.LOCALE_DIR), languages=["zh_CN"]).gettext(english)
+    assert chinese != english
+    zh = "".join(papers["zh"].pages)
+    assert _squash(chinese) in zh and _squash(english) not in zh
+    assert _squash(english) in "".join(papers["en"].pages)

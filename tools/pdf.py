@@ -3,11 +3,12 @@
 Each edition goes through Jupyter Book's LaTeX route (``jupyter-book build --builder pdflatex``,
 XeLaTeX, see the ``latex:`` sections of ``_config.yml`` and ``zh/_config.yml``) with the same
 warning flags as the site; ``book/_ext/paper_figures.py`` prints every figure of the site as an
-image. The English build executes nothing the HTML build executed (same jupyter-cache in
-``<out>/_build/.jupyter_cache``); the Chinese build uses the English cache, as the HTML build does
-(``book/_ext/editions.py``). When the site was built into the same folder, the PDFs are also copied
-into it (``_build/html/pdf/``): the publishing workflow publishes them there, where every page's header
-links to its edition's PDF (``html.baseurl`` of ``_config.yml``; ``book/_ext/paper_figures.py``).
+image. Neither edition executes anything the HTML build executed: each uses its edition's jupyter-cache,
+``<out>/_build/.jupyter_cache`` (English) and ``<out>/_build/zh/_build/.jupyter_cache`` (Chinese, executed
+in Chinese, see ``book/_ext/editions.py``), so the Chinese PDF prints the Chinese run's figures and outputs.
+When the site was built into the same folder, the PDFs are also copied into it (``_build/html/pdf/``): the
+publishing workflow publishes them there, where every page's header links to its edition's PDF
+(``html.baseurl`` of ``_config.yml``; ``book/_ext/paper_figures.py``).
 
     python tools/pdf.py                      # both editions -> _build/pdf/specdec-theory-{en,zh}.pdf
     python tools/pdf.py --editions en        # English only
@@ -17,6 +18,7 @@ links to its edition's PDF (``html.baseurl`` of ``_config.yml``; ``book/_ext/pap
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import subprocess
 import sys
@@ -40,20 +42,18 @@ def _jupyter_book() -> list[str]:
 
 def build(edition: str, out: Path) -> Path:
     """Build one edition's PDF under ``out`` and return its path."""
+    # the folder of the HTML build of the same edition (book/_ext/editions.py): its execution cache is reused
     work = out if edition == "en" else out / "_build" / edition
     latex = work / "_build" / "latex"
-    if edition != "en":  # the English execution cache, as book/_ext/editions.py links it for the site
-        (work / "_build").mkdir(parents=True, exist_ok=True)
-        link = work / "_build" / ".jupyter_cache"
-        if not link.is_symlink():
-            shutil.rmtree(link, ignore_errors=True)
-            link.symlink_to((out / "_build" / ".jupyter_cache").resolve(), target_is_directory=True)
+    env = dict(os.environ)
+    if edition != "en":  # the timings the English run recorded (specdec_lite._measurements)
+        env["SPECDEC_LITE_MEASUREMENTS"] = f"replay:{out / '_build' / 'measurements'}"
     for pattern in STALE:
         for stale in latex.glob(pattern):
             stale.unlink()
     cmd = [*_jupyter_book(), "build", str(EDITIONS[edition]), "--path-output", str(work), "--builder", "pdflatex"]
     cmd += ["-W", "-n", "--keep-going"]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     pdf = latex / PDF_NAMES[edition]
     if proc.returncode != 0 or not pdf.is_file():
         log = latex / pdf.with_suffix(".log").name

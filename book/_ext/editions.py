@@ -9,13 +9,24 @@
   the target is written as the English page would write it.
 * ``:::{zh-caption} fig-name`` (Chinese pages) gives a figure made by a code cell its Chinese
   caption. The code cell keeps its English caption in its metadata: the cell is identical in both
-  editions, so the Chinese build reuses the English execution (jupyter-cache hashes code and metadata).
+  editions.
+* Each edition executes its code cells in its own language: the build sets ``SPECDEC_LITE_LANGUAGE``
+  (``specdec_lite._i18n``) for its kernels, ``zh_CN`` in the Chinese build and ``en`` in the English
+  one, so every figure, printed line and glued sentence of a Chinese page comes from a Chinese run.
+  Each edition has its own jupyter-cache (jupyter-cache hashes code and metadata, not the language);
+  a file in the cache names its language, and a cache of the other language is emptied.
+  Chapter 8's live timings (and its seeded runs of the models) are made once: the English run records
+  them, the Chinese run replays them (``SPECDEC_LITE_MEASUREMENTS``, ``specdec_lite._measurements``), so
+  both editions show the same numbers.
+* Chrome in Chinese: sphinx-togglebutton's hints, sphinx-proof's "Proof." and index, the theme's search box,
+  the messages Sphinx's and the theme's Chinese catalogues lack (:data:`CHROME_ZH`) and the labels
+  the theme's templates write in English (:data:`LABELS_ZH`, in the written pages).
 * Chinese search: jieba (which Sphinx's Chinese index uses) gets the terms of ``zh/terms.yml`` as
   words, and ``editions_static/zh_search.js`` cuts a query's Chinese into the index's words.
 * Chinese emphasis: CommonMark opens and closes ``**`` only at "flanking" delimiter runs, which fail
   next to full-width punctuation (``**平均是对前缀取的，**而不是`` shows its asterisks). On Chinese
   pages the MyST parser gets :func:`cjk_emphasis_plugin`, the CJK-friendly rule for ``*`` runs.
-* When the English HTML build ends, it builds ``zh/`` (same warning flags) with the English
+* When the English HTML build ends, it builds ``zh/`` (same warning flags) with its own
   jupyter-cache, and copies it into ``zh/`` of its output: ``jupyter-book build .`` builds both.
   ``SPECDEC_BOOK_EDITIONS=en`` skips the Chinese build (a quicker build while writing English).
 """
@@ -23,6 +34,7 @@
 from __future__ import annotations
 
 import functools
+import gettext
 import importlib
 import os
 import posixpath
@@ -69,6 +81,94 @@ TOGGLES_ZH = {
     for verb, zh_verb in (("Show", "显示"), ("Hide", "隐藏"))
     for kind, zh_kind in (("source", "代码"), ("outputs", "输出"), ("output", "输出"), ("content", "代码和输出"))
 }
+
+
+#: Chrome that Sphinx, the theme and the extensions write in English on a Chinese page: messages that
+#: Sphinx's and the themes' Chinese catalogues lack (gettext msgids, as their templates write them).
+CHROME_ZH = {
+    "Link to this heading": "链接到此标题",
+    "Link to this term": "链接到此术语",
+    "Link to this image": "链接到此图片",
+    "Link to this table": "链接到此表格",
+    "Link to this code": "链接到此代码",
+    "Link to this definition": "链接到此定义",
+    "© Copyright %(copyright)s.": "© 版权所有 %(copyright)s。",
+    "Color mode": "颜色模式",
+    "Light": "浅色",
+    "Dark": "深色",
+    "System Settings": "跟随系统",
+}
+#: Labels the themes' templates write in English with no message to translate (attribute, English, Chinese).
+LABELS_ZH = (
+    ("title", "Toggle primary sidebar", "切换主侧边栏"),
+    ("title", "Toggle secondary sidebar", "切换次侧边栏"),
+    ("aria-label", "Main", "主导航"),
+    ("aria-label", "Page", "本页"),
+)
+#: Settings of the extensions that hold their English text (sphinx-togglebutton's hints, the search box).
+SETTINGS_ZH = {"togglebutton_hint": "点击显示", "togglebutton_hint_hide": "点击隐藏"}
+SEARCH_BAR_ZH = "搜索本书……"
+#: The title of sphinx-proof's index of results (its own page, and a chapter of the PDF).
+PROOF_INDEX_ZH = "定理与定义索引"
+#: How sphinx-proof opens a proof ("Proof. " before its first line), and the Chinese for it.
+PROOF_LEAD, PROOF_LEAD_ZH = "Proof. ", "证明："
+
+
+class ChromeMessages(gettext.NullTranslations):
+    """The last fallback of Sphinx's ``sphinx`` catalogue on Chinese pages: :data:`CHROME_ZH`."""
+
+    def __init__(self, messages: dict[str, str]) -> None:
+        super().__init__()
+        self.messages = messages
+
+    def gettext(self, message: str) -> str:
+        return self.messages.get(message) or super().gettext(message)
+
+
+def _zh_chrome(app: Any, config: Any) -> None:
+    """The Chinese build's chrome (the English build keeps the extensions' defaults)."""
+    if not _is_zh(app):
+        return
+    for name, value in SETTINGS_ZH.items():
+        setattr(config, name, value)
+    config.html_theme_options = {**(config.html_theme_options or {}), "search_bar_text": SEARCH_BAR_ZH}
+    translator = getattr(app, "translator", None)
+    if translator is not None:
+        translator.add_fallback(ChromeMessages(CHROME_ZH))
+    from sphinx_proof.domain import ProofIndex
+
+    ProofIndex.localname = PROOF_INDEX_ZH  # a class attribute, in English: this process builds the Chinese edition
+
+
+def translate_labels(html: str) -> str:
+    """A written Chinese page with the themes' English labels of :data:`LABELS_ZH` in Chinese."""
+    for attribute, english, chinese in LABELS_ZH:
+        html = html.replace(f' {attribute}="{english}"', f' {attribute}="{chinese}"')
+    return html
+
+
+def _zh_written_pages(app: Any, exception: Exception | None) -> None:
+    if exception is not None or app.builder.format != "html" or not _is_zh(app):
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        fixed = translate_labels(text)
+        if fixed != text:
+            page.write_text(fixed, encoding="utf-8")
+
+
+def translate_proofs(doctree: nodes.document) -> int:
+    """A Chinese page's proofs open with "证明：" where sphinx-proof wrote "Proof. "; returns how many."""
+    from sphinx_proof.nodes import proof_node
+
+    done = 0
+    for proof in doctree.findall(proof_node):
+        first = next(proof.findall(nodes.paragraph), None)
+        lead = first[0] if first is not None and first.children else None
+        if isinstance(lead, nodes.Text) and str(lead).startswith(PROOF_LEAD):
+            first.replace(lead, nodes.Text(PROOF_LEAD_ZH + str(lead)[len(PROOF_LEAD) :].lstrip()))
+            done += 1
+    return done
 
 
 def translate_toggles(body: str) -> str:
@@ -295,6 +395,8 @@ def _zh_emphasis(app: Any, config: Any) -> None:
 
 def _doctree_read(app: Any, doctree: nodes.document) -> None:
     _apply_captions(app, doctree)
+    if _is_zh(app):
+        translate_proofs(doctree)
 
 
 def _apply_captions(app: Any, doctree: nodes.document) -> None:
@@ -318,21 +420,55 @@ def _apply_captions(app: Any, doctree: nodes.document) -> None:
         node.parent.remove(node)
 
 
+#: The variables that choose the language of the package's messages and share live timings (see the module's text).
+LANGUAGE_ENV = "SPECDEC_LITE_LANGUAGE"
+MEASUREMENTS_ENV = "SPECDEC_LITE_MEASUREMENTS"
+#: The file in an execution cache that names the language its outputs were made in.
+CACHE_LANGUAGE_FILE = "specdec-language.txt"
+
+
+def _execution_language(app: Any, config: Any) -> None:
+    """This edition's kernels make their messages in its language; the English run records live timings.
+
+    MyST-NB starts its kernels from this process, so they inherit its environment. The Chinese build
+    replays the English build's timings when the English build set the folder (it passes its
+    environment to the Chinese build) or ``tools/pdf.py`` did.
+    """
+    zh = _is_zh(app)
+    os.environ[LANGUAGE_ENV] = "zh_CN" if zh else "en"
+    folder = os.environ.get(MEASUREMENTS_ENV, "").partition(":")[2]
+    if not zh:
+        folder = str(Path(app.outdir).resolve().parent / "measurements")
+    if folder:
+        os.environ[MEASUREMENTS_ENV] = ("replay:" if zh else "record:") + folder
+
+
+def _own_cache(app: Any) -> None:
+    """The execution cache holds this edition's language only: one of another language (or none said) is emptied."""
+    cache = Path(app.env.mystnb_config.execution_cache_path)
+    language = "zh_CN" if _is_zh(app) else "en"
+    if cache.is_symlink():  # the Chinese build once linked the English cache
+        cache.unlink()
+    marker = cache / CACHE_LANGUAGE_FILE
+    said = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
+    # an English cache from before the caches said their language was made in English
+    stale = said != language and (said is not None or language != "en")
+    if stale and cache.is_dir() and any(cache.iterdir()):
+        logger.info(f"emptying the execution cache {cache}: its outputs are in {said or 'an unsaid language'}")
+        shutil.rmtree(cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    marker.write_text(language + "\n", encoding="utf-8")
+
+
 def _zh_build(app: Any, exception: Exception | None) -> None:
-    """After the English HTML, build the Chinese edition into ``<outdir>/zh`` with the same flags and cache."""
+    """After the English HTML, build the Chinese edition into ``<outdir>/zh`` with the same flags."""
     if exception is not None or app.builder.name != "html" or _is_zh(app) or not (ZH_DIR / "_config.yml").is_file():
         return
     if os.environ.get("SPECDEC_BOOK_EDITIONS", "").strip().lower() == "en":
         logger.warning("SPECDEC_BOOK_EDITIONS=en: the Chinese edition is not built", type="editions")
         return
     outdir = Path(app.outdir)
-    work = outdir.parent / "zh"
-    cache = Path(app.env.mystnb_config.execution_cache_path)
-    (work / "_build").mkdir(parents=True, exist_ok=True)
-    link = work / "_build" / ".jupyter_cache"
-    if not link.is_symlink():
-        shutil.rmtree(link, ignore_errors=True)
-        link.symlink_to(cache, target_is_directory=True)
+    work = outdir.parent / "zh"  # its execution cache: <work>/_build/.jupyter_cache
     # Sphinx turns -W --keep-going into keep_going with warningiserror off.
     flags = ["-W", "--keep-going"] if app.keep_going else ["-W"] if app.warningiserror else []
     if app.config.nitpicky:
@@ -340,7 +476,10 @@ def _zh_build(app: Any, exception: Exception | None) -> None:
     main = "import sys; from jupyter_book.cli.main import main; sys.exit(main())"  # jupyter_book has no __main__
     cmd = [sys.executable, "-c", main, "build", str(ZH_DIR), "--path-output", str(work), *flags]
     logger.info("building the Chinese edition: " + " ".join(cmd))
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    env = {**os.environ, LANGUAGE_ENV: "zh_CN"}
+    if os.environ.get(MEASUREMENTS_ENV):  # the timings the English run recorded
+        env[MEASUREMENTS_ENV] = "replay:" + os.environ[MEASUREMENTS_ENV].partition(":")[2]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise ExtensionError(
             f"the Chinese edition (zh/) failed to build:\n{proc.stdout[-8000:]}\n{proc.stderr[-4000:]}"
@@ -352,6 +491,9 @@ def _zh_build(app: Any, exception: Exception | None) -> None:
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _add_switch)
     app.connect("config-inited", _zh_emphasis)
+    app.connect("config-inited", _execution_language)
+    app.connect("config-inited", _zh_chrome, priority=400)  # before sphinx-togglebutton writes its hints (500)
+    app.connect("builder-inited", _own_cache, priority=600)  # after MyST-NB set the cache's path (500)
     app.add_css_file("editions.css", priority=900)
     app.add_role("en-doc", EnglishDoc())
     app.add_node(zh_caption)
@@ -360,6 +502,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("doctree-read", _doctree_read)
     app.connect("html-page-context", _page_context)
     app.connect("builder-inited", _search_dictionary)
+    app.connect("build-finished", _zh_written_pages)
     app.connect("build-finished", _zh_build, priority=900)  # after the other extensions fix the pages
     return {"parallel_read_safe": True, "parallel_write_safe": True}
 

@@ -85,6 +85,24 @@ def plotly_figure(raw: str) -> dict[str, Any] | None:
     return {"data": data, "layout": layout}
 
 
+#: The Chinese PDF's figures: plotly's fonts, then Noto Sans CJK SC (Debian's fonts-noto-cjk) for the Chinese
+#: characters; Chromium would otherwise take the first font with the glyphs that fontconfig offers (a Kai face).
+CJK_FONT_FAMILY = '"Open Sans", verdana, arial, "Noto Sans CJK SC", sans-serif'
+
+
+def with_cjk_font(figure: dict[str, Any]) -> dict[str, Any]:
+    """The figure with :data:`CJK_FONT_FAMILY` as its layout's font (its other font settings kept)."""
+    layout = dict(figure["layout"])
+    layout["font"] = {**(layout.get("font") or {}), "family": CJK_FONT_FAMILY}
+    return {**figure, "layout": layout}
+
+
+def plotly_image_name(figure: dict[str, Any]) -> str:
+    """The PNG's file name of a figure: a hash of what it shows and its size."""
+    key = hashlib.sha256(json.dumps([figure, _export_size(figure)], sort_keys=True).encode()).hexdigest()
+    return f"plotly-{key[:20]}.png"
+
+
 def interaction(figure: dict[str, Any]) -> str | None:
     """``"slider"``, ``"buttons"`` or None: what a reader of the web page can move in this figure."""
     layout = figure["layout"]
@@ -232,8 +250,9 @@ class StaticFigures(SphinxPostTransform):
             image, note, text = None, None, None
             figure = plotly_figure(raw) if raw else None
             if figure is not None:
-                key = hashlib.sha256(json.dumps([figure, _export_size(figure)], sort_keys=True).encode()).hexdigest()
-                image = outdir / f"plotly-{key[:20]}.png"
+                if lang == "zh":
+                    figure = with_cjk_font(figure)
+                image = outdir / plotly_image_name(figure)
                 if not image.is_file():
                     jobs.append((figure, image))
                 note = interaction(figure)
@@ -323,8 +342,8 @@ class PaperProofs(SphinxPostTransform):
     """A proof prints as a proof: "*Proof.*" opens it, a square ends it, and no empty box frames it.
 
     sphinx-proof writes a proof as an admonition with no title (the HTML shows it as a box whose
-    text starts with "Proof."); LaTeX's admonition would take the proof's first paragraph marker
-    for the box's title and draw an empty title bar.
+    text starts with "Proof.", "证明：" in the Chinese edition); LaTeX's admonition would take the proof's
+    first paragraph marker for the box's title and draw an empty title bar.
     """
 
     default_priority = 3
@@ -340,11 +359,12 @@ class PaperProofs(SphinxPostTransform):
                 body = list(box.children)
                 first = body[0] if body and isinstance(body[0], nodes.paragraph) else None
                 lead = first[0] if first is not None and first.children else None
-                if isinstance(lead, nodes.Text) and re.match(r"\S+\. ", str(lead)):
-                    word, rest = str(lead).split(" ", 1)
-                    first.replace(lead, nodes.Text(rest))
-                    first.insert(0, nodes.Text(" "))
-                    first.insert(0, nodes.emphasis(text=word))
+                opening = re.match(r"(\S+?\.) |(\S+?：)", str(lead)) if isinstance(lead, nodes.Text) else None
+                if opening:  # "Proof. " (sphinx-proof), "证明：" (the Chinese edition, book/_ext/editions.py)
+                    first.replace(lead, nodes.Text(str(lead)[opening.end() :]))
+                    if opening[1]:
+                        first.insert(0, nodes.Text(" "))
+                    first.insert(0, nodes.emphasis(text=opening[1] or opening[2]))
                 qed = nodes.raw("", "\\hfill\\ensuremath{\\square}", format="latex")
                 last = body[-1] if body else None
                 if isinstance(last, nodes.paragraph):
