@@ -33,6 +33,8 @@ import yaml
 
 import specdec_lite.exercises as exercises
 from specdec_lite import classroom
+from specdec_lite.classroom.release import ZH_COURSE
+from tools.labs_zh import ANSWER_STUB, CODE_STUB
 
 ROOT = Path(__file__).resolve().parents[1]
 COURSE = ROOT / "notebooks"
@@ -164,10 +166,23 @@ def test_student_copies_are_what_nbgrader_releases():
     assert not stale, f"out of date: {stale}; run python -m specdec_lite.classroom release"
 
 
-@pytest.mark.parametrize("master", MASTERS, ids=ids)
+#: What nbgrader writes in place of model code and of a model answer, per course (the Chinese course's
+#: ``nbgrader_config.py`` sets its own ``code_stub`` and ``text_stub``).
+STUBS = {
+    COURSE: ("# YOUR CODE HERE", "YOUR ANSWER HERE"),
+    ZH_COURSE: (CODE_STUB.splitlines()[0], ANSWER_STUB),
+}
+
+
+@pytest.mark.parametrize(
+    "master",
+    MASTERS + classroom.masters(ZH_COURSE),
+    ids=ids + [f"zh-{p.stem}" for p in classroom.masters(ZH_COURSE)],
+)
 def test_student_copy_has_no_solution_text(master):
+    course = master.parents[2]
     nb = nbformat.read(master, as_version=4)
-    student = nbformat.read(COURSE / master.name, as_version=4)
+    student = nbformat.read(course / master.name, as_version=4)
     nbformat.validate(student)
     text = "\n".join(c.source for c in student.cells)
     assert "BEGIN SOLUTION" not in text and "END SOLUTION" not in text
@@ -180,7 +195,7 @@ def test_student_copy_has_no_solution_text(master):
             lines = [ln.strip() for ln in region.splitlines() if len(ln.strip()) > 3]
             leaked = [ln for ln in lines if ln in copy.source]
             assert not leaked, f"{master.name}: the student copy still contains {leaked}"
-        assert "YOUR CODE HERE" in copy.source or "YOUR ANSWER HERE" in copy.source
+        assert any(stub in copy.source for stub in STUBS[course]), copy.source
 
 
 #: Lab 8's time budget (seconds) when its student copy runs in this test.

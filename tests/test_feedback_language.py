@@ -41,6 +41,7 @@ PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 NOT_THE_TERM = {
     "round": ("rounds the scaled logits",),
     "cell": ("counts per cell", "{cells:,} cells"),  # an array's cells (元素, 格子), not a notebook's
+    "check": ("drawn for this check", "check the sign"),  # the checking itself (这次检查), and a verb
 }
 
 

@@ -1,10 +1,12 @@
 """The Chinese labs are their English labs with the text translated: same assignment, same grading.
 
 ``tools/labs_zh.py`` makes each Chinese master from its English master and a translation file with
-one entry per Markdown cell, stamped with the fingerprint of the English cell it translates. The
-first test is the one a contributor meets: it fails when an English lab changed after its Chinese
-text was written, when a Chinese master or student copy is not what the translation and the release
-make, or when a code cell, cell id, grade id, point count or any nbgrader metadata differs. The
+one entry per Markdown cell and per code cell with English text, stamped with the fingerprint of the
+English cell it translates. The first test is the one a contributor meets: it fails when an English
+lab changed after its Chinese text was written, when a Chinese master or student copy is not what the
+translation and the release make, or when a program, cell id, grade id, point count or any nbgrader
+metadata differs: a translated code cell is its English program once comments are dropped and strings
+blanked, with only its shown strings changed. The
 Chinese labs are not executed again (nbval runs the English masters): these tests prove them the
 same instead. The others show that each kind of drift is caught.
 """
@@ -39,12 +41,15 @@ def test_every_english_lab_has_its_chinese_lab():
 
 
 def test_the_chinese_course_grades_as_the_english_one():
-    """Same nbgrader configuration; only the text that replaces a model answer in the student copies differs."""
+    """Same nbgrader configuration; only the text that replaces a model answer or model code in the copies differs."""
     en = (ROOT / "notebooks" / "nbgrader_config.py").read_text(encoding="utf-8")
     zh = (ROOT / "zh" / "notebooks" / "nbgrader_config.py").read_text(encoding="utf-8")
     assert zh.startswith(en)
     added = [ln for ln in zh[len(en) :].splitlines() if ln.strip() and not ln.startswith("#")]
-    assert added == [f'c.ClearSolutions.text_stub = "{labs_zh.ANSWER_STUB}"'], added
+    assert added == [
+        f'c.ClearSolutions.text_stub = "{labs_zh.ANSWER_STUB}"',
+        f'c.ClearSolutions.code_stub = {{"python": {labs_zh.CODE_STUB!r}}}'.replace("'", '"'),
+    ], added
 
 
 def test_the_setup_line_makes_the_checks_answer_in_chinese(monkeypatch):
@@ -82,7 +87,7 @@ def test_a_changed_english_cell_asks_for_its_chinese(monkeypatch):
 @pytest.mark.parametrize(
     ("change", "found"),
     [
-        (lambda nb: setattr(nb.cells[7], "source", nb.cells[7].source + "\n# a comment"), "the code differs"),
+        (lambda nb: setattr(nb.cells[7], "source", nb.cells[7].source + "\nprint(1)"), "the code differs"),
         (lambda nb: nb.cells[7].metadata["nbgrader"].update(points=3), "the metadata differ"),
         (lambda nb: nb.cells[6].metadata["nbgrader"].update(grade_id="marginals2"), "the metadata differ"),
         (lambda nb: nb.cells[6].metadata.pop("nbgrader"), "the metadata differ"),
@@ -173,3 +178,75 @@ def test_chinese_emphasis_renders_in_a_plain_commonmark_notebook():
 def test_the_emphasis_check_sees_punctuation_inside_bold():
     assert _literal_emphasis("**问题 1 的回答。**草稿分布") == ["**问题 1 的回答。**草稿分布"]
     assert _literal_emphasis("**问题 1 的回答**。草稿分布，$q^*$ 与 `a*b`") == []
+
+
+# --- a translated code cell is the English program --------------------------------------------------
+
+EN_CODE = """def residual(p, q):
+    ### BEGIN SOLUTION
+    pos = np.maximum(q - p, 0.0)  # the target's excess
+    return pos / pos.sum()
+    ### END SOLUTION
+print('p-value against q:', f'{x:.3f} runs', table['speed'])
+"""
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("# the target's excess", "# 目标分布超出的部分"),
+        ("'p-value against q:'", "'对 q 的 p 值：'"),
+        ("f'{x:.3f} runs'", "f'{x:.3f} 次运行'"),
+        ("    return pos", "    # 归一化\n    return pos"),
+    ],
+)
+def test_comments_and_shown_strings_may_be_translated(old, new):
+    assert labs_zh.program_problems(EN_CODE, EN_CODE.replace(old, new)) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "found"),
+    [
+        ("q - p, 0.0", "q - p, 0", "not the same program"),
+        ("pos.sum()", "pos.sum() + 0", "not the same program"),
+        ("table['speed']", "table['速度']", "read by the program"),
+        ("f'{x:.3f} runs'", "f'{x:.4f} runs'", "read by the program"),
+        ("### BEGIN SOLUTION", "### 开始 SOLUTION", "nbgrader markers"),
+        ("print(", "print (", ""),  # spacing is not the program: no problem
+    ],
+)
+def test_a_translation_that_changes_the_program_is_caught(old, new, found):
+    problems = labs_zh.program_problems(EN_CODE, EN_CODE.replace(old, new))
+    assert (not problems) if not found else any(found in p for p in problems), problems
+
+
+def test_a_string_handed_to_a_call_stays():
+    en = "p, q = instance_laws('mirror images')\nnp.errstate(invalid='ignore')"
+    zh = "p, q = instance_laws('镜像')\nnp.errstate(invalid='忽略')"
+    assert len(labs_zh.program_problems(en, zh)) == 2
+
+
+def test_english_left_in_a_code_cell_is_counted_and_asked_for(monkeypatch):
+    assert labs_zh.english_text(EN_CODE) == ["# the target's excess", "p-value against q:", " runs"]
+    words = labs_zh.translation(LAB)
+    code_id = next(k for k, v in words.items() if "code" in v)
+    monkeypatch.setattr(labs_zh, "translation", lambda lab: {k: v for k, v in words.items() if k != code_id})
+    _nb, problems = labs_zh.chinese(LAB)
+    assert len(problems) == 1 and code_id in problems[0] and "code cell" in problems[0], problems
+
+
+def test_a_changed_english_code_cell_asks_for_its_chinese(monkeypatch):
+    en = labs_zh.english(LAB)
+    words = labs_zh.translation(LAB)
+    cell = next(c for c in en.cells if "code" in words.get(c.id, {}))
+    cell.source += "\nprint(0)"
+    monkeypatch.setattr(labs_zh, "english", lambda lab: copy.deepcopy(en))
+    _nb, problems = labs_zh.chinese(LAB)
+    assert len(problems) == 1 and cell.id in problems[0] and "stamp" in problems[0], problems
+
+
+def test_the_student_copies_show_the_chinese_code_stub():
+    nb = nbformat.read(ZH_COURSE / f"{LAB}.ipynb", as_version=4)
+    stubbed = [c.source for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    first = labs_zh.CODE_STUB.splitlines()[0]
+    assert stubbed and all(first in s and "YOUR CODE" not in s for s in stubbed), stubbed

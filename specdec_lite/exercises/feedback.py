@@ -74,7 +74,15 @@ _SHOWN = 300
 
 
 class NotYet(AssertionError):
-    """Raised by ``Feedback.assert_correct()`` on a wrong answer; its message is the feedback."""
+    """Raised by ``Feedback.assert_correct()`` on a wrong answer; its message is the feedback.
+
+    In a notebook it shows as that message alone, not as a traceback through this package: IPython
+    renders an exception that has ``_render_traceback_()`` by its lines. The cell still fails (an
+    ``error`` output), so nbgrader scores it 0. A student's own exception keeps its traceback.
+    """
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
 
 
 class _Sealed(type):

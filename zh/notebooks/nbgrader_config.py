@@ -59,5 +59,7 @@ c.CourseDirectory.ignore = [
     ".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md", "jupytext.toml", ".grading.json",
 ]
 # The Chinese labs (zh/notebooks): everything above is the English course's configuration, byte for byte
-# (tests/test_labs_zh.py); the student copies show this in place of a model answer (tools/labs_zh.py's ANSWER_STUB).
+# (tests/test_labs_zh.py); the student copies show these in place of a model answer and of model code
+# (tools/labs_zh.py's ANSWER_STUB and CODE_STUB).
 c.ClearSolutions.text_stub = "在这里写下你的回答"
+c.ClearSolutions.code_stub = {"python": "# 在这里写你的代码\nraise NotImplementedError()"}
