@@ -171,6 +171,8 @@ def costs_table(results: Mapping[str, Any]) -> str:
     """The file's call costs as an HTML table: a row per model shape and context length."""
     head = ["model shape", "context L", "one-token call", f"c (draft {results['draft']})",
             *(f"c_{K}" for K in LOOKAHEADS)]
+    # the c_K headers are typeset by MathJax on the book's page (its "math" class), as c with a subscript
+    math = {f"c_{K}": f'<span class="math notranslate nohighlight">\\(c_{{{K}}}\\)</span>' for K in LOOKAHEADS}
     body = []
     for r in cost_rows(results):
         cells = [r["model"], str(r["context"]), f"{1e3 * r['one_token_s']:.2f} ms", f"{r['c']:.3f}",
@@ -178,7 +180,8 @@ def costs_table(results: Mapping[str, Any]) -> str:
         body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     skipped = "".join(f"<li>{html.escape(s['reason'])}</li>" for s in results["skipped"])
     return (f"<p><b>{html.escape(results.get('file', ''))}</b>: {html.escape(results_label(results))}</p>"
-            "<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
+            '<table class="table"><thead><tr>'
+            + "".join(f"<th>{math.get(h) or html.escape(h)}</th>" for h in head) + "</tr></thead><tbody>"
             + "".join(body) + "</tbody></table>" + (f"<p>Skipped:</p><ul>{skipped}</ul>" if skipped else ""))
 
 
