@@ -89,7 +89,7 @@ def _tables(doctree: nodes.document) -> None:
     for table in list(doctree.findall(nodes.table)):
         for lit in list(table.findall(nodes.literal)):
             text = lit.astext()
-            if len(text) > 16 and _BREAK_AFTER.search(text) and isinstance(lit.parent, nodes.Element):
+            if isinstance(lit.parent, nodes.Element):
                 lit.replace_self(nodes.raw("", _breakable_code(text), format="html"))
         for ref in table.findall(nodes.reference):
             if len(ref.astext()) <= _SHORT_LINK:
