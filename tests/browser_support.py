@@ -303,7 +303,8 @@ def defect_site(built_book: Path, site: Path) -> Path:
     """A small site of pages with defects, for the tests that show the checks can fail.
 
     ``broken.html`` (the page check): a JavaScript error, an unnamed external script, a formula
-    with a TeX error and one MathJax cannot find, a figure that is never drawn, a slider whose
+    with a TeX error and one MathJax cannot find, a display formula wider than its column (and than
+    a phone's page), a figure that is never drawn, a slider whose
     steps plot the same data and one whose steps change it, and three tables too narrow for a
     long code name: one in a box that hides what overflows, one in a box that scrolls, and one
     whose cell cuts its own content.
@@ -334,6 +335,7 @@ def defect_site(built_book: Path, site: Path) -> Path:
         f'<script defer src="{CDN_ASSETS[0]["prefix"]}es5/tex-mml-chtml.js"></script></head><body>'
         '<p><span class="math">\\(\\frac{1}{\\)</span>, <span class="math">\\(x^{2}}\\)</span>, '
         '<span class="math">\\(x^2\\)</span></p>'
+        '<div class="math" style="width:600px">\\[' + " + ".join(f"x_{{{i}}}" for i in range(1, 120)) + "\\]</div>"
         '<script>throw new Error("boom")</script>'
         f'<div class="plotly-graph-div" style="height:300px"></div>{body}'
         '<div style="width:300px;overflow:hidden"><table><tr><td style="white-space:nowrap">'

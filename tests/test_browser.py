@@ -5,7 +5,7 @@ files, no request to anything outside the book except the CDN assets named in
 ``browser_support.CDN_ASSETS`` (served from local copies), every formula typeset by
 MathJax, every plotly figure drawn, every slider that moves change the plotted data,
 and every embedded widget rendered, and at a desktop's width (1280 px) every table cell shows
-whole. Each page is opened again at a phone's width (390 px):
+whole and every display formula fits its column. Each page is opened again at a phone's width (390 px):
 it must not scroll sideways, every figure's plot area must keep most of the figure's width,
 no title or legend may be cut, and a table cell may hide only inside a box that scrolls.
 Screenshots of every page (``phone__*`` at the phone's
@@ -63,6 +63,9 @@ def problems(report: dict) -> list[str]:
     if math["typeset"] != math["expected"]:
         out.append(f"only {math['typeset']} of {math['expected']} formulas typeset; raw: {math['raw']}")
     out += [f"MathJax error: {e}" for e in math["errors"]]
+    if report.get("wideMath") is None:
+        out.append("the display formulas were not measured")
+    out += [f"at 1280 px a display formula is wider than its column: {t!r}" for t in report.get("wideMath") or []]
     for fig in report["figures"]:
         name = f"figure {fig['index'] + 1}"
         if not fig["drawn"]:
@@ -161,6 +164,7 @@ def test_checker_notices_broken_pages():
         ],
         "widgets": {"views": 2, "rendered": 1},
         "screenshot": None,
+        "wideMath": ["b t ( x ) = min ( 1 , q t ( x ) p t ( x ) )"],
         "tables": {
             "viewport": 1280,
             "tables": 3,
@@ -211,6 +215,7 @@ def test_checker_notices_broken_pages():
         "figure 2: its slider was not moved",
         "figure 3: moving its slider",
         "1 of 2 embedded widgets",
+        "at 1280 px a display formula is wider than its column: 'b t ( x ) = min",
         "no screenshot",
         "at 390 px the page scrolls sideways (520 px wide)",
         "figure 1 at 390 px: the plot area is 71 px",
@@ -273,9 +278,11 @@ def test_browser_check_catches_a_broken_page(defect_reports):
     report = defect_reports["broken.html"]["read"]
     found = "\n".join(problems(report))
     assert "boom" in found and "example.org/tracker.js" in found
-    assert "only 2 of 3 formulas typeset" in found, "MathJax cannot even find an unbalanced formula"
+    assert "only 3 of 4 formulas typeset" in found, "MathJax cannot even find an unbalanced formula"
     assert "MathJax error: Extra close brace" in found
     assert "figure 1 is not drawn" in found
+    assert "at 1280 px a display formula is wider than its column: 'x" in found, found
+    assert re.search(r"at \d+ px the page scrolls sideways", found), "the same formula widens the page on a phone"
     assert "figure 2: moving its slider" in found, "a slider that changes nothing must fail"
     assert "figure 3" not in found, "a slider that changes the data passes"
     # the tables, at a desktop's width and at a phone's (the same cells: the page has no viewport tag)

@@ -24,6 +24,9 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 _CHAPTER = re.compile(r"(?:^|/)ch(\d+)_[^/]*$")
+#: Figures of pages outside the chapters, numbered with a dot too ("Figure 0.1" on the landing page,
+#: "Figure W.1" in the worked example), so that an undotted number is always the paper's.
+PAGE_FIGURES = {"book/intro": 0, "book/worked_example": "W"}
 
 
 def _with_paper_option(cls: type) -> type:
@@ -75,6 +78,9 @@ def renumber(app: Any, env: Any) -> list[str]:
                 elif match:
                     count += 1
                     ids[node_id] = (int(match[1]), count)
+                elif kind == "figure" and docname in PAGE_FIGURES:
+                    count += 1
+                    ids[node_id] = (PAGE_FIGURES[docname], count)
                 else:
                     continue
                 changed.append(docname)

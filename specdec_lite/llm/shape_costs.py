@@ -226,6 +226,8 @@ def costs_table(results: Mapping[str, Any]) -> str:
         f"c (draft {results['draft']})",
         *(f"c_{K}" for K in LOOKAHEADS),
     ]
+    # the c_K headers are typeset by MathJax on the book's page (its "math" class), as c with a subscript
+    math = {f"c_{K}": f'<span class="math notranslate nohighlight">\\(c_{{{K}}}\\)</span>' for K in LOOKAHEADS}
     body = []
     for r in cost_rows(results):
         cells = [
@@ -239,8 +241,8 @@ def costs_table(results: Mapping[str, Any]) -> str:
     skipped = "".join(f"<li>{html.escape(s['reason'])}</li>" for s in results["skipped"])
     return (
         f"<p><b>{html.escape(results.get('file', ''))}</b>: {html.escape(results_label(results))}</p>"
-        "<table><thead><tr>"
-        + "".join(f"<th>{html.escape(h)}</th>" for h in head)
+        '<table class="table"><thead><tr>'
+        + "".join(f"<th>{math.get(h) or html.escape(h)}</th>" for h in head)
         + "</tr></thead><tbody>"
         + "".join(body)
         + "</tbody></table>"

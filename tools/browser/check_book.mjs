@@ -8,7 +8,8 @@
 //          visible focus, the range inputs) and, at each figure's slider control, moves it with the
 //          arrow keys, End and Home; the page switched to dark and back (each figure's theme and
 //          contrasts); then, with every folded part opened, math typeset, widgets rendered,
-//          figures drawn, each slider moved by the mouse, and a screenshot.
+//          figures drawn, display formulas wider than their column, each slider moved by the
+//          mouse, and a screenshot.
 //   dark   on the same load, after the keyboard walk: the reader's system turns dark (the theme's
 //          "auto" mode follows it in place), axe-core on the settled page, and back to light.
 //   phone  390 CSS pixels, touch, in a browser that prefers dark at first: the figures come up
@@ -403,8 +404,10 @@ function displayMath() {
       && ["auto", "scroll"].includes(getComputedStyle(e).overflowX));
     const overflows = mjx.scrollWidth > mjx.clientWidth + 1 || box.scrollWidth > box.clientWidth + 1
       || mjx.getBoundingClientRect().right > document.documentElement.clientWidth + 1;
+    const mml = mjx.querySelector("mjx-assistive-mml");
     return {
       overflows,
+      text: (mml ? mml.textContent : mjx.textContent).replace(/\s+/g, " ").trim().slice(0, 60),
       scrolls: Boolean(scroller),
       focusable: Boolean(scroller && scroller.tabIndex >= 0),
       labelled: Boolean(scroller && (scroller.getAttribute("aria-label") || scroller.getAttribute("aria-labelledby"))),
@@ -786,6 +789,8 @@ async function lightMode(context, path) {
       await until(page, allDrawn, null, DRAW_MS, 100);
       await page.evaluate(figuresSettled);
       res.tables = await page.evaluate(clippedCells);
+      // at a desktop's width every display formula fits its column (measured as on a phone)
+      res.wideMath = (await page.evaluate(displayMath)).filter((m) => m.overflows).map((m) => m.text);
     });
     // every step of every slider, button and frame: the title it sets is the title the reader reads
     res.titles = await stage(res, "titles", async () => {
@@ -903,6 +908,7 @@ function reports(path, light, phone) {
     consoleErrors: [...light.consoleErrors, ...phone.consoleErrors.map((e) => `(at a phone's width) ${e}`)],
     external: [...light.external, ...phone.external], localFailures: [...light.localFailures, ...phone.localFailures],
     math: light.math || null, figures: light.read || [], widgets: light.widgets || null, tables: light.tables || null,
+    wideMath: light.wideMath || null,
     screenshot: light.screenshot || null,
     phone: phoneFatal ? { fatal: phoneFatal } : phone.layout,
     ms: { light: light.ms, phone: phone.ms },

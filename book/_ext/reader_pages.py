@@ -1,0 +1,199 @@
+"""Pages that fit a laptop's and a phone's screen, and lab pages that say what they are.
+
+* ``reader_pages_static/reader_pages.css`` (every page): one search box, a wider text column
+  below 1400 px, printed outputs that wrap, long inline code that breaks on a phone, a phone
+  header that fits, tables without an empty header row (tests/test_browser.py measures it).
+* Code names in tables (HTML only): a long dotted name or test id may break after its dots,
+  slashes and colons (``<wbr>``), never inside a word, and a short link in a
+  table ("Lab 1", "实验 1") stays on one line.
+* Lab pages (``notebooks/labNN_*``, the student copies, which the book does not run): a banner
+  first says that the page is the student copy and how to run it, and after each cell that
+  calls an explorer (``token_explorer()``, ...) a still shows what the explorer draws at its
+  first settings: the explorer itself is called at build time and the figure its own update
+  function drew is shown as the book's figures are (``specdec_lite.plotting.book_html``). The
+  notebooks themselves are not changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import importlib
+import io
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from docutils import nodes
+
+STATIC = Path(__file__).resolve().parent / "reader_pages_static"
+_LAB = re.compile(r"^notebooks/lab\d\d_\w+$")
+_EXPLORER_CALL = re.compile(r"^\s*(?P<name>[a-z_]+_explorer)\((?P<args>[^()]*)\)\s*$")
+#: The modules of ``specdec_lite.widgets`` that hold an explorer.
+_WIDGET_MODULES = (
+    "token_explorer",
+    "round_explorer",
+    "rejections_explorer",
+    "beat_speculative",
+    "tradeoff_explorer",
+    "batch_explorer",
+    "lookahead_explorer",
+    "real_models",
+)
+#: Break opportunities in a code name: after its dots, slashes and colons (a part of a name stays whole).
+_BREAK_AFTER = re.compile(r"([./:]+)")
+#: A link in a table this short stays on one line.
+_SHORT_LINK = 14
+
+_TEXT = {
+    "en": {
+        "banner": (
+            "<p><b>This page is the lab's student copy</b>, shown as it is handed out: nothing on it "
+            "has been run, and its exercises and answers are yours to write. To run it, open it in "
+            "Colab with the badge below (its first cell installs <code>specdec_lite</code>), or "
+            "download it with the download button at the top of the page and open it in Jupyter "
+            "with <code>specdec_lite</code> installed (<code>pip install -r requirements.txt</code> "
+            "in a clone of the repository). Under each explorer a still shows what it draws at its "
+            "first settings; in Colab or Jupyter its controls redraw it.</p>"
+        ),
+        "still": "What <code>{call}</code> draws at its first settings (a still: run the lab to move its controls).",
+        "pair": " Drawn with the offline model pair shipped with <code>specdec_lite</code>.",
+    },
+    "zh": {
+        "banner": (
+            "<p><b>本页是实验的学生版</b>，按发给学生时的样子显示：页面上的代码都没有运行过，练习和回答"
+            "留给你来完成。要运行它，可以用下面的徽章在 Colab 中打开（第一个单元格会安装 "
+            "<code>specdec_lite</code>），也可以用页面顶部的下载按钮下载，在装好 <code>specdec_lite</code> "
+            "的 Jupyter 中打开（在仓库的克隆中运行 <code>pip install -r requirements.txt</code>）。"
+            "每个探索器下面有一张静态图，显示它在初始设置下画出的内容；在 Colab 或 Jupyter 中拖动控件即可重画。</p>"
+        ),
+        "still": "<code>{call}</code> 在初始设置下画出的图（静态图：运行实验即可拖动控件）。",
+        "pair": "所用的是 <code>specdec_lite</code> 自带的离线模型对。",
+    },
+}
+
+
+def _lang(app: Any) -> str:
+    return "zh" if str(app.config.language or "").startswith("zh") else "en"
+
+
+# --- code names and short links in tables ---------------------------------------------------------
+def _breakable_code(text: str) -> str:
+    parts = _BREAK_AFTER.split(text)
+    out = "".join(html.escape(p) + ("<wbr>" if _BREAK_AFTER.fullmatch(p) else "") for p in parts if p)
+    return f'<code class="docutils literal notranslate sd-table-code"><span class="pre">{out}</span></code>'
+
+
+def _tables(doctree: nodes.document) -> None:
+    for table in list(doctree.findall(nodes.table)):
+        for lit in list(table.findall(nodes.literal)):
+            text = lit.astext()
+            if isinstance(lit.parent, nodes.Element):
+                lit.replace_self(nodes.raw("", _breakable_code(text), format="html"))
+        for ref in table.findall(nodes.reference):
+            if len(ref.astext()) <= _SHORT_LINK:
+                ref["classes"].append("sd-nowrap")
+
+
+# --- lab pages ------------------------------------------------------------------------------------
+def _explorer(name: str) -> Any:
+    for module in _WIDGET_MODULES:
+        mod = importlib.import_module(f"specdec_lite.widgets.{module}")
+        if callable(getattr(mod, name, None)):
+            return getattr(mod, name)
+    raise LookupError(f"no explorer named {name} in specdec_lite.widgets")
+
+
+def explorer_still(name: str, language: str = "en") -> tuple[str, bool]:
+    """HTML of what explorer ``name`` draws when a lab calls it, and whether it used the offline pair.
+
+    The explorer is called as the lab calls it (no arguments; Lab 8's ``generation_explorer``
+    gets the offline pair shipped with the package and that pair's first prompt, as the lab's
+    ``load_pair()`` does without a hub). The figure its update function draws is caught where
+    ``widgets.core.explorer`` shows it; an explorer that draws HTML into its last widget (the round
+    explorer) gives that HTML.
+    """
+    from specdec_lite import _i18n
+    from specdec_lite.plotting import book_html
+    from specdec_lite.widgets import core
+
+    shown: list[Any] = []
+    real_show = core.show
+    before = os.environ.get(_i18n.ENV)
+    os.environ[_i18n.ENV] = "zh_CN" if language == "zh" else "en"
+    core.show = shown.append
+    try:
+        kwargs: dict[str, Any] = {}
+        offline = name == "generation_explorer"
+        if offline:
+            from specdec_lite.llm import load_pair
+
+            with contextlib.redirect_stderr(io.StringIO()):
+                kwargs["pair"] = load_pair(hub=False, verbose=False, progress=False)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            box = _explorer(name)(**kwargs)  # quiet: clear_output's and the model loader's lines
+    finally:
+        core.show = real_show
+        if before is None:
+            os.environ.pop(_i18n.ENV, None)
+        else:
+            os.environ[_i18n.ENV] = before
+    if shown:
+        return book_html(shown[-1]), offline
+    value = getattr(box.children[-1], "value", None)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name}() drew neither a figure nor HTML")
+    return value, offline
+
+
+def _cell_source(cell: nodes.Element) -> str:
+    for block in cell.findall(nodes.literal_block):
+        return block.astext()
+    return ""
+
+
+def _lab_page(app: Any, doctree: nodes.document) -> None:
+    text = _TEXT[_lang(app)]
+    sections = list(doctree.findall(nodes.section))
+    if sections:
+        title = sections[0].next_node(nodes.title)
+        at = sections[0].index(title) + 1 if title is not None and title.parent is sections[0] else 0
+        banner = nodes.raw("", f'<div class="sd-lab-banner" role="note">{text["banner"]}</div>', format="html")
+        sections[0].insert(at, banner)
+    cache: dict[str, tuple[str, bool]] = app.env.__dict__.setdefault("_sd_explorer_stills", {})
+    for cell in list(doctree.findall(nodes.container)):
+        if "cell" not in cell.get("classes", []):
+            continue
+        match = _EXPLORER_CALL.match(_cell_source(cell))
+        if not match:
+            continue
+        key = f"{match['name']}:{_lang(app)}"
+        if key not in cache:
+            cache[key] = explorer_still(match["name"], _lang(app))
+        body, offline = cache[key]
+        call = html.escape(f"{match['name']}({match['args']})")
+        note = text["still"].format(call=call) + (text["pair"] if offline else "")
+        still = nodes.raw(
+            "", f'<div class="sd-explorer-still"><p class="sd-still-note">{note}</p>{body}</div>', format="html"
+        )
+        cell.parent.insert(cell.parent.index(cell) + 1, still)
+
+
+def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
+    if app.builder.format != "html":
+        return
+    _tables(doctree)
+    if _LAB.match(docname):
+        _lab_page(app, doctree)
+
+
+def _add_static(app: Any) -> None:
+    app.config.html_static_path.append(str(STATIC))
+
+
+def setup(app: Any) -> dict[str, Any]:
+    app.connect("builder-inited", _add_static)
+    app.connect("doctree-resolved", _resolved)
+    app.add_css_file("reader_pages.css", priority=910)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,66 @@
+"""Lab pages say what they are and show what their explorers draw (``book/_ext/reader_pages.py``).
+
+The lab notebooks are the student copies and are not run for the book: each lab page opens with a
+banner saying so and how to run it, and after each cell that calls an explorer the page shows a
+still, the figure the explorer's own update function draws at the explorer's first settings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "book" / "_ext"))
+import reader_pages  # noqa: E402
+
+LABS = sorted((ROOT / "notebooks").glob("lab[0-9][0-9]_*.ipynb"))
+ZH_LABS = sorted((ROOT / "zh" / "notebooks").glob("lab[0-9][0-9]_*.ipynb"))
+
+
+def explorer_calls(notebook: Path) -> list[str]:
+    """The explorer names that the notebook's code cells call (a cell ending in ``name_explorer(...)``)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    sources = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    return [m["name"] for s in sources if (m := reader_pages._EXPLORER_CALL.match(s))]
+
+
+def test_every_lab_explorer_call_is_found_and_names_an_explorer_of_the_package():
+    calls = {lab.stem: explorer_calls(lab) for lab in LABS}
+    assert all(calls.values()), f"a lab without an explorer call the page could show: {calls}"
+    # every line of a lab that calls an explorer is a cell of its own, as the pattern expects
+    for lab in [*LABS, *ZH_LABS]:
+        cells = json.loads(lab.read_text(encoding="utf-8"))["cells"]
+        lines = [line for c in cells if c["cell_type"] == "code" for line in "".join(c["source"]).splitlines()]
+        assert len([x for x in lines if re.match(r"\s*\w+_explorer\(", x)]) == len(explorer_calls(lab)), lab.name
+    for name in {n for names in calls.values() for n in names}:
+        assert callable(reader_pages._explorer(name))
+    with pytest.raises(LookupError):
+        reader_pages._explorer("no_such_explorer")
+
+
+def test_the_still_is_the_figure_the_explorers_update_function_draws_at_its_first_settings():
+    from specdec_lite.widgets.token_explorer import token_update
+
+    html, offline = reader_pages.explorer_still("token_explorer")
+    title = token_update().layout.title.text.split("<br>")[0]
+    assert not offline and 'class="sd-figure"' in html and title in html, title
+    # another seed draws another figure: the still is not any figure of the explorer
+    assert token_update(seed=3).layout.title.text.split("<br>")[0] not in html
+    svg, _ = reader_pages.explorer_still("round_explorer")
+    assert svg.startswith("<p><b>step 1 of") and "<svg" in svg
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_lab_pages_say_they_are_the_student_copy_and_show_each_explorer(built_book, edition):
+    words = {"": "This page is the lab's student copy", "zh/": "本页是实验的学生版"}[edition]
+    for lab in LABS:
+        page = (built_book / edition / "notebooks" / f"{lab.stem}.html").read_text(encoding="utf-8")
+        article = page.split('<article class="bd-article"', 1)[1]
+        assert words in article.split('class="cell', 1)[0], f"{edition}{lab.stem}: no banner before its first cell"
+        stills = article.count('class="sd-explorer-still"')
+        assert stills == len(explorer_calls(lab)) > 0, f"{edition}{lab.stem}: {stills} stills"
