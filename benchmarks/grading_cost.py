@@ -6,16 +6,18 @@ with the course's ``nbgrader_config.py`` (the sandbox included), as the instruct
 grade it. For each run:
 
 * ``wall_s``: the seconds of the whole ``nbgrader autograde`` command;
-* ``cpu_s``: user and system seconds of every process it started, the sandboxed kernel included
-  (this script makes itself the reaper of orphaned descendants, so a killed kernel's CPU is counted);
+* ``cpu_s``: user and system seconds of every process it started: nbgrader's (this script reaps every
+  descendant) and the sandboxed kernel's, read from ``/proc`` while it runs (its CPU never reaches its
+  parent's account; run as root, the kernel runs as ``nobody``);
+* ``grader_cpu_s`` and ``kernel_cpu_s``: the same, nbgrader's and the kernel's apart;
 * ``cells_s``: the seconds of the notebook's cells, as ``GradingExecute`` logs them (``cell N ran in X s``);
 * ``overhead_s``: ``wall_s - cells_s``: nbgrader's start, the kernel's start in its sandbox, the
   gradebook, writing the notebook, the kernel's end.
 
-The medians are printed per lab. ``--pythonpath`` grades with another copy of ``specdec_lite`` (a
-checkout of an earlier commit, to compare); ``--json`` writes the numbers.
+The medians are printed per lab. ``--compare DIR`` also grades each submission with the ``specdec_lite``
+of ``DIR`` (a checkout of an earlier commit), the two in turn; ``--json`` writes the numbers.
 
-    python benchmarks/grading_cost.py [--labs lab01_markov_chains ...] [--runs 3] [--pythonpath DIR] [--json PATH]
+    python benchmarks/grading_cost.py [--labs lab01_markov_chains ...] [--runs 3] [--compare DIR] [--json PATH]
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import date
 from pathlib import Path
@@ -40,8 +43,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from specdec_lite.classroom import COURSE, nbgrader_env  # noqa: E402
+from specdec_lite.classroom.sandbox import NOBODY  # noqa: E402
 
 LABS = ("lab01_markov_chains", "lab05_tradeoff", "lab08_real_models", "lab09_bugs")
+#: The numbers of a run whose median is kept.
+KEYS = ("wall_s", "cpu_s", "grader_cpu_s", "kernel_cpu_s", "cells_s", "overhead_s")
 #: ``prctl`` option: orphaned descendants are re-parented to this process, which reaps them (and counts their CPU).
 PR_SET_CHILD_SUBREAPER = 36
 
@@ -74,33 +80,123 @@ def _reap() -> None:
             return
 
 
+class SandboxCPU:
+    """CPU seconds of the sandboxed kernels (uid ``Limits.uid``), read from ``/proc`` every ``every`` seconds.
+
+    A sandboxed process's CPU never reaches its parent's account (bubblewrap's init in the PID namespace ends
+    without handing it on), so it is read while the processes live: each one's last reading counts (up to
+    ``every`` seconds of each process's end are missed)."""
+
+    def __init__(self, root: int, uid: int = NOBODY, every: float = 0.02) -> None:
+        self.root, self.uid, self.every, self.last = root, uid, every, {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        tick = os.sysconf("SC_CLK_TCK")
+        while not self._stop.is_set():
+            for entry in os.scandir("/proc"):
+                if not entry.name.isdigit():
+                    continue
+                try:
+                    if entry.stat().st_uid != self.uid:
+                        continue
+                    fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+                    if not self._descends(int(fields[1])):  # another grader's kernel (another test, say)
+                        continue
+                except (OSError, IndexError):
+                    continue
+                # utime, stime, cutime, cstime (fields 14-17 of proc(5)), and the start time to tell reused pids
+                self.last[(entry.name, fields[19])] = sum(int(x) for x in fields[11:15]) / tick
+            self._stop.wait(self.every)
+
+    def _descends(self, pid: int) -> bool:
+        for _ in range(16):
+            if pid == self.root:
+                return True
+            if pid <= 1:
+                return False
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        return False
+
+    def __enter__(self) -> SandboxCPU:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    @property
+    def seconds(self) -> float:
+        return sum(self.last.values())
+
+
 def cpu_of_children() -> float:
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
 
 
-def grade_once(course: Path, lab: str, env: dict[str, str]) -> dict[str, float]:
-    """One ``nbgrader autograde <lab> --student=full --force``: wall, CPU, cells and overhead seconds."""
+#: Each log line starts with its time (seconds since the epoch), from which ``breakdown`` cuts the run in parts.
+LOG_FORMAT = "%(created).3f %(message)s"
+
+
+def breakdown(stderr: str, start: float, end: float) -> dict[str, float]:
+    """The run's seconds by part, from the times of nbgrader's and ``GradingExecute``'s log lines.
+
+    ``nbgrader_start``: Python, nbgrader's imports and the configuration, to its first line; ``gradebook``: the
+    gradebook, the submission's sanitizing, writing it out; ``kernel_start``: the sandbox, the kernel's Python and
+    ipykernel, until the first cell starts; ``cells``: the cells' own seconds (``imports``: the lab's second code
+    cell, its imports); ``between_cells``; ``kernel_end``: the kernel's end and the scoring steps, to the autograded
+    notebook's writing; ``exit``: writing it and the process's end."""
+    lines = [(float(m[1]), m[2]) for m in re.finditer(r"^(\d{9,}\.\d+) (.*)$", stderr, re.M)]
+    ran = [(t, float(m[2])) for t, text in lines if (m := re.match(r"cell (\d+) ran in ([\d.]+) s", text))]
+    first = lines[0][0]
+    told = next(t for t, text in lines if text.startswith(("sandboxed", "NOT SANDBOXED")))
+    written = [t for t, text in lines if text.startswith("Writing") and "autograded" in text][-1]
+    ready = ran[0][0] - ran[0][1]
+    cells = sum(r[1] for r in ran)
+    return {
+        "nbgrader_start": first - start,
+        "gradebook": told - first,
+        "kernel_start": ready - told,
+        "cells": cells,
+        "imports": ran[1][1] if len(ran) > 1 else 0.0,
+        "between_cells": ran[-1][0] - ready - cells,
+        "kernel_end": written - ran[-1][0],
+        "exit": end - written,
+    }
+
+
+def grade_once(course: Path, lab: str, env: dict[str, str]) -> dict:
+    """One ``nbgrader autograde <lab> --student=full --force``: wall, CPU, cells and overhead seconds, and parts."""
     _reap()
-    cpu0, t0 = cpu_of_children(), time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "nbgrader", "autograde", lab, "--student=full", "--force"],
+    cpu0, start, t0 = cpu_of_children(), time.time(), time.perf_counter()
+    args = [sys.executable, "-m", "nbgrader", "autograde", lab, "--student=full", "--force"]
+    with subprocess.Popen(
+        args + [f"--Application.log_format={LOG_FORMAT}"],
         cwd=course,
         env=env,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-    )
-    wall = time.perf_counter() - t0
+    ) as proc:
+        with SandboxCPU(proc.pid) as kernels:
+            _, stderr = proc.communicate()
+            wall, end = time.perf_counter() - t0, time.time()
     _reap()
-    cpu = cpu_of_children() - cpu0
+    grader_cpu = cpu_of_children() - cpu0
     if proc.returncode != 0:
-        raise RuntimeError(f"nbgrader autograde {lab} failed:\n{proc.stderr[-3000:]}")
-    cells = sum(float(x) for x in re.findall(r"cell \d+ ran in ([\d.]+) s", proc.stderr))
+        raise RuntimeError(f"nbgrader autograde {lab} failed:\n{stderr[-3000:]}")
+    parts = breakdown(stderr, start, end)
     return {
         "wall_s": round(wall, 2),
-        "cpu_s": round(cpu, 2),
-        "cells_s": round(cells, 2),
-        "overhead_s": round(wall - cells, 2),
+        "cpu_s": round(grader_cpu + kernels.seconds, 2),
+        "grader_cpu_s": round(grader_cpu, 2),
+        "kernel_cpu_s": round(kernels.seconds, 2),
+        "cells_s": round(parts["cells"], 2),
+        "overhead_s": round(wall - parts["cells"], 2),
+        "parts_s": {k: round(v, 2) for k, v in parts.items()},
     }
 
 
@@ -108,29 +204,38 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--labs", nargs="*", default=list(LABS))
     ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--pythonpath", help="grade with the specdec_lite of this folder (default: this checkout's)")
+    ap.add_argument(
+        "--compare", help="also grade with the specdec_lite of this folder (an earlier checkout), run for run"
+    )
     ap.add_argument("--json", help="write the numbers here")
     args = ap.parse_args()
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    env = nbgrader_env()
-    if args.pythonpath:
-        env["PYTHONPATH"] = os.pathsep.join([str(Path(args.pythonpath).resolve()), env["PYTHONPATH"]])
+    envs = {"this": nbgrader_env()}
+    if args.compare:
+        envs["compared"] = {
+            **envs["this"],
+            "PYTHONPATH": os.pathsep.join([str(Path(args.compare).resolve()), envs["this"]["PYTHONPATH"]]),
+        }
     out: dict = {
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "specdec_lite": args.pythonpath or str(ROOT),
+        "specdec_lite": {"this": str(ROOT), "compared": args.compare},
         "labs": {},
     }
     with tempfile.TemporaryDirectory(prefix="grading-cost-") as tmp:
-        course = course_copy(Path(tmp), args.labs, env)
+        course = course_copy(Path(tmp), args.labs, envs["this"])
         for lab in args.labs:
-            runs = []
-            for _ in range(args.runs):
-                load = os.getloadavg()[0]
-                runs.append({**grade_once(course, lab, env), "load_before": round(load, 2)})
-            median = {k: statistics.median(r[k] for r in runs) for k in ("wall_s", "cpu_s", "cells_s", "overhead_s")}
-            out["labs"][lab] = {"runs": runs, "median": median}
-            print(lab, json.dumps(median), "loads", [r["load_before"] for r in runs], flush=True)
+            runs: dict[str, list] = {name: [] for name in envs}
+            for _ in range(args.runs):  # the two versions in turn, so that both meet the same load
+                for name, env in envs.items():
+                    load = os.getloadavg()[0]
+                    runs[name].append({**grade_once(course, lab, env), "load_before": round(load, 2)})
+            out["labs"][lab] = {}
+            for name, rows in runs.items():
+                median = {k: statistics.median(r[k] for r in rows) for k in KEYS}
+                median["parts_s"] = {k: statistics.median(r["parts_s"][k] for r in rows) for k in rows[0]["parts_s"]}
+                out["labs"][lab][name] = {"runs": rows, "median": median}
+                print(lab, name, json.dumps(median), "loads", [r["load_before"] for r in rows], flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 
