@@ -14,10 +14,12 @@ grade it. For each run:
 * ``overhead_s``: ``wall_s - cells_s``: nbgrader's start, the kernel's start in its sandbox, the
   gradebook, writing the notebook, the kernel's end.
 
-The medians are printed per lab. ``--compare DIR`` also grades each submission with the ``specdec_lite``
+The medians are printed per lab. ``--lab8-rule`` also grades Lab 8's master, a wrong answer and the untouched
+copy with the measurement section at its smallest plan (the grader's rule) and at the lab's budget, and
+records every score of both. ``--compare DIR`` also grades each submission with the ``specdec_lite``
 of ``DIR`` (a checkout of an earlier commit), the two in turn; ``--json`` writes the numbers.
 
-    python benchmarks/grading_cost.py [--labs lab01_markov_chains ...] [--runs 3] [--compare DIR] [--json PATH]
+    python benchmarks/grading_cost.py [--labs LAB ...] [--runs 3] [--compare DIR] [--lab8-rule] [--json PATH]
 """
 
 from __future__ import annotations
@@ -200,6 +202,71 @@ def grade_once(course: Path, lab: str, env: dict[str, str]) -> dict:
     }
 
 
+def lab8_rule(tmp: Path, env: dict[str, str]) -> dict:
+    """Lab 8 graded with its measurement at the smallest plan (the grader's rule) and at the lab's budget
+    (``--GradingExecute.measurements=full``): the master, the master with a wrong ``verify_round`` and the untouched
+    student copy; each run's seconds and every graded cell's score."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    lab = "lab08_real_models"
+    course = tmp / "lab8"
+    (course / "source").mkdir(parents=True)
+    shutil.copy2(COURSE / "nbgrader_config.py", course)
+    shutil.copytree(COURSE / "source" / lab, course / "source" / lab)
+    subprocess.run(
+        [sys.executable, "-m", "nbgrader", "generate_assignment", lab, "--force"],
+        cwd=course,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    master = COURSE / "source" / lab / f"{lab}.ipynb"
+    wrong = nbformat.read(master, as_version=4)
+    for cell in wrong.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "verify_round":
+            cell.source = "def verify_round(p, q, drafts, u):\n    return len(drafts), q[-1]  # keeps every draft\n"
+    students = {
+        "honest": nbformat.read(master, as_version=4),
+        "wrong": wrong,
+        "untouched": nbformat.read(COURSE / f"{lab}.ipynb", as_version=4),
+    }
+    for who, nb in students.items():
+        (course / "submitted" / who / lab).mkdir(parents=True)
+        nbformat.write(nb, course / "submitted" / who / lab / f"{lab}.ipynb")
+    out: dict = {}
+    for mode in ("smallest", "full"):
+        out[mode] = {"seconds": {}, "scores": {}}
+        for who in students:
+            t0 = time.perf_counter()
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "nbgrader",
+                    "autograde",
+                    lab,
+                    f"--student={who}",
+                    "--force",
+                    f"--GradingExecute.measurements={mode}",
+                ],
+                cwd=course,
+                env=env,
+                capture_output=True,
+                text=True,
+            )
+            out[mode]["seconds"][who] = round(time.perf_counter() - t0, 1)
+            if proc.returncode != 0:
+                raise RuntimeError(f"nbgrader autograde {lab} ({mode}) failed:\n{proc.stderr[-3000:]}")
+            print("lab8 rule", mode, who, out[mode]["seconds"][who], flush=True)
+        with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+            for who in students:
+                grades = gb.find_submission_notebook(lab, lab, who).grades
+                out[mode]["scores"][who] = {g.name: [g.auto_score, g.max_score] for g in grades}
+    out["same_scores"] = out["smallest"]["scores"] == out["full"]["scores"]
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--labs", nargs="*", default=list(LABS))
@@ -207,6 +274,7 @@ def main() -> None:
     ap.add_argument(
         "--compare", help="also grade with the specdec_lite of this folder (an earlier checkout), run for run"
     )
+    ap.add_argument("--lab8-rule", action="store_true", help="also grade Lab 8 at its smallest and full measurement")
     ap.add_argument("--json", help="write the numbers here")
     args = ap.parse_args()
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -236,6 +304,8 @@ def main() -> None:
                 median["parts_s"] = {k: statistics.median(r["parts_s"][k] for r in rows) for k in rows[0]["parts_s"]}
                 out["labs"][lab][name] = {"runs": rows, "median": median}
                 print(lab, name, json.dumps(median), "loads", [r["load_before"] for r in rows], flush=True)
+        if args.lab8_rule:
+            out["lab8_rule"] = lab8_rule(Path(tmp), envs["this"])
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 
