@@ -274,6 +274,7 @@ def main() -> None:
     ap.add_argument(
         "--compare", help="also grade with the specdec_lite of this folder (an earlier checkout), run for run"
     )
+    ap.add_argument("--compare-label", help="what DIR is, in a few words (e.g. the commit it was taken from)")
     ap.add_argument("--lab8-rule", action="store_true", help="also grade Lab 8 at its smallest and full measurement")
     ap.add_argument("--json", help="write the numbers here")
     args = ap.parse_args()
@@ -287,7 +288,7 @@ def main() -> None:
     out: dict = {
         "date": date.today().isoformat(),
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "specdec_lite": {"this": str(ROOT), "compared": args.compare},
+        "specdec_lite": {"this": str(ROOT), "compared": args.compare, "compared_label": args.compare_label},
         "labs": {},
     }
     with tempfile.TemporaryDirectory(prefix="grading-cost-") as tmp:
