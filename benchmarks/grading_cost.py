@@ -6,9 +6,8 @@ with the course's ``nbgrader_config.py`` (the sandbox included), as the instruct
 grade it. For each run:
 
 * ``wall_s``: the seconds of the whole ``nbgrader autograde`` command;
-* ``cpu_s``: user and system seconds of every process it started: nbgrader's (this script reaps every
-  descendant) and the sandboxed kernel's, read from ``/proc`` while it runs (its CPU never reaches its
-  parent's account; run as root, the kernel runs as ``nobody``);
+* ``cpu_s``: user and system seconds of nbgrader and of every process under it, the sandboxed kernel's
+  included, read from ``/proc`` while they run (``ProcessCPU``);
 * ``grader_cpu_s`` and ``kernel_cpu_s``: the same, nbgrader's and the kernel's apart;
 * ``cells_s``: the seconds of the notebook's cells, as ``GradingExecute`` logs them (``cell N ran in X s``);
 * ``overhead_s``: ``wall_s - cells_s``: nbgrader's start, the kernel's start in its sandbox, the
@@ -30,7 +29,6 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import statistics
 import subprocess
@@ -82,15 +80,18 @@ def _reap() -> None:
             return
 
 
-class SandboxCPU:
-    """CPU seconds of the sandboxed kernels (uid ``Limits.uid``), read from ``/proc`` every ``every`` seconds.
+class ProcessCPU:
+    """CPU seconds of a process and of every process under it, read from ``/proc`` every ``every`` seconds.
 
-    A sandboxed process's CPU never reaches its parent's account (bubblewrap's init in the PID namespace ends
-    without handing it on), so it is read while the processes live: each one's last reading counts (up to
-    ``every`` seconds of each process's end are missed)."""
+    Each process's own user and system seconds (not its children's: those are counted as processes of their
+    own), at its last reading, so up to ``every`` seconds at the end of each process are missed, and a process
+    that lives less than that may be missed whole. Read this way because the account the kernel would otherwise
+    give its parent depends on how it ends: a sandboxed kernel that is killed never reaches it (bubblewrap's
+    init dies with it), one that exits does. ``kernel``: the processes of uid ``NOBODY`` (the sandboxed
+    kernel, when grading as root)."""
 
-    def __init__(self, root: int, uid: int = NOBODY, every: float = 0.02) -> None:
-        self.root, self.uid, self.every, self.last = root, uid, every, {}
+    def __init__(self, root: int, every: float = 0.02) -> None:
+        self.root, self.every, self.last, self.kernel = root, every, {}, set()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -101,15 +102,16 @@ class SandboxCPU:
                 if not entry.name.isdigit():
                     continue
                 try:
-                    if entry.stat().st_uid != self.uid:
-                        continue
+                    uid = entry.stat().st_uid
                     fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
-                    if not self._descends(int(fields[1])):  # another grader's kernel (another test, say)
+                    if int(entry.name) != self.root and not self._descends(int(fields[1])):
                         continue
-                except (OSError, IndexError):
+                except (OSError, IndexError, ValueError):
                     continue
-                # utime, stime, cutime, cstime (fields 14-17 of proc(5)), and the start time to tell reused pids
-                self.last[(entry.name, fields[19])] = sum(int(x) for x in fields[11:15]) / tick
+                key = (entry.name, fields[19])  # the start time tells a reused pid
+                self.last[key] = (int(fields[11]) + int(fields[12])) / tick  # utime, stime (proc(5) 14, 15)
+                if uid == NOBODY:
+                    self.kernel.add(key)
             self._stop.wait(self.every)
 
     def _descends(self, pid: int) -> bool:
@@ -121,7 +123,7 @@ class SandboxCPU:
             pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
         return False
 
-    def __enter__(self) -> SandboxCPU:
+    def __enter__(self) -> ProcessCPU:
         self._thread.start()
         return self
 
@@ -133,10 +135,9 @@ class SandboxCPU:
     def seconds(self) -> float:
         return sum(self.last.values())
 
-
-def cpu_of_children() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+    @property
+    def kernel_seconds(self) -> float:
+        return sum(v for k, v in self.last.items() if k in self.kernel)
 
 
 #: Each log line starts with its time (seconds since the epoch), from which ``breakdown`` cuts the run in parts.
@@ -173,7 +174,7 @@ def breakdown(stderr: str, start: float, end: float) -> dict[str, float]:
 def grade_once(course: Path, lab: str, env: dict[str, str]) -> dict:
     """One ``nbgrader autograde <lab> --student=full --force``: wall, CPU, cells and overhead seconds, and parts."""
     _reap()
-    cpu0, start, t0 = cpu_of_children(), time.time(), time.perf_counter()
+    start, t0 = time.time(), time.perf_counter()
     args = [sys.executable, "-m", "nbgrader", "autograde", lab, "--student=full", "--force"]
     with subprocess.Popen(
         args + [f"--Application.log_format={LOG_FORMAT}"],
@@ -183,19 +184,18 @@ def grade_once(course: Path, lab: str, env: dict[str, str]) -> dict:
         stderr=subprocess.PIPE,
         text=True,
     ) as proc:
-        with SandboxCPU(proc.pid) as kernels:
+        with ProcessCPU(proc.pid) as cpu:
             _, stderr = proc.communicate()
             wall, end = time.perf_counter() - t0, time.time()
     _reap()
-    grader_cpu = cpu_of_children() - cpu0
     if proc.returncode != 0:
         raise RuntimeError(f"nbgrader autograde {lab} failed:\n{stderr[-3000:]}")
     parts = breakdown(stderr, start, end)
     return {
         "wall_s": round(wall, 2),
-        "cpu_s": round(grader_cpu + kernels.seconds, 2),
-        "grader_cpu_s": round(grader_cpu, 2),
-        "kernel_cpu_s": round(kernels.seconds, 2),
+        "cpu_s": round(cpu.seconds, 2),
+        "grader_cpu_s": round(cpu.seconds - cpu.kernel_seconds, 2),
+        "kernel_cpu_s": round(cpu.kernel_seconds, 2),
         "cells_s": round(parts["cells"], 2),
         "overhead_s": round(wall - parts["cells"], 2),
         "parts_s": {k: round(v, 2) for k, v in parts.items()},
