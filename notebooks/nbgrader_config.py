@@ -25,6 +25,8 @@ c.CourseDirectory.course_id = "specdec-theory"
 # scores 0 and the cells after it still run, in a fresh kernel (specdec_lite/classroom/execute.py).
 # Each kernel runs in a sandbox (specdec_lite/classroom/sandbox.py: bubblewrap, an unprivileged uid,
 # prlimit); grading refuses to start where it cannot run, unless c.GradingExecute.sandbox = "off".
+# Each kernel is told its notebook is graded (SPECDEC_LITE_GRADED=1): Lab 8's measurement section, on which no
+# score depends, then runs its smallest plan; c.GradingExecute.measurements = "full" measures at the lab's budget.
 # A graded cell scores by its check's outcome (specdec_lite/classroom/scores.py: SaveAutoGrades).
 # The rest is nbgrader's own list of autograde steps, with GradingExecute in place of Execute.
 c.Autograde.autograde_preprocessors = [

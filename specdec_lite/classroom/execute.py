@@ -30,16 +30,18 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import resource
 import time
 from pathlib import Path
+from queue import Empty
 from typing import Any
 
-from jupyter_core.utils import run_sync
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from jupyter_core.utils import ensure_async, run_sync
+from nbclient.exceptions import CellExecutionComplete, CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Bool, Dict, Enum, Integer
+from traitlets import Bool, Dict, Enum, Float, Integer
 
 from . import outputs as _outputs
 from . import sandbox as _sandbox
@@ -53,6 +55,10 @@ DIED = "DeadKernelError"
 
 #: The ``ename`` of the error output of a cell left unrun after ``max_failures`` failed cells.
 NOT_RUN = "CellNotRunError"
+
+#: The environment variable that tells a kernel its notebook is graded (``specdec_lite.llm.budget.GRADED_VARIABLE``,
+#: not imported from there: that package imports torch).
+GRADED_VARIABLE = "SPECDEC_LITE_GRADED"
 
 #: The record of how a notebook was graded, next to it in ``autograded/<student>/<lab>/``.
 RECORD = ".grading.json"
@@ -81,6 +87,28 @@ class GradingExecute(Execute):
     interrupt_on_timeout = Bool(False, help="A timed-out cell's kernel is replaced, never interrupted.").tag(
         config=True
     )
+
+    shutdown_kernel = Enum(
+        ["graceful", "immediate"],
+        default_value="immediate",
+        help="A graded notebook's kernel is killed when its last cell has run (the sandbox ends every process it"
+        " started): a polite shutdown request costs a third of a second per submission for nothing kept.",
+    ).tag(config=True)
+
+    probe_after_s = Float(
+        0.5,
+        help="After a refused message, seconds without a message of the cell before the grader asks the kernel"
+        " whether the cell is over (a kernel_info request, answered once it is).",
+    ).tag(config=True)
+
+    max_probes = Integer(8, help="Requests of the kind above sent during one cell at most.").tag(config=True)
+
+    measurements = Enum(
+        ["smallest", "full"],
+        default_value="smallest",
+        help="smallest: the kernel's environment says the notebook is graded (specdec_lite.llm.budget.graded), so"
+        " a lab's measurement section, on which no score depends, runs its smallest plan; full: at the lab's budget.",
+    ).tag(config=True)
 
     retries = Integer(
         1,
@@ -153,6 +181,16 @@ class GradingExecute(Execute):
 
     start_new_kernel_client = run_sync(async_start_new_kernel_client)  # nbclient binds the sync names to its own
 
+    async def async_start_new_kernel(self, **kwargs: Any) -> None:
+        """nbclient's, with ``GRADED_VARIABLE`` in the kernel's environment unless ``measurements`` is full."""
+        env = dict(kwargs.pop("env", None) or os.environ)
+        env.pop(GRADED_VARIABLE, None)
+        if self.measurements == "smallest":
+            env[GRADED_VARIABLE] = "1"
+        await super().async_start_new_kernel(env=env, **kwargs)
+
+    start_new_kernel = run_sync(async_start_new_kernel)
+
     def _on_refused(self) -> None:
         # the refused message's connection took the cell's last messages (its idle status) with it
         self.raise_on_iopub_timeout = False
@@ -202,6 +240,32 @@ class GradingExecute(Execute):
             outs.pop()
             return None
         return out
+
+    async def _async_poll_output_msg(self, parent_msg_id: str, cell: NotebookNode, cell_index: int) -> None:
+        """nbclient's, which also ends once the kernel answers a request sent after a refused message.
+
+        A refused message drops its connection and the messages behind it, the cell's last one (its idle status)
+        among them, and nbclient then waits ``iopub_timeout`` (4 s) for that status after the cell's reply. The
+        kernel handles its requests in order and publishes a status for each, so once it has published one for a
+        ``kernel_info`` request sent after the refusal, every message of the cell has arrived or was lost: the
+        cell is over. Without a refusal this is nbclient's loop."""
+        assert self.kc is not None
+        probes: set[str] = set()
+        while True:
+            try:
+                msg = await ensure_async(self.kc.iopub_channel.get_msg(timeout=self.probe_after_s))
+            except Empty:
+                if self._refused() > self._refused_seen and len(probes) < self.max_probes:
+                    probes.add(self.kc.kernel_info())
+                continue
+            parent = msg["parent_header"].get("msg_id")
+            if parent in probes:
+                return
+            if parent == parent_msg_id:
+                try:
+                    self.process_message(msg, cell, cell_index)  # raises CellExecutionComplete at the idle status
+                except CellExecutionComplete:
+                    return
 
     def process_message(self, msg: dict, cell: NotebookNode, cell_index: int) -> NotebookNode | None:
         """nbclient's; a display's update and a widget's messages count against the cell's limits too."""
@@ -260,7 +324,7 @@ class GradingExecute(Execute):
                             failed.add(index)
                             self._record(cell, err)
                     else:
-                        self.log.info("cell %d ran in %.1f s", index, _since(start))
+                        self.log.info("cell %d ran in %.2f s", index, _since(start))
                         break
         self.set_widgets_metadata()
         self._write_record(resources)

@@ -48,7 +48,8 @@ HOME = "/home/student"
 NOBODY = 65534
 #: Environment variables that reach the kernel (everything else, tokens and keys included, stays outside).
 _ENV_KEEP = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "MPLBACKEND", "OMP_NUM_THREADS",
-             "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+             "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
+             "SPECDEC_LITE_GRADED")  # llm.budget.GRADED_VARIABLE: set by the grader
 _ENV_PREFIXES = ("JPY_", "NBGRADER_", "SPECDEC_LITE_LOCKED")
 #: Files of the kernel's folder larger than this are not copied into the sandbox.
 _MAX_COPIED = 64 << 20
@@ -222,8 +223,11 @@ def missing() -> str | None:
     with tempfile.TemporaryDirectory(prefix="specdec-sandbox-probe-") as tmp:
         ipc = Path(tmp) / "ipc"
         ipc.mkdir()
-        cmd = wrap([sys.executable, "-c", "import specdec_lite, os; print(os.getuid())"], files=[], ipc_dir=ipc,
-                   env={})
+        # Python without site (no .pth file runs) checks that the sandbox starts, drops to its uid and sees the
+        # package; importing it (NumPy) would add a third of a second to every graded submission
+        init = package_dir() / "__init__.py"
+        probe = f"import os; assert os.path.isfile({str(init)!r}), 'specdec_lite not visible'; print(os.getuid())"
+        cmd = wrap([sys.executable, "-S", "-c", probe], files=[], ipc_dir=ipc, env={})
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if proc.returncode != 0:
         return f"bwrap could not start a sandbox here ({proc.stderr.strip()[-300:] or proc.returncode})"

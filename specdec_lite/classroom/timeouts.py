@@ -47,3 +47,13 @@ GRADING_RUNS = Path(__file__).resolve().parents[2] / "benchmarks" / "grading_run
 def grading_runs(path: Path = GRADING_RUNS) -> dict[str, Any]:
     """The measured grading runs: per lab autograde seconds and slowest cell, and the back-to-back loop."""
     return json.loads(Path(path).read_text())
+
+
+#: The committed measurement of what one graded submission costs (``benchmarks/grading_cost.py`` writes it).
+GRADING_COST = GRADING_RUNS.parent / "grading_cost.json"
+
+
+def grading_cost(path: Path = GRADING_COST) -> dict[str, Any]:
+    """One submission per lab graded at a time: wall and CPU seconds, by part, now and with an earlier package;
+    and Lab 8 graded with its measurement at the smallest plan and at the lab's budget, with the scores of each."""
+    return json.loads(Path(path).read_text())

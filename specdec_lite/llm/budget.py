@@ -17,6 +17,7 @@ still fit.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -120,6 +121,21 @@ QUICK = MeasureSettings(
     eps_values=(0.0, 0.01, 0.1),
     eps_runs=3,
 )
+
+
+#: The environment variable the course's grader sets to "1" in the kernel of every notebook it grades
+#: (``classroom.execute.GradingExecute``).
+GRADED_VARIABLE = "SPECDEC_LITE_GRADED"
+#: The budget, in seconds, of a measurement in a graded notebook: below any plan, so it measures its smallest.
+GRADED_BUDGET_S = 1e-3
+
+
+def graded() -> bool:
+    """Whether this notebook is being graded: then a measurement runs its smallest plan (``GRADED_BUDGET_S``).
+
+    No score depends on a measurement: a lab's graded cells come before its measurement section and read
+    nothing it computes, so the grader does not spend minutes per student measuring at the lab's budget."""
+    return os.environ.get(GRADED_VARIABLE) == "1"
 
 
 #: Tokens up to which :func:`expected_calls` runs its recursion; beyond, both counts grow at their stationary rates.

@@ -49,12 +49,14 @@ from ..primitives import check_int, check_real
 from ..stats import mean_and_se
 from ._hf import context_length, vocab_size
 from .budget import (
+    GRADED_BUDGET_S,
     MAX_SEED,
     QUICK,
     Calibration,
     MeasureSettings,
     Plan,
     check_distinct_ints,
+    graded,
     knob_changes,
     plan_measurement,
     seconds,
@@ -244,9 +246,13 @@ def measure_pair(
             )
         settings = dataclasses.replace(settings, hf_lookaheads=())
     requested = dataclasses.replace(settings, prompts=len(prompts))
+    smallest = graded()  # a graded notebook: no score depends on this, so its smallest plan (budget.graded)
+    budget_s = GRADED_BUDGET_S if smallest else budget_s
     calibration = calibrate(pair, prompts[0], requested, progress=progress)
     first = plan = plan_measurement(requested, calibration, budget_s)
-    if not plan.fits:
+    if smallest and progress:
+        print(_("Graded notebook: no score depends on this measurement, so the grader runs its smallest plan."))
+    elif not plan.fits:
         warnings.warn(_("{plan}; measuring it anyway").format(plan=plan.summary()), stacklevel=2)
     elif progress:
         print(plan.summary())
