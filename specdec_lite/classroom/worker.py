@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import warnings
 from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -87,7 +88,8 @@ def _seed(course: Path, job: Job) -> None:
     """The submission in the scratch gradebook, every value nbgrader may write marked as unset."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nbgrader's add_submission warns of SQLAlchemy's autoflush
         gb.update_or_create_student(job["student"])
         sub = gb.update_or_create_submission(job["lab"], job["student"])
         if job.get("extension_s") is not None:
