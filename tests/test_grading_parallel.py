@@ -87,7 +87,7 @@ def gradebook_rows(course: Path, students: list[str]) -> dict:
 
 
 #: What differs between two gradings of the same notebook, whichever way: widget ids, the instances a check draws
-#: while it runs (its message and what an answer logs on them), the execution times.
+#: while it runs (its message and what an answer logs on them), the execution times and counts.
 _WIDGET_ID = re.compile(r"[0-9a-f]{32}")
 _DRAWN = "drawn-instance message"
 
@@ -100,6 +100,7 @@ def comparable(nb: nbformat.NotebookNode) -> dict:
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
         cell.pop("id", None)  # a graded cell put back from the master gets a new id each time
+        cell.pop("execution_count", None)  # after a dead kernel, how many cells a fresh one replays varies
         outs, streams = [], {}
         for out in cell.get("outputs", []):
             out = json.loads(_WIDGET_ID.sub("ID", json.dumps(out)))
@@ -107,6 +108,7 @@ def comparable(nb: nbformat.NotebookNode) -> dict:
                 kept = "".join(ln for ln in out["text"].splitlines(True) if "tv called with" not in ln)
                 streams[out["name"]] = streams.get(out["name"], "") + kept
                 continue
+            out.pop("execution_count", None)
             if out.get("ename") == "NotYet":
                 out["evalue"], out["traceback"] = _DRAWN, []
             outs.append(out)
