@@ -62,13 +62,14 @@ HEAVY_FIRST = [
 ]
 #: Files that read a setup another file's worker starts (``tests/shared_once.py``): scheduled last, so that their
 #: worker does the other files' work meanwhile instead of waiting on the lock (it waited 380 s for the browser pass).
-SHARED_LAST = ["tests/test_browser_figures.py", "tests/test_grading_scores.py"]
+SHARED_LAST = ["tests/test_browser_figures.py", "tests/test_grading_scores.py", "tests/test_grading_parallel.py"]
 #: Whole files that are slow (their other tests are few and cheap, or share a slow fixture).
 SLOW_FILES = {
     "test_browser.py",
     "test_browser_figures.py",
     "test_classroom_adversarial.py",
     "test_classroom_kernel.py",
+    "test_grading_parallel.py",
 }
 
 

@@ -16,10 +16,13 @@ in bubblewrap), then ``report`` and ``nbgrader export``. The students:
   are graded all the same);
 * ``tabulator``: both functions answer from a table of the checks' public instances, computed
   before the checks run (the checks also grade instances drawn while they run);
+* ``crasher``: right marginals, and a ``tv`` cell that ends its kernel (``os._exit(1)``);
+* ``printer``: right answers, and a cell that prints 3 MiB (the grader keeps 1 MiB of it);
 * ``evader``: right marginals, and a ``tv`` that calls a second copy of the package imported
   before the check (what no in-process lock stops: ``report`` lists it for review).
 
-Shared by ``test_grading_sandbox.py`` and ``test_grading_scores.py`` (one run for both, whichever workers run
+Shared by ``test_grading_sandbox.py``, ``test_grading_scores.py`` and ``test_grading_parallel.py`` (which grades
+the same submissions many at a time and compares) (one run for both, whichever workers run
 them: ``tests/shared_once.py``).
 """
 
@@ -46,7 +49,7 @@ from .shared_once import once
 
 ROOT = Path(__file__).resolve().parents[1]
 LAB = "lab01_markov_chains"
-STUDENTS = ("attacker", "broken", "cheater", "evader", "honest", "tabulator")
+STUDENTS = ("attacker", "broken", "cheater", "crasher", "evader", "honest", "printer", "tabulator")
 #: A token in the command line of the processes the attacker leaves behind (none may survive grading).
 NONCE = "86399.31415"
 
@@ -98,7 +101,7 @@ print("limits:", {{n: resource.getrlimit(getattr(resource, "RLIMIT_" + n))[0] fo
 
 
 #: Untouched stubs below a setting that shows every line's value, a planted answer cache, forged outcomes.
-CHEAT = '''
+CHEAT = """
 from IPython.core.interactiveshell import InteractiveShell
 InteractiveShell.ast_node_interactivity = "all"
 import sys
@@ -118,21 +121,21 @@ def _forge(result):
     for check in ("check_marginals", "check_tv"):
         display({"text/plain": "Correct.", OUTCOME: {"check": check, "ok": True}}, raw=True)
 get_ipython().events.register("post_run_cell", _forge)
-'''
+"""
 
 #: A right answer that logs on stderr while the check runs it.
-LOGGING_TV = '''def tv(p, q):
+LOGGING_TV = """def tv(p, q):
     logging.info("tv called with %d tokens", len(p))
     return 0.5 * np.abs(p - q).sum()
 
 
 import logging
-logging.basicConfig(level=logging.INFO, force=True)'''
+logging.basicConfig(level=logging.INFO, force=True)"""
 
 
 #: Answers looked up in a table of the checks' public instances, computed outside the checks (where the
 #: package's functions are not switched off); a flat guess elsewhere.
-TABULATED_MARGINALS = '''import numpy as np
+TABULATED_MARGINALS = """import numpy as np
 import specdec_lite as _sd
 from specdec_lite.exercises import part1 as _p1
 _public = _sd.MarkovChain.random(3, 4, rng=7, uniform_init=False)
@@ -143,20 +146,20 @@ _want = np.array(_want)
 def marginals(chain):
     if np.array_equal(chain.trans, _public.trans) and np.array_equal(chain.init, _public.init):
         return _want
-    return np.full((chain.T, chain.V), 1 / chain.V)'''
-TABULATED_TV = '''_table = {(p.tobytes(), q.tobytes()): float(_sd.tv(p, q)) for p, q in _p1._cases()}
+    return np.full((chain.T, chain.V), 1 / chain.V)"""
+TABULATED_TV = """_table = {(p.tobytes(), q.tobytes()): float(_sd.tv(p, q)) for p, q in _p1._cases()}
 def tv(p, q):
-    return _table.get((np.asarray(p).tobytes(), np.asarray(q).tobytes()), 0.25)'''
+    return _table.get((np.asarray(p).tobytes(), np.asarray(q).tobytes()), 0.25)"""
 
 #: The package imported a second time, before the check runs: its copy of the lock holds nothing.
-SECOND_IMPORT = '''import sys
+SECOND_IMPORT = """import sys
 _saved = {k: v for k, v in sys.modules.items() if k.startswith("specdec_lite")}
 for _k in _saved:
     del sys.modules[_k]
 import specdec_lite as _copy
 sys.modules.update(_saved)
 def tv(p, q):
-    return _copy.tv(p, q)'''
+    return _copy.tv(p, q)"""
 
 
 def notebooks() -> dict[str, nbformat.NotebookNode]:
@@ -176,6 +179,10 @@ def notebooks() -> dict[str, nbformat.NotebookNode]:
     tabulator = copy.deepcopy(released)
     tabulator.cells[_index(tabulator, "marginals")].source = TABULATED_MARGINALS
     tabulator.cells[_index(tabulator, "tv")].source = TABULATED_TV
+    crasher = copy.deepcopy(master)
+    crasher.cells[_index(crasher, "tv")].source = "import os\nos._exit(1)"
+    printer = copy.deepcopy(master)
+    printer.cells.insert(3, nbformat.v4.new_code_cell('print("x" * (3 << 20))'))
     evader = copy.deepcopy(master)
     evader.cells[_index(evader, "tv")].source = SECOND_IMPORT
     return {
@@ -184,6 +191,8 @@ def notebooks() -> dict[str, nbformat.NotebookNode]:
         "attacker": copy.deepcopy(released),
         "tabulator": tabulator,
         "evader": evader,
+        "crasher": crasher,
+        "printer": printer,
     }
 
 

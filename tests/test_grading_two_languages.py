@@ -49,7 +49,8 @@ def graded() -> dict:
         folder = course / "submitted" / student / LAB
         folder.mkdir(parents=True)
         nbformat.write(nb, folder / f"{LAB}.ipynb")
-    runs["autograde"] = _run([sys.executable, "-m", "specdec_lite.classroom", "autograde", LAB], course)
+    # both at once (parallel.grade_class): the two-language class also runs the gradebook's one-writer merge
+    runs["autograde"] = _run([sys.executable, "-m", "specdec_lite.classroom", "autograde", LAB, "--jobs", "2"], course)
     runs["feedback"] = _run([*nbg, "generate_feedback", LAB, "--force"], course)
     runs["export"] = _run([*nbg, "export", "--to", "grades.csv"], course)
     yield {"course": course, "runs": runs}

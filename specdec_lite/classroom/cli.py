@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .._i18n import _
 from .release import COURSE, ZH_COURSE, masters, release
 
 
@@ -35,6 +36,15 @@ def _check_args(args: argparse.Namespace) -> None:
 
     known = _check_course(args.course)
     _check_labs(list(getattr(args, "labs", None) or []) + ([args.lab] if getattr(args, "lab", None) else []), known)
+    if getattr(args, "jobs", 1) < 1:
+        raise UsageError(_("--jobs: grade at least one submission at a time"))
+    if getattr(args, "scheduler", None) is not None:
+        from .cluster import SchedulerRefused, check_address
+
+        try:
+            check_address(args.scheduler)
+        except SchedulerRefused as err:
+            raise UsageError(str(err)) from None
     if getattr(args, "student", None) is not None:
         try:
             check_student(args.student)
@@ -80,14 +90,27 @@ def _autograde(args: argparse.Namespace) -> int:
     from .grade import autograde_each
     from .report import problems
 
-    if not args.unsandboxed and sandbox.missing():
+    if not args.unsandboxed and args.scheduler is None and sandbox.missing():
         print(f"refusing to grade: the sandbox cannot run here: {sandbox.missing()}", file=sys.stderr)
         print("install bubblewrap, or add --unsandboxed to run students' code with your rights", file=sys.stderr)
         return 2
     for line in sandbox.statement(sandboxed=not args.unsandboxed):
         print(line)
     sandboxed = not args.unsandboxed
-    runs = autograde_each(args.course, args.labs, student=args.student, force=args.force, sandboxed=sandboxed)
+    if args.jobs == 1 and args.scheduler is None:
+        runs = autograde_each(args.course, args.labs, student=args.student, force=args.force, sandboxed=sandboxed)
+    else:
+        outcome = _grade_class(args, sandboxed)
+        runs = outcome.status
+        if outcome.stopped:
+            print(
+                _(
+                    "stopped: {graded} graded, {failed} failed, {left} not graded; run autograde again to grade the "
+                    "rest"
+                ).format(graded=outcome.graded, failed=outcome.failed, left=outcome.left),
+                file=sys.stderr,
+            )
+            return 130
     for lab, codes in runs.items():
         bad = {s: c for s, c in codes.items() if c}
         failed = ", ".join(f"{s} ({c})" for s, c in bad.items())
@@ -96,6 +119,22 @@ def _autograde(args: argparse.Namespace) -> int:
         if args.student in (None, problem.student):
             print(problem.line())
     return 0
+
+
+def _grade_class(args: argparse.Namespace, sandboxed: bool):
+    """The class graded ``--jobs`` at a time here, or on the Dask cluster of ``--scheduler``."""
+    from .parallel import grade_class
+
+    if args.scheduler is None:
+        return grade_class(
+            args.course, args.labs, student=args.student, force=args.force, sandboxed=sandboxed, jobs=args.jobs
+        )
+    from .cluster import connect
+
+    with connect(args.scheduler) as client:
+        return grade_class(
+            args.course, args.labs, student=args.student, force=args.force, sandboxed=sandboxed, client=client
+        )
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -142,6 +181,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--unsandboxed",
         action="store_true",
         help="run students' code WITHOUT the sandbox, with your rights (only where bubblewrap cannot run)",
+    )
+    aut.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help=_("grade this many submissions at once, one core each (default 1: one at a time)"),
+    )
+    aut.add_argument(
+        "--scheduler",
+        default=None,
+        help=_(
+            "grade on a Dask cluster: tls://HOST:PORT (mutual TLS from Dask's configuration), or tcp:// on "
+            "this machine only"
+        ),
     )
     rep = sub.add_parser("report", help="every submission that failed to autograde or lacks a grade or feedback")
     rep.add_argument("labs", nargs="*", help="lab names (default: every lab)")
