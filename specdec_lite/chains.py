@@ -40,14 +40,13 @@ class MarkovChain:
         if init.ndim != 1:
             raise ValueError(f"init: must have shape (V,), got {init.shape}")
         V = init.shape[0]
-        trans = as_real_array(trans, "trans")
-        if trans.ndim != 3 or trans.shape[1:] != (V, V):
-            raise ValueError(f"trans: must have shape (T-1, V, V) = (T-1, {V}, {V}), got {trans.shape}")
+        shape = np.shape(as_real_array(trans, "trans"))
+        if len(shape) != 3 or shape[1:] != (V, V):
+            raise ValueError(f"trans: must have shape (T-1, V, V) = (T-1, {V}, {V}), got {shape}")
+        # Checked in its own dtype (a float16 table is held to float16's tolerance), then stored in float64.
         trans = check_law(trans, "trans")
         for name, arr in (("init", init), ("trans", trans)):
-            arr = arr.copy()
-            arr.flags.writeable = False
-            object.__setattr__(self, name, arr)
+            object.__setattr__(self, name, _normalised(arr))
 
     @property
     def V(self) -> int:
@@ -209,13 +208,29 @@ def one_token(p: Any, q: Any) -> tuple[MarkovChain, MarkovChain]:
     Building them is cheap; the chain algorithms then work on ``V x V`` tables (see
     ``MAX_LAW_CELLS``).
     """
-    p, q = check_law(p, "p"), check_law(q, "q")
-    for name, x in (("p", p), ("q", q)):
+    checked = check_law(p, "p"), check_law(q, "q")
+    for name, x in zip("pq", checked, strict=True):
         if x.ndim != 1:
             raise ValueError(f"{name}: must be one law of shape (V,), got shape {x.shape}")
-    if p.shape != q.shape:
-        raise ValueError(f"p and q must share the vocabulary: p has V = {p.size}, q has V = {q.size}")
-    return MarkovChain(p, np.empty((0, p.size, p.size))), MarkovChain(q, np.empty((0, q.size, q.size)))
+    V, W = checked[0].size, checked[1].size
+    if V != W:
+        raise ValueError(f"p and q must share the vocabulary: p has V = {V}, q has V = {W}")
+    # The chains check p and q again in their own dtype (a float16 law keeps float16's tolerance).
+    return MarkovChain(p, np.empty((0, V, V))), MarkovChain(q, np.empty((0, V, V)))
+
+
+def _normalised(law: np.ndarray) -> np.ndarray:
+    """``law`` with each row divided by its total: the one law a sampler both draws from and tests against.
+
+    A law accepted within its dtype's rounding (``laws.sum_tolerance``) may sum to ``1 + 2^-23``;
+    the draw divides by the total (``primitives.cumulative``), so ``min(1, q/p)`` must read the
+    same quotient, or a draft of ``p(x) = 1 + 2^-23`` would be rejected where ``q(x) = 1``.
+    A row of an empty table stays as it is.
+    """
+    total = law.sum(axis=-1, keepdims=True) if law.size else np.ones(law.shape[:-1] + (1,))
+    out = law / total
+    out.flags.writeable = False
+    return out
 
 
 def _check_size(x: Any, name: str) -> int:
