@@ -225,10 +225,16 @@ def _normalised(law: np.ndarray) -> np.ndarray:
     A law accepted within its dtype's rounding (``laws.sum_tolerance``) may sum to ``1 + 2^-23``;
     the draw divides by the total (``primitives.cumulative``), so ``min(1, q/p)`` must read the
     same quotient, or a draft of ``p(x) = 1 + 2^-23`` would be rejected where ``q(x) = 1``.
-    A row of an empty table stays as it is.
+    A row whose total is 1 to float64's rounding (within ``V`` ulps) stays as it is: dividing
+    again would only move its last bits (division is not idempotent in floating point), and a
+    draft built from a target's rows, ``p == q``, must stay equal to it.
     """
-    total = law.sum(axis=-1, keepdims=True) if law.size else np.ones(law.shape[:-1] + (1,))
-    out = law / total
+    if not law.size:
+        out = law.copy()
+    else:
+        total = law.sum(axis=-1, keepdims=True)
+        exact = np.abs(total - 1.0) <= law.shape[-1] * np.finfo(np.float64).eps
+        out = np.where(exact, law, law / total)
     out.flags.writeable = False
     return out
 

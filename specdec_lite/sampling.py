@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _lock
 from ._i18n import _
 from .laws import _numbers
 from .primitives import check_real
@@ -52,6 +53,7 @@ def _top_p_drop(scores: np.ndarray, top_p: float) -> np.ndarray:
     return drop
 
 
+@_lock.guarded("sampling.sampling_law")
 def sampling_law(
     logits: Any,
     *,
