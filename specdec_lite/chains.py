@@ -41,18 +41,17 @@ class MarkovChain:
         if init.ndim != 1:
             raise ValueError(_("init: must have shape (V,), got {init_shape}").format(init_shape=init.shape))
         V = init.shape[0]
-        trans = as_real_array(trans, "trans")
-        if trans.ndim != 3 or trans.shape[1:] != (V, V):
+        shape = np.shape(as_real_array(trans, "trans"))
+        if len(shape) != 3 or shape[1:] != (V, V):
             raise ValueError(
                 _("trans: must have shape (T-1, V, V) = (T-1, {V}, {V}), got {trans_shape}").format(
-                    V=V, trans_shape=trans.shape
+                    V=V, trans_shape=shape
                 )
             )
+        # Checked in its own dtype (a float16 table is held to float16's tolerance), then stored in float64.
         trans = check_law(trans, "trans")
         for name, arr in (("init", init), ("trans", trans)):
-            arr = arr.copy()
-            arr.flags.writeable = False
-            object.__setattr__(self, name, arr)
+            object.__setattr__(self, name, _normalised(arr))
 
     @property
     def V(self) -> int:
@@ -226,19 +225,39 @@ def one_token(p: Any, q: Any) -> tuple[MarkovChain, MarkovChain]:
     Building them is cheap; the chain algorithms then work on ``V x V`` tables (see
     ``MAX_LAW_CELLS``).
     """
-    p, q = check_law(p, "p"), check_law(q, "q")
-    for name, x in (("p", p), ("q", q)):
+    checked = check_law(p, "p"), check_law(q, "q")
+    for name, x in zip("pq", checked, strict=True):
         if x.ndim != 1:
             raise ValueError(
                 _("{name}: must be one law of shape (V,), got shape {x_shape}").format(name=name, x_shape=x.shape)
             )
-    if p.shape != q.shape:
+    V, W = checked[0].size, checked[1].size
+    if V != W:
         raise ValueError(
-            _("p and q must share the vocabulary: p has V = {p_size}, q has V = {q_size}").format(
-                p_size=p.size, q_size=q.size
-            )
+            _("p and q must share the vocabulary: p has V = {p_size}, q has V = {q_size}").format(p_size=V, q_size=W)
         )
-    return MarkovChain(p, np.empty((0, p.size, p.size))), MarkovChain(q, np.empty((0, q.size, q.size)))
+    # The chains check p and q again in their own dtype (a float16 law keeps float16's tolerance).
+    return MarkovChain(p, np.empty((0, V, V))), MarkovChain(q, np.empty((0, V, V)))
+
+
+def _normalised(law: np.ndarray) -> np.ndarray:
+    """``law`` with each row divided by its total: the one law a sampler both draws from and tests against.
+
+    A law accepted within its dtype's rounding (``laws.sum_tolerance``) may sum to ``1 + 2^-23``;
+    the draw divides by the total (``primitives.cumulative``), so ``min(1, q/p)`` must read the
+    same quotient, or a draft of ``p(x) = 1 + 2^-23`` would be rejected where ``q(x) = 1``.
+    A row whose total is 1 to float64's rounding (within ``V`` ulps) stays as it is: dividing
+    again would only move its last bits (division is not idempotent in floating point), and a
+    draft built from a target's rows, ``p == q``, must stay equal to it.
+    """
+    if not law.size:
+        out = law.copy()
+    else:
+        total = law.sum(axis=-1, keepdims=True)
+        exact = np.abs(total - 1.0) <= law.shape[-1] * np.finfo(np.float64).eps
+        out = np.where(exact, law, law / total)
+    out.flags.writeable = False
+    return out
 
 
 def _check_size(x: Any, name: str) -> int:

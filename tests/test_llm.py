@@ -97,6 +97,16 @@ def test_speculative_generate_is_unbiased(tiny):
     assert chi_square(counts, exact).pvalue > ALPHA
 
 
+def test_lookahead_zero_is_autoregressive_decoding(tiny):
+    """K = 0 (Chapter 7): each round is one oracle call and its token from q; the same draws as autoregressive."""
+    draft, target = tiny
+    res = speculative_generate(draft, target, PROMPT, 6, lookahead=0, temperature=TEMPERATURE, generator=7)
+    ar = autoregressive_generate(target, PROMPT, 6, temperature=TEMPERATURE, generator=7)
+    assert (res.oracle_calls, res.draft_calls, res.rejections) == (6, 0, 0)
+    assert not res.drafted.any() and np.isnan(res.tv).all()
+    assert torch.equal(res.tokens, ar.tokens)  # one uniform per token, from the same law, in the same order
+
+
 @pytest.mark.slow
 def test_autoregressive_generate_is_exact(tiny):
     exact = joint(*three_token_laws(tiny[1]))
@@ -298,7 +308,7 @@ def test_vocabulary_mismatch_is_a_clear_error(tmp_path):
     [
         (dict(max_new_tokens=0), "max_new_tokens"),
         (dict(max_new_tokens=2.5), "max_new_tokens"),
-        (dict(lookahead=0), "lookahead"),
+        (dict(lookahead=-1), "lookahead"),
         (dict(lookahead=True), "lookahead"),
         (dict(temperature=-1.0), "temperature"),
         (dict(temperature=float("nan")), "temperature"),

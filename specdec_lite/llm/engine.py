@@ -243,6 +243,16 @@ class _Clock:
         return out
 
 
+def _normalised(probs: torch.Tensor) -> torch.Tensor:
+    """Each row divided by its total: the law ``_draw`` draws from, so that ``min(1, q/p)`` reads the same law.
+
+    A float32 softmax sums to 1 only within rounding (a draft entry can be ``1 + 2^-23``); the draw
+    divides by the row's total, so the test must read the quotient too, or such a draft would be
+    rejected against ``q(x) = 1``.
+    """
+    return probs / probs.sum(dim=-1, keepdim=True)
+
+
 def _draw(probs: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
     """One token per row by inverse CDF: the first index whose cumulative mass exceeds ``u * total``.
 
@@ -370,9 +380,8 @@ def _autoregressive(
     v, rows = _hf.vocab_size(model), _hf.input_vocab_size(model)
     for n in range(m):
         logits = clock.forward(model, fed, cache)[-1:]
-        x = _draw(probs_from_logits(logits, temperature, name=_("model logits at new token {n}").format(n=n)), gen)[
-            :, 0
-        ]
+        name = _("model logits at new token {n}").format(n=n)
+        x = _draw(_normalised(probs_from_logits(logits, temperature, name=name)), gen)[:, 0]
         tokens.append(x)
         logprobs.append(_logprob(logits, x))
         fed = x
@@ -432,7 +441,8 @@ def speculative_generate(
     differ in the last bits, which can flip a near-tie between two tokens.
 
     With ``R`` tokens left a round drafts ``min(K, R)`` (Chapter 7's convention), so
-    with ``K >= max_new_tokens`` every position is drafted. With ``eos_token_id``
+    with ``K >= max_new_tokens`` every position is drafted, and ``K = 0`` is
+    autoregressive decoding (each round one target call and its token, the draft unused). With ``eos_token_id``
     generation stops after that token.
 
     Padded vocabularies: the laws live on the target's ``V`` logits; a draft with fewer
@@ -443,7 +453,7 @@ def speculative_generate(
     _check_model(draft, "draft")
     _check_model(target, "target")
     m = check_int(max_new_tokens, "max_new_tokens")
-    K = check_int(lookahead, "lookahead")
+    K = check_int(lookahead, "lookahead", low=0)
     temperature = _check_temperature(temperature)
     eps_f = check_real(eps, "eps", low=0.0)
     if rejection_law not in REJECTION_LAWS:
@@ -507,7 +517,7 @@ def _speculative(
             fed = _draw(p, gen)[:, 0]
             drafts.append(fed)
             p_rows.append(p)
-        x = torch.cat(drafts)
+        x = torch.cat(drafts) if drafts else torch.empty(0, dtype=torch.long, device=device)
         # One oracle call scores the k drafts, and the position after them when it is still to be generated.
         scored = x if k < R else x[:-1]
         voc.check_drafted(scored, done, "target")
@@ -519,12 +529,16 @@ def _speculative(
             temperature,
             name=_("target logits at new tokens {first}..{last}").format(first=done, last=done + k),
         )
-        p, qk = voc.on_target_vocab(torch.cat(p_rows)), q[:k]  # both on the target's V tokens
-        b_all = over_accept(p, qk, eps)
-        stats_k = torch.stack(position_stats(p, qk, b_all), dim=1)
-        b = b_all.gather(-1, x[:, None])[:, 0]
-        u = torch.rand(k, generator=gen, device=device)
-        n_acc = int((u < b).long().cumprod(0).sum())  # accepted prefix length
+        q = _normalised(q)
+        if k == 0:  # K = 0 is autoregressive decoding: one oracle call, its token drawn from q (Chapter 7)
+            n_acc, stats_k = 0, torch.empty((0, 4), device=device)
+        else:
+            p, qk = _normalised(voc.on_target_vocab(torch.cat(p_rows))), q[:k]  # both on the target's V tokens
+            b_all = over_accept(p, qk, eps)
+            stats_k = torch.stack(position_stats(p, qk, b_all), dim=1)
+            b = b_all.gather(-1, x[:, None])[:, 0]
+            u = torch.rand(k, generator=gen, device=device)
+            n_acc = int((u < b).long().cumprod(0).sum())  # accepted prefix length
         if n_acc < k:  # first rejection at draft n_acc: resample from the rejection law there
             y = _draw(law_after_rejection(p[n_acc : n_acc + 1], qk[n_acc : n_acc + 1], rejection_law), gen)[:, 0]
             new = torch.cat([x[:n_acc], y])
