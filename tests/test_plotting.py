@@ -27,7 +27,8 @@ def test_book_html_carries_only_an_init_call_for_its_own_figure():
     assert '"responsive": true' in html and '"displayModeBar": false' in html
     desc = re.search(r'<p class="sd-figure-desc sd-visually-hidden" id="([^"]+)">([^<]*)</p>', html)
     assert desc[1] == f"{div}-desc" and desc[2] == "a title. Shows a line."
-    assert '<details class="sd-figure-data"><summary data-sd-numbered="Data of {number}">Data of this figure</summary>' in html
+    summary = '<summary data-sd-numbered="Data of {number}">Data of this figure</summary>'
+    assert f'<details class="sd-figure-data">{summary}' in html
 
 
 def test_show_in_the_book_build_emits_that_html(monkeypatch):
