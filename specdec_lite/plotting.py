@@ -69,16 +69,23 @@ def styled(fig: Any) -> Any:
     return fig
 
 
-def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", ", ", " ")) -> str:
-    """``text`` broken with ``<br>`` into lines of at most about ``width`` characters, at the first of
-    ``separators`` that appears in it (kept at the line's end, less its trailing space)."""
+def display_width(text: str) -> int:
+    """Columns ``text`` takes on screen: a wide or full-width character (Chinese, "；") counts twice."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", "；", ", ", "，", " ")) -> str:
+    """``text`` broken with ``<br>`` into lines of at most about ``width`` columns (``display_width``), at the
+    first of ``separators`` that appears in it (kept at the line's end, less its trailing space)."""
     sep = next((s for s in separators if s in text), None)
-    if sep is None or len(text) <= width:
+    if sep is None or display_width(text) <= width:
         return text
     lines, line = [], ""
     for piece in text.split(sep):
         candidate = piece if not line else line + sep + piece
-        if line and len(candidate) > width:
+        if line and display_width(candidate) > width:
             lines.append(line + sep.rstrip())
             line = piece
         else:

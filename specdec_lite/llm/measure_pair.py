@@ -64,7 +64,7 @@ from .budget import (
 )
 from .engine import GenerationResult, autoregressive_generate, speculative_generate
 from .eps_sweep import EpsRow, eps_sweep
-from .pairs import ModelPair, check_model_name, load_named_pair, load_pair, pick_device, pick_dtype
+from .pairs import ModelPair, check_model_name, display_name, load_named_pair, load_pair, pick_device, pick_dtype
 from .runs import OnRun, check_prompts, default_prompts, progress_bar, sample_runs
 from .speed import SpeedRow, hf_generate, speed_benchmark, speed_summary
 from .theorem1 import Theorem1Row, theorem1_rows
@@ -570,8 +570,8 @@ def results_label(results: dict[str, Any]) -> str:
     return _("{where}; {dtype}; draft {draft} → target {target}; measured {date}").format(
         where=where,
         dtype=results["dtype"],
-        draft=results["pair"]["draft"],
-        target=results["pair"]["target"],
+        draft=display_name(results["pair"]["draft"]),
+        target=display_name(results["pair"]["target"]),
         date=results["created"][:10],
     )
 

@@ -16,6 +16,7 @@ and ``trust_remote_code`` off, and must fill the model exactly
 from __future__ import annotations
 
 import os
+import re
 import socket
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,6 +142,15 @@ def pick_dtype(device: torch.device, dtype: torch.dtype | str | None = None) -> 
     return torch.float32
 
 
+_SIZE = re.compile(r" \((\d+(?:\.\d+)?)M params\)$")
+
+
+def display_name(name: str) -> str:
+    """A model's name as a reader sees it: the offline models' " (0.3M params)" in the current language."""
+    m = _SIZE.search(name)
+    return name if m is None else name[: m.start()] + _(" ({millions}M params)").format(millions=m.group(1))
+
+
 @dataclass
 class ModelPair:
     """A draft ``p`` and a target ``q`` sharing a tokenizer, ready on one device."""
@@ -162,9 +172,9 @@ class ModelPair:
             return _(
                 "offline pair trained by specdec_lite on the Python standard library: draft {draft}, "
                 "target {target} ({where})"
-            ).format(draft=self.draft_name, target=self.target_name, where=where)
+            ).format(draft=display_name(self.draft_name), target=display_name(self.target_name), where=where)
         return _("draft {draft} → target {target} ({where})").format(
-            draft=self.draft_name, target=self.target_name, where=where
+            draft=display_name(self.draft_name), target=display_name(self.target_name), where=where
         )
 
     def encode(self, text: str) -> torch.Tensor:
