@@ -27,10 +27,12 @@ MAX_COLUMNS = 25
 
 
 def plain(text: Any) -> str:
-    """Text without plotly's HTML tags (``<br>`` becomes a space) and entities."""
+    """Text without plotly's HTML tags (``<br>`` becomes a space, or nothing after full-width punctuation) and
+    entities."""
     if text is None:
         return ""
-    s = re.sub(r"<br\s*/?>", " ", str(text), flags=re.I)
+    s = re.sub(r"(?<=[\u3000-\u303f\uff00-\uffef])\s*<br\s*/?>\s*", "", str(text), flags=re.I)
+    s = re.sub(r"<br\s*/?>", " ", s, flags=re.I)
     s = html.unescape(re.sub(r"<[^>]*>", "", s))
     return re.sub(r"\s+", " ", s).strip()
 

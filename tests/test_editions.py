@@ -429,8 +429,8 @@ class Html(HTMLParser):
 
     def handle_data(self, data):
         into = self._stack[-1][1] if self._stack else None
-        if into:
-            getattr(self, into)[-1] += data
+        if into:  # an output's text nodes apart ("step 1" and "4 · output" in an SVG are not "14")
+            getattr(self, into)[-1] += data + (" " if into == "outputs" else "")
 
 
 def read(built_book: Path, page: str) -> tuple[str, Html]:
@@ -471,7 +471,7 @@ def test_each_page_says_its_language_and_links_to_its_counterpart(built_book):
         assert f'<link rel="alternate" hreflang="{hreflang}" href="{href}" />' in html, page
 
 
-_NUMBER = re.compile(r"(?<![\w.])[-−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.])[-−]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")  # after a Chinese character too
 _ESCAPED = re.compile(r"\\u([0-9a-fA-F]{4})")
 #: An element id a run draws afresh (``sd-round-3de33c714e7f``): not a number of the page.
 _DRAWN_ID = re.compile(r"\b[A-Za-z]+(?:-[A-Za-z]+)*-[0-9a-f]{6,}\b")

@@ -87,10 +87,6 @@ def test_no_figure_text_overlaps_or_is_cut(lang, tmp_path):
     report = measure(tmp_path, lang)
     assert all(len(r["figures"]) >= 20 for r in report.values()), "every figure was drawn"
     found = problems(report)
-    if lang == "zh_CN":
-        # figures.js breaks a title below 600 pixels at its spaces only, counting a Chinese character as narrow
-        # as a Latin one: a long Chinese title stays one line on a phone. Left to figures.js; all else holds.
-        found = [p for p in found if not (p.startswith("phone") and ": title cut at the edge" in p)]
     assert not found, "\n".join(found)
 
 

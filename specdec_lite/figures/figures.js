@@ -56,25 +56,53 @@
       style.textContent = ".sd-narrow .modebar-container { display: none; }";
       document.head.appendChild(style);
     }
-    function visible(s) { return s.replace(/<[^>]*>/g, "").replace(/&[#\w]+;/g, "x").length; }
+    // a Chinese (wide) character takes about two Latin ones; lines break at spaces and between Chinese
+    // characters, never before closing punctuation nor after opening punctuation
+    var WIDE = /[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]/;
+    var SEGMENT = /<[^>]*>|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^<\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+/g;
+    var NO_START = /^[，。；：、）」』》！？,.;:)]/, NO_END = /[（「『《(]$/;
+    function visible(s) {
+      var t = s.replace(/<[^>]*>/g, "").replace(/&[#\w]+;/g, "x"), n = 0;
+      for (var i = 0; i < t.length; i++) n += WIDE.test(t.charAt(i)) ? 2 : 1;
+      return n;
+    }
+    function pieces(line) {
+      // the pieces a line may break between; ``space``: joined to the one before by a space
+      var out = [];
+      line.split(" ").forEach(function (word, wi) {
+        var cur = "", ahead = "", space = wi > 0, last = "";
+        (word.match(SEGMENT) || [""]).forEach(function (s) {
+          if (s.charAt(0) === "<") {  // a closing tag stays with the text before it, an opening one with the text after
+            if (s.charAt(1) === "/") cur += s; else ahead += s;
+            return;
+          }
+          if (cur !== "" && (WIDE.test(s.charAt(0)) || WIDE.test(last)) && !NO_START.test(s) && !NO_END.test(last)) {
+            out.push({ text: cur, space: space });
+            cur = ""; space = false;
+          }
+          cur += ahead + s; ahead = ""; last = s.charAt(s.length - 1);
+        });
+        out.push({ text: cur + ahead, space: space });
+      });
+      return out;
+    }
     function wrapLine(line, width) {
-      var words = line.split(" "), lines = [], cur = [], len = 0, open = [];
-      words.forEach(function (w) {
-        var n = visible(w);
-        if (cur.length && len + 1 + n > width) {
-          lines.push(cur.join(" ") + open.slice().reverse().map(function (t) { return "</" + t.name + ">"; }).join(""));
-          cur = open.map(function (t) { return t.tag; });
-          cur = cur.length ? [cur.join("") + w] : [w];
+      var lines = [], cur = "", len = 0, open = [];
+      pieces(line).forEach(function (p) {
+        var n = visible(p.text), gap = cur !== "" && p.space ? 1 : 0;
+        if (cur !== "" && len + gap + n > width) {
+          lines.push(cur + open.slice().reverse().map(function (t) { return "</" + t.name + ">"; }).join(""));
+          cur = open.map(function (t) { return t.tag; }).join("") + p.text;
           len = n;
-        } else { cur.push(w); len += (cur.length > 1 ? 1 : 0) + n; }
-        w.replace(/<(\/?)(\w+)[^>]*>/g, function (tag, close, name) {
+        } else { cur += (gap ? " " : "") + p.text; len += gap + n; }
+        p.text.replace(/<(\/?)(\w+)[^>]*>/g, function (tag, close, name) {
           if (name.toLowerCase() === "br") return tag;
           if (!close) open.push({ name: name, tag: tag });
           else for (var i = open.length - 1; i >= 0; i--) if (open[i].name === name) { open.splice(i, 1); break; }
           return tag;
         });
       });
-      if (cur.length) lines.push(cur.join(" "));
+      if (cur !== "") lines.push(cur);
       return lines.join("<br>");
     }
     function wrap(text, px) {
@@ -197,7 +225,7 @@
       // rewrap to fit ``room`` pixels, from the measured ``size`` of its widest line
       var lines = String(text).split(/<br\s*\/?>/i);
       var longest = Math.max.apply(null, lines.map(visible));
-      var width = Math.max(8, Math.floor(longest * room / size * 0.95));
+      var width = Math.max(8, Math.floor(longest * room / size * 0.9));  // lines of Chinese and Latin differ in pixels per column
       return lines.map(function (l) { return wrapLine(l, width); }).join("<br>");
     }
     function placeTitle() {
