@@ -205,8 +205,11 @@ def _site_figures(built_book: Path, edition: str) -> list[dict]:
     figures = []
     for page in _pages(edition):
         html = _html(built_book, edition, page)
-        for at in (m.start() for m in re.finditer(r"Plotly\.newPlot\(", html)):
-            figures.append(plotly_figure(html[at:]))
+        plots = [m.start() for m in re.finditer(r"Plotly\.newPlot\(", html)]
+        # a lab page's explorer still (book/_ext/reader_pages.py) is the web's picture of a widget: the PDF's lab
+        # chapters print the student copy, whose explorers run in Jupyter or Colab
+        stills = {next((at for at in plots if at > s.start()), None) for s in re.finditer("sd-explorer-still", html)}
+        figures += [plotly_figure(html[at:]) for at in plots if at not in stills]
     return figures
 
 

@@ -87,11 +87,25 @@ def renumber(app: Any, env: Any) -> list[str]:
     return sorted(set(changed))
 
 
+def paper_figure_numbers(app: Any, doctree: Any) -> None:
+    """The same numbers on paper: LaTeX numbers a figure before Chapter 1 "1" and one in an appendix by the
+    appendix's place; the pages of ``PAGE_FIGURES`` set LaTeX's figure number to theirs ("0.1", "W.1") and give
+    it back at their end (raw LaTeX, which the HTML writer leaves out)."""
+    from docutils import nodes
+
+    prefix = PAGE_FIGURES.get(app.env.docname)
+    if prefix is None:
+        return
+    doctree.insert(0, nodes.raw("", r"\renewcommand{\thefigure}{%s.\arabic{figure}}" % prefix, format="latex"))
+    doctree.append(nodes.raw("", r"\let\thefigure\sdBookFigureNumber", format="latex"))
+
+
 def setup(app: Any) -> dict[str, Any]:
     from sphinx_proof.proof_type import PROOF_TYPES
 
     app.setup_extension("sphinx_proof")
     for name, cls in PROOF_TYPES.items():
         app.add_directive_to_domain("prf", name, _with_paper_option(cls), override=True)
-    app.connect("env-get-updated", renumber, priority=900)  # after Sphinx assigns its numbers (500)
+    app.connect("env-get-updated", renumber, priority=900)
+    app.connect("doctree-read", paper_figure_numbers)  # after Sphinx assigns its numbers (500)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -4,7 +4,7 @@
   below 1400 px, printed outputs that wrap, long inline code that breaks on a phone, a phone
   header that fits, tables without an empty header row (tests/test_browser.py measures it).
 * Code names in tables (HTML only): a long dotted name or test id may break after its dots,
-  slashes and colons (``<wbr>``), never inside a word, and a short link in a
+  slashes, colons and underscores (``<wbr>``), never inside a word, and a short link in a
   table ("Lab 1", "实验 1") stays on one line.
 * Lab pages (``notebooks/labNN_*``, the student copies, which the book does not run): a banner
   first says that the page is the student copy and how to run it, and after each cell that
@@ -41,8 +41,8 @@ _WIDGET_MODULES = (
     "lookahead_explorer",
     "real_models",
 )
-#: Break opportunities in a code name: after its dots, slashes and colons (a part of a name stays whole).
-_BREAK_AFTER = re.compile(r"([./:]+)")
+#: Break opportunities in a code name: after its dots, slashes, colons and underscores (a word stays whole).
+_BREAK_AFTER = re.compile(r"([./:_]+)")
 #: A link in a table this short stays on one line.
 _SHORT_LINK = 14
 
