@@ -96,7 +96,7 @@ def paper_figure_numbers(app: Any, doctree: Any) -> None:
     prefix = PAGE_FIGURES.get(app.env.docname)
     if prefix is None:
         return
-    doctree.insert(0, nodes.raw("", r"\renewcommand{\thefigure}{%s.\arabic{figure}}" % prefix, format="latex"))
+    doctree.insert(0, nodes.raw("", rf"\renewcommand{{\thefigure}}{{{prefix}.\arabic{{figure}}}}", format="latex"))
     doctree.append(nodes.raw("", r"\let\thefigure\sdBookFigureNumber", format="latex"))
 
 
