@@ -59,7 +59,8 @@ def check_address(address: str) -> tuple[str, str]:
             _(
                 "--scheduler: refusing {address}: plain tcp:// is unauthenticated and unencrypted, and a Dask "
                 "scheduler runs whatever any connected client sends, on the workers, outside the sandbox; tcp:// is "
-                "allowed on this machine only (127.0.0.1, ::1, localhost). "
+                "allowed on this machine only (127.0.0.1, ::1, localhost), and only where no one else logs in: every "
+                "user of a machine can reach its loopback. "
             ).format(address=address)
             + _tls_help()
         )

@@ -466,3 +466,34 @@ def class_runs(path: Path = CLASS_RUNS) -> dict[str, Any]:
     import json
 
     return json.loads(Path(path).read_text())
+
+
+def class_runs_table(bench: dict[str, Any]) -> str:
+    """``class_runs()`` as a Markdown table in the reader's language: per lab and way, the rate and the class's time."""
+    ways = {
+        "one_at_a_time": _("one at a time"),
+        "jobs1": _("`grade_class`, 1 job (from Python)"),
+        "jobs2": _("`--jobs 2`"),
+        "dask1": _("Dask, 1 worker"),
+        "dask2": _("Dask, 2 workers"),
+        "dask100_predicted": _("Dask, {workers} workers (predicted)").format(workers=bench["workers_predicted"]),
+    }
+    header = [
+        _("Lab"),
+        _("Way"),
+        _("Submissions per minute"),
+        _("Speed-up"),
+        _("CPU s per submission"),
+        _("{students} students").format(students=bench["class_size"]),
+    ]
+    rows = ["| " + " | ".join(header) + " |", "| --- | --- | ---: | ---: | ---: | ---: |"]
+    for lab, measured in bench["labs"].items():
+        for key, label in ways.items():
+            row = measured.get(key)
+            if row is None:
+                continue
+            speedup = f"{row['speedup']:.2f}×" if row.get("speedup") else "—"
+            cpu = f"{row['cpu_s_per_submission']:.1f}" if "cpu_s_per_submission" in row else "—"
+            minutes = _("{minutes:.0f} min").format(minutes=row["class_min"])
+            rows.append(f"| `{lab}` | {label} | {row['per_minute']:.1f} | {speedup} | {cpu} | {minutes} |")
+    return "\n".join(rows)
