@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import functools
 import gettext
+import io
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 #: The environment variable a lab's setup cell sets to choose the language of the feedback.
 ENV = "SPECDEC_LITE_LANGUAGE"
@@ -52,3 +55,23 @@ def _(message: str) -> str:
 def N_(message: str) -> str:
     """Mark ``message`` for the catalogue without translating it now (translated where it is used)."""
     return message
+
+
+def extract_myst(fileobj: Any, keywords: Any, comment_tags: Any, options: Any) -> Iterator[Any]:
+    """``pybabel extract`` for the book's MyST pages: the messages of their code cells (the lines the pages print).
+
+    Named in ``pyproject.toml``'s ``[tool.babel]`` mappings as ``specdec_lite._i18n:extract_myst``. The prose and
+    the cells' options (``:tags:``) become blank lines, so that a message keeps its line number in the page.
+    """
+    from babel.messages.extract import extract_python
+
+    lines, inside = [], False
+    for line in fileobj.read().decode("utf-8").splitlines(keepends=True):
+        if not inside and line.startswith("```{code-cell}"):
+            inside, line = True, "\n"
+        elif inside and line.rstrip() == "```":
+            inside, line = False, "\n"
+        elif not inside or line.startswith(":"):
+            line = "\n"
+        lines.append(line)
+    yield from extract_python(io.BytesIO("".join(lines).encode("utf-8")), keywords, comment_tags, options)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .._i18n import _
 from .timing import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results.json"
@@ -54,14 +55,26 @@ def machine_table(results: dict[str, Any]) -> Table:
     m = results["machine"]
     load_avg = ", ".join(f"{x:.1f}" for x in m.get("load_average") or [])
     rows = [
-        ["CPU", f"{m['cpu']} ({m['machine']}), {m['cores']} cores ({m.get('usable_cores')} usable)"],
-        ["memory", f"{m['memory_bytes'] / GIB:.1f} GiB" if m.get("memory_bytes") else "?"],
-        ["load average at start (1, 5, 15 min)", load_avg or "?"],
-        ["numpy BLAS threads", m.get("openblas_threads") or "library default"],
-        ["software", f"Python {m['python']}, numpy {m['numpy']}, scipy {m.get('scipy')}, torch {m.get('torch')}, "
-                     f"transformers {m.get('transformers')}"],
-        ["measured", f"{m['date_utc']}, commit {m.get('git_commit')}, mode {results['mode']}, "
-                     f"{results['elapsed_s'] / 60:.1f} min in all"],
+        [
+            "CPU",
+            _("{cpu} ({machine}), {cores} cores ({usable} usable)").format(
+                cpu=m["cpu"], machine=m["machine"], cores=m["cores"], usable=m.get("usable_cores")
+            ),
+        ],
+        [_("memory"), f"{m['memory_bytes'] / GIB:.1f} GiB" if m.get("memory_bytes") else "?"],
+        [_("load average at start (1, 5, 15 min)"), load_avg or "?"],
+        [_("numpy BLAS threads"), m.get("openblas_threads") or _("library default")],
+        [
+            _("software"),
+            f"Python {m['python']}, numpy {m['numpy']}, scipy {m.get('scipy')}, torch {m.get('torch')}, "
+            f"transformers {m.get('transformers')}",
+        ],
+        [
+            _("measured"),
+            _("{date}, commit {commit}, mode {mode}, {minutes:.1f} min in all").format(
+                date=m["date_utc"], commit=m.get("git_commit"), mode=results["mode"], minutes=results["elapsed_s"] / 60
+            ),
+        ],
     ]
     return table(["", ""], rows)
 
@@ -69,15 +82,34 @@ def machine_table(results: dict[str, Any]) -> Table:
 def samplers_table(results: dict[str, Any]) -> Table:
     rows = []
     for name, r in results["sections"].get("samplers", {}).get("engines", {}).items():
-        ref = (f"{r['reference_s_per_run'] * 1e3:.2f} ms ({r['reference_runs_timed']} runs)"
-               if r["reference"] else "none")
+        ref = (
+            _("{ms:.2f} ms ({runs} runs)").format(ms=r["reference_s_per_run"] * 1e3, runs=r["reference_runs_timed"])
+            if r["reference"]
+            else _("none")
+        )
         speed = f"{r['speedup_vs_reference']:,.0f}×" if r["reference"] else "—"
         settings = ", ".join(f"{k}={v}" for k, v in r["settings"].items())
-        rows.append([name + (f" ({settings})" if settings else ""), f"{r['vectorised_s'] * 1e3:.1f} ms",
-                     f"{r['token_steps_per_s']:.3g}", ref, speed,
-                     f"{r['floor_multiple']:.1f}× ({r['uniforms_per_token_step']:.2f} per token step)"])
-    return table(["engine", "vectorised, all runs", "token-steps/s", "reference, per run", "speed-up per run",
-                  "time / RNG floor (uniforms)"], rows)
+        rows.append(
+            [
+                name + (f" ({settings})" if settings else ""),
+                f"{r['vectorised_s'] * 1e3:.1f} ms",
+                f"{r['token_steps_per_s']:.3g}",
+                ref,
+                speed,
+                _("{multiple:.1f}× ({uniforms:.2f} per token step)").format(
+                    multiple=r["floor_multiple"], uniforms=r["uniforms_per_token_step"]
+                ),
+            ]
+        )
+    header = [
+        _("engine"),
+        _("vectorised, all runs"),
+        _("token-steps/s"),
+        _("reference, per run"),
+        _("speed-up per run"),
+        _("time / RNG floor (uniforms)"),
+    ]
+    return table(header, rows)
 
 
 def scaling_table(results: dict[str, Any]) -> Table:
@@ -85,30 +117,61 @@ def scaling_table(results: dict[str, Any]) -> Table:
     rows = []
     for name, e in results["sections"].get("sampler_scaling", {}).get("engines", {}).items():
         for axis, f in e.get("axes", {}).items():
-            rows.append([f"{name} (sampler)", axis, f"{f['fit_tail']['exponent']:.2f}",
-                         f"{f['fit_all']['exponent']:.2f}", "1" if axis in ("runs", "T") else "slow growth"])
+            rows.append(
+                [
+                    _("{name} (sampler)").format(name=name),
+                    axis,
+                    f"{f['fit_tail']['exponent']:.2f}",
+                    f"{f['fit_all']['exponent']:.2f}",
+                    "1" if axis in ("runs", "T") else _("slow growth"),
+                ]
+            )
     for c in results["sections"].get("theory_scaling", {}).get("cases", {}).values():
         for axis, f in c.get("axes", {}).items():
-            rows.append([c["title"], axis, f"{f['fit_tail']['exponent']:.2f}", f"{f['fit_all']['exponent']:.2f}",
-                         f"{f['expected_exponent']:g}"])
-    return table(["engine", "axis", "exponent (largest half)", "exponent (all points)", "expected"], rows)
+            rows.append(
+                [
+                    c["title"],
+                    axis,
+                    f"{f['fit_tail']['exponent']:.2f}",
+                    f"{f['fit_all']['exponent']:.2f}",
+                    f"{f['expected_exponent']:g}",
+                ]
+            )
+    header = [_("engine"), _("axis"), _("exponent (largest half)"), _("exponent (all points)"), _("expected")]
+    return table(header, rows)
 
 
 def memory_table(results: dict[str, Any]) -> Table:
     mem = results["sections"].get("memory", {})
     if "runs" not in mem:
-        return table(["memory"], [["not measured"]])
-    rows = [[f"{r:,}", f"{u / MIB:.1f} MiB", f"{s / MIB:.1f} MiB"]
-            for r, u, s in zip(mem["runs"], mem["tracemalloc_unchunked_bytes"], mem["tracemalloc_chunked_sum_bytes"],
-                               strict=True)]
-    return table(["runs", "one call (tracemalloc peak)", f"chunked_sum, chunk {mem['chunk_size']:,}"], rows)
+        return table([_("memory")], [[_("not measured")]])
+    rows = [
+        [f"{r:,}", f"{u / MIB:.1f} MiB", f"{s / MIB:.1f} MiB"]
+        for r, u, s in zip(
+            mem["runs"], mem["tracemalloc_unchunked_bytes"], mem["tracemalloc_chunked_sum_bytes"], strict=True
+        )
+    ]
+    header = [
+        _("runs"),
+        _("one call (tracemalloc peak)"),
+        _("chunked_sum, chunk {size:,}").format(size=mem["chunk_size"]),
+    ]
+    return table(header, rows)
 
 
 def memory_per_engine_table(results: dict[str, Any]) -> Table:
     mem = results["sections"].get("memory", {})
-    rows = [[k, f"{v['bytes_per_run']:.0f}", f"{v['projected_1e6_runs_bytes'] / MIB:.0f} MiB"]
-            for k, v in mem.get("per_engine", {}).items() if "bytes_per_run" in v]
-    return table(["engine", f"bytes per run (V={mem.get('V')}, T={mem.get('T')})", "a million runs, projected"], rows)
+    rows = [
+        [k, f"{v['bytes_per_run']:.0f}", f"{v['projected_1e6_runs_bytes'] / MIB:.0f} MiB"]
+        for k, v in mem.get("per_engine", {}).items()
+        if "bytes_per_run" in v
+    ]
+    header = [
+        _("engine"),
+        _("bytes per run (V={V}, T={T})").format(V=mem.get("V"), T=mem.get("T")),
+        _("a million runs, projected"),
+    ]
+    return table(header, rows)
 
 
 def widget_timings(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -123,17 +186,23 @@ def widget_timings(results: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def widgets_table(results: dict[str, Any]) -> Table:
     w = results["sections"].get("widgets", {})
     timed = widget_timings(results)
-    rows = [[k.split(".")[-1], f"{v['median_s'] * 1e3:.1f} ms", f"{v['first_call_s'] * 1e3:.0f} ms", v["calls"]]
-            for k, v in timed.items()]
-    rows += [[k.split(".")[-1], "not timed here", "", note] for k, note in w.get("notes", {}).items()
-             if k.split(".")[-1] not in {t.split(".")[-1] for t in timed}]
-    return table(["update function", "median", "first call", "calls"], rows)
+    rows = [
+        [k.split(".")[-1], f"{v['median_s'] * 1e3:.1f} ms", f"{v['first_call_s'] * 1e3:.0f} ms", v["calls"]]
+        for k, v in timed.items()
+    ]
+    rows += [
+        [k.split(".")[-1], _("not timed here"), "", note]
+        for k, note in w.get("notes", {}).items()
+        if k.split(".")[-1] not in {t.split(".")[-1] for t in timed}
+    ]
+    return table([_("update function"), _("median"), _("first call"), _("calls")], rows)
 
 
 def llm_table(results: dict[str, Any]) -> Table:
     llm = results["sections"].get("llm", {})
     if "skipped" in llm or not llm:
-        return table(["real models"], [[f"not measured: {llm.get('skipped', 'no results')}"]])
+        reason = llm.get("skipped", _("no results"))
+        return table([_("real models")], [[_("not measured: {reason}").format(reason=reason)]])
     rows = [[k, v] for k, v in llm.get("summary", {}).items()]
     return table(["", ""], rows)
 
@@ -144,24 +213,47 @@ def headlines(results: dict[str, Any]) -> list[str]:
     sam = sec.get("samplers", {})
     spec = sam.get("engines", {}).get("speculative", {})
     if "vectorised_s" in spec:
-        chain = f"a V = {sam['V']}, T = {sam['T']} chain"
-        out.append(f"Speculative decoding's sampler runs {sam['runs']:,} runs of {chain} "
-                   f"in {spec['vectorised_s'] * 1e3:.0f} ms ({spec['token_steps_per_s'] / 1e6:.1f} million token-steps "
-                   "per second)" + (f", {spec['speedup_vs_reference']:,.0f} times faster per run than the loop that "
-                                    "runs one sequence at a time." if spec.get("reference") else "."))
+        line = _(
+            "Speculative decoding's sampler runs {runs:,} runs of a V = {V}, T = {T} chain in {ms:.0f} ms "
+            "({millions:.1f} million token-steps per second)"
+        ).format(
+            runs=sam["runs"],
+            V=sam["V"],
+            T=sam["T"],
+            ms=spec["vectorised_s"] * 1e3,
+            millions=spec["token_steps_per_s"] / 1e6,
+        )
+        if spec.get("reference"):
+            line += _(", {speedup:,.0f} times faster per run than the loop that runs one sequence at a time.").format(
+                speedup=spec["speedup_vs_reference"]
+            )
+        else:
+            line += _(".")
+        out.append(line)
     t1 = sec.get("theory_scaling", {}).get("theorem1_pass")
     if t1:
-        out.append(f"The exact expected number of rejections (Theorem 1(b)) for T = {t1['T']:,} positions and "
-                   f"V = {t1['V']} tokens takes {t1['seconds'] * 1e3:.0f} ms.")
+        out.append(
+            _(
+                "The exact expected number of rejections (Theorem 1(b)) for T = {T:,} positions and "
+                "V = {V} tokens takes {ms:.0f} ms."
+            ).format(T=t1["T"], V=t1["V"], ms=t1["seconds"] * 1e3)
+        )
     timed = widget_timings(results)
     if timed:
         slowest = max(v["median_s"] for v in timed.values())
-        out.append(f"Every lab explorer computes its new figure within {slowest * 1e3:.0f} ms of a slider move "
-                   "(median).")
+        out.append(
+            _("Every lab explorer computes its new figure within {ms:.0f} ms of a slider move (median).").format(
+                ms=slowest * 1e3
+            )
+        )
     llm = sec.get("llm", {}).get("summary", {})
     if "speculative / autoregressive (ours)" in llm:
-        out.append(f"On the real-model pair, speculative sampling is {llm['speculative / autoregressive (ours)']} as "
-                   "fast as autoregressive sampling with the same models.")
+        out.append(
+            _(
+                "On the real-model pair, speculative sampling is {ratio} as fast as autoregressive sampling "
+                "with the same models."
+            ).format(ratio=llm["speculative / autoregressive (ours)"])
+        )
     return out
 
 
@@ -181,14 +273,13 @@ def floor_explanation(results: dict[str, Any]) -> str:
     if not multiples:
         return ""
     low, high = min(multiples.values()), max(multiples.values())
-    return (
-        f"The samplers take {low:.0f} to {high:.0f} times as long as drawing their uniforms. Besides drawing them, a "
-        "sampler makes several passes over all runs at every position (the inverse-CDF search, the look-up of the "
-        "acceptance probability, the rejection mask and the residual draw for rejected runs, writing the token "
-        "column), and each pass costs about as much as drawing the uniforms or more. Fusing these passes would need "
-        "compiled code; the package stays plain numpy."
-        + _inverse_cdf_sentence(results["sections"].get("samplers", {}).get("inverse_cdf"))
-    )
+    return _(
+        "The samplers take {low:.0f} to {high:.0f} times as long as drawing their uniforms. Besides drawing them, "
+        "a sampler makes several passes over all runs at every position (the inverse-CDF search, the look-up of "
+        "the acceptance probability, the rejection mask and the residual draw for rejected runs, writing the "
+        "token column), and each pass costs about as much as drawing the uniforms or more. Fusing these passes "
+        "would need compiled code; the package stays plain numpy."
+    ).format(low=low, high=high) + _inverse_cdf_sentence(results["sections"].get("samplers", {}).get("inverse_cdf"))
 
 
 def growth_sentences(results: dict[str, Any]) -> list[str]:
@@ -206,24 +297,37 @@ def growth_sentences(results: dict[str, Any]) -> list[str]:
             times = f["seconds"][-tail:]
             e, want = f["fit_tail"]["exponent"], f["expected_exponent"]
             held = ", ".join(f"{k} = {v:,}" for k, v in f["base"].items())
-            span = (f"over {axis} from {f['x'][-tail]:,.0f} to {f['x'][-1]:,.0f} ({held}; "
-                    f"{_ms(min(times))} to {_ms(max(times))} per call)")
-            law = _power(axis, want)
+            span = _("over {axis} from {low:,.0f} to {high:,.0f} ({held}; {fastest} to {slowest} per call)").format(
+                axis=axis,
+                low=f["x"][-tail],
+                high=f["x"][-1],
+                held=held,
+                fastest=_ms(min(times)),
+                slowest=_ms(max(times)),
+            )
+            power = _power(axis, want)
             if min(times) < MIN_FIT_SECONDS:
-                parts.append(f"{span} the fitted exponent is {e:.2f}, but calls that short are dominated by fixed "
-                             f"costs and timing noise, so no law is read from it")
+                part = _(
+                    "{span} the fitted exponent is {e:.2f}, but calls that short are dominated by fixed "
+                    "costs and timing noise, so the fit says nothing about how the cost grows"
+                )
             elif f["exponent_check"] == "consistent":
-                parts.append(f"{span} the cost grows like {law}, as the loops predict (fitted exponent {e:.2f})")
+                part = _("{span} the cost grows like {power}, as the loops predict (fitted exponent {e:.2f})")
             elif e > want:
-                parts.append(f"{span} the cost grows faster than the {law} of the loops (fitted exponent {e:.2f}): "
-                             "each call allocates and streams tables of tens to hundreds of MiB, and the cost of that "
-                             "memory traffic is not captured by counting arithmetic")
+                part = _(
+                    "{span} the cost grows faster than the {power} of the loops (fitted exponent {e:.2f}): "
+                    "each call allocates and streams tables of tens to hundreds of MiB, and the cost of that "
+                    "memory traffic is not captured by counting arithmetic"
+                )
             else:
-                parts.append(f"{span} the cost grows slower than the {law} of the loops (fitted exponent {e:.2f}): "
-                             f"part of the work does not grow with {axis} (fixed costs per call and per position, "
-                             "the loops over the other sizes) and still dominates at these sizes")
+                part = _(
+                    "{span} the cost grows slower than the {power} of the loops (fitted exponent {e:.2f}): "
+                    "part of the work does not grow with {axis} (fixed costs per call and per position, "
+                    "the loops over the other sizes) and still dominates at these sizes"
+                )
+            parts.append(part.format(span=span, e=e, power=power, axis=axis))
         if parts:
-            out.append(f"**{case['title']}**: " + "; ".join(parts) + ".")
+            out.append(_("**{title}**: {parts}.").format(title=case["title"], parts=_("; ").join(parts)))
     return out
 
 
@@ -238,9 +342,17 @@ def _ms(seconds: float) -> str:
 def _inverse_cdf_sentence(icdf: dict[str, Any] | None) -> str:
     if not icdf:
         return ""
-    return (f" The largest of these passes is the inverse-CDF draw: one `sample_rows` call for {icdf['runs']:,} runs "
-            f"(a binary search per run, V = {icdf['V']}) took {icdf['sample_rows_s'] * 1e6:.0f} µs, "
-            f"{icdf['ratio']:.0f}× the {icdf['uniforms_s'] * 1e6:.0f} µs to draw the uniforms it searches for.")
+    return _(
+        " The largest of these passes is the inverse-CDF draw: one `sample_rows` call for {runs:,} runs "
+        "(a binary search per run, V = {V}) took {search_us:.0f} µs, "
+        "{ratio:.0f}× the {uniforms_us:.0f} µs to draw the uniforms it searches for."
+    ).format(
+        runs=icdf["runs"],
+        V=icdf["V"],
+        search_us=icdf["sample_rows_s"] * 1e6,
+        ratio=icdf["ratio"],
+        uniforms_us=icdf["uniforms_s"] * 1e6,
+    )
 
 
 def llm_rows_table(results: dict[str, Any]) -> Table:
@@ -250,11 +362,28 @@ def llm_rows_table(results: dict[str, Any]) -> Table:
     def fmt(x: Any, spec: str) -> str:
         return "—" if x is None else format(x, spec)
 
-    rows = [[r["method"], r["lookahead"] or "—", fmt(r["tokens_per_second"], ".1f"), fmt(r["speedup"], ".2f") + "×",
-             fmt(r["acceptance_rate"], ".3f"), fmt(r["tokens_per_call"], ".2f"), fmt(r["predicted_speedup"], ".2f")]
-            for r in llm.get("rows", [])]
-    return table(["method", "K", "tokens/s", "vs our autoregressive", "acceptance rate", "tokens per target call",
-                  "predicted speed-up"], rows)
+    rows = [
+        [
+            r["method"],
+            r["lookahead"] or "—",
+            fmt(r["tokens_per_second"], ".1f"),
+            fmt(r["speedup"], ".2f") + "×",
+            fmt(r["acceptance_rate"], ".3f"),
+            fmt(r["tokens_per_call"], ".2f"),
+            fmt(r["predicted_speedup"], ".2f"),
+        ]
+        for r in llm.get("rows", [])
+    ]
+    header = [
+        _("method"),
+        "K",
+        _("tokens/s"),
+        _("vs our autoregressive"),
+        _("acceptance rate"),
+        _("tokens per target call"),
+        _("predicted speed-up"),
+    ]
+    return table(header, rows)
 
 
 def _log_axes(fig: Any, rows: int, cols: int) -> None:
@@ -277,11 +406,21 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
         for i, (name, e) in enumerate(engines.items()):
             for c, axis in enumerate(("runs", "T", "V"), start=1):
                 f = e["axes"][axis]
-                fig.add_trace(go.Scatter(x=f["x"], y=f["seconds"], mode="lines+markers", name=name, legendgroup=name,
-                                         showlegend=c == 1, marker_color=_color(i),
-                                         hovertemplate=f"{name}<br>{axis}=%{{x}}<br>%{{y:.3g}} s"
-                                                       f"<br>exponent {f['fit_tail']['exponent']:.2f}<extra></extra>"),
-                              1, c)
+                fig.add_trace(
+                    go.Scatter(
+                        x=f["x"],
+                        y=f["seconds"],
+                        mode="lines+markers",
+                        name=name,
+                        legendgroup=name,
+                        showlegend=c == 1,
+                        marker_color=_color(i),
+                        hovertemplate=f"{name}<br>{axis}=%{{x}}<br>%{{y:.3g}} s"
+                        f"<br>exponent {f['fit_tail']['exponent']:.2f}<extra></extra>",
+                    ),
+                    1,
+                    c,
+                )
         _log_axes(fig, 1, 3)
         fig.update_yaxes(title_text="seconds", row=1, col=1)
         fig.update_layout(title="Samplers: CPU time (log-log)", height=460, legend=dict(orientation="h", y=-0.2))
@@ -295,12 +434,22 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
                 if axis not in c["axes"]:
                     continue
                 f = c["axes"][axis]
-                fig.add_trace(go.Scatter(x=f["x"], y=f["seconds"], mode="lines+markers", name=name, legendgroup=name,
-                                         showlegend=name not in {t.name for t in fig.data}, marker_color=_color(i),
-                                         hovertemplate=f"{name}<br>{axis}=%{{x}}<br>%{{y:.3g}} s<br>exponent "
-                                                       f"{f['fit_tail']['exponent']:.2f} (expect "
-                                                       f"{f['expected_exponent']:g})<extra></extra>"),
-                              1, col)
+                fig.add_trace(
+                    go.Scatter(
+                        x=f["x"],
+                        y=f["seconds"],
+                        mode="lines+markers",
+                        name=name,
+                        legendgroup=name,
+                        showlegend=name not in {t.name for t in fig.data},
+                        marker_color=_color(i),
+                        hovertemplate=f"{name}<br>{axis}=%{{x}}<br>%{{y:.3g}} s<br>exponent "
+                        f"{f['fit_tail']['exponent']:.2f} (expect "
+                        f"{f['expected_exponent']:g})<extra></extra>",
+                    ),
+                    1,
+                    col,
+                )
         _log_axes(fig, 1, len(axes))
         fig.update_yaxes(title_text="seconds", row=1, col=1)
         fig.update_layout(title="Exact theory: CPU time (log-log)", height=460, legend=dict(orientation="h", y=-0.2))
@@ -308,10 +457,22 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
     mem = results["sections"].get("memory", {})
     if "runs" in mem:
         fig = go.Figure()
-        fig.add_trace(go.Scatter(x=mem["runs"], y=[b / MIB for b in mem["tracemalloc_unchunked_bytes"]],
-                                 mode="lines+markers", name="one call"))
-        fig.add_trace(go.Scatter(x=mem["runs"], y=[b / MIB for b in mem["tracemalloc_chunked_sum_bytes"]],
-                                 mode="lines+markers", name=f"chunked_sum, chunk {mem['chunk_size']:,}"))
+        fig.add_trace(
+            go.Scatter(
+                x=mem["runs"],
+                y=[b / MIB for b in mem["tracemalloc_unchunked_bytes"]],
+                mode="lines+markers",
+                name="one call",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=mem["runs"],
+                y=[b / MIB for b in mem["tracemalloc_chunked_sum_bytes"]],
+                mode="lines+markers",
+                name=f"chunked_sum, chunk {mem['chunk_size']:,}",
+            )
+        )
         fig.add_hline(y=GIB / MIB, line_dash="dot", annotation_text="1 GiB")
         fig.update_xaxes(type="log", title_text="runs")
         fig.update_yaxes(type="log", title_text="peak MiB (tracemalloc)")

@@ -41,7 +41,7 @@ from typing import Any
 import torch
 
 from .._files import writable_folder
-from .._i18n import _
+from .._i18n import N_, _
 from ._hf import require_transformers
 from .integrity import CorruptFileError
 
@@ -247,6 +247,35 @@ def evaluate_pair(
         ce_t += float(torch.nn.functional.cross_entropy(lt.reshape(-1, lt.shape[-1]), y))
         tv_sum += float(tv(torch.softmax(ld, -1), torch.softmax(lt, -1)).mean())
     return {"draft_loss": ce_d / batches, "target_loss": ce_t / batches, "mean_tv": tv_sum / batches}
+
+
+#: The training objectives the offline pair's ``info`` records, as :func:`training_summary` shows them.
+OBJECTIVES = (N_("distillation from the target"), N_("next-token cross-entropy"))
+
+
+def training_summary(info: dict[str, Any]) -> str:
+    """The offline pair's training, in three lines: each model's size, steps and final loss, then the held-out text."""
+    lines = {
+        "target": _("target: {millions:.2f}M parameters, {steps} steps ({objective}), final training loss {loss:.2f}"),
+        "draft": _("draft : {millions:.2f}M parameters, {steps} steps ({objective}), final training loss {loss:.2f}"),
+    }
+    out = [
+        line.format(
+            millions=info[role]["parameters"] / 1e6,
+            steps=info[role]["steps"],
+            objective=_(info[role]["objective"]),
+            loss=info[role]["final_loss"],
+        )
+        for role, line in lines.items()
+    ]
+    h = info["held_out"]
+    out.append(
+        _(
+            "held-out text: cross-entropy draft {draft:.2f}, target {target:.2f} nats/token; "
+            "mean TV(p_n, q_n) along real text {tv:.3f}"
+        ).format(draft=h["draft_loss"], target=h["target_loss"], tv=h["mean_tv"])
+    )
+    return "\n".join(out)
 
 
 def training_threads() -> int:

@@ -16,7 +16,7 @@ from . import speed as _speed
 from . import theorem1 as _theorem1
 from .eps_sweep import EpsRow, eps_rows
 from .runs import CODE_PROMPTS, TEXT_PROMPTS, default_prompts, sample_runs
-from .speed import CallCosts, SpeedRow, hf_generate, predicted_speedup, speed_summary
+from .speed import CallCosts, SpeedRow, costs_line, hf_generate, predicted_speedup, speed_summary, speed_table
 from .theorem1 import Theorem1Row, theorem1_rows
 
 # Measured once when the book builds both editions (``specdec_lite._measurements``): the Chinese run shows
@@ -32,6 +32,7 @@ __all__ = [
     "SpeedRow",
     "TEXT_PROMPTS",
     "Theorem1Row",
+    "costs_line",
     "default_prompts",
     "eps_rows",
     "eps_sweep",
@@ -40,6 +41,7 @@ __all__ = [
     "sample_runs",
     "speed_benchmark",
     "speed_summary",
+    "speed_table",
     "theorem1_check",
     "theorem1_rows",
 ]

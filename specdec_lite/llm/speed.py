@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from .._i18n import _
+from .._i18n import N_, _
 from ..lookahead import expected_tokens_per_call
 from ..primitives import check_int, check_real
 from .budget import WARMUP_TOKENS, check_distinct_ints
@@ -227,6 +227,63 @@ def speed_benchmark(
         t_ms, d_ms = (1e3 * t_target[m] / tokens[m], 1e3 * t_draft[m] / tokens[m]) if ours else (math.nan, math.nan)
         rows.append(SpeedRow(name, K, tps, tps / base, alpha, per_call, pred, 1e3 / tps, t_ms, d_ms))
     return rows, costs
+
+
+#: The methods of :func:`speed_benchmark`'s rows, as its tables name them.
+METHOD_LABELS = {
+    "autoregressive": N_("autoregressive"),
+    "speculative": N_("speculative"),
+    "HF assisted": N_("HF assisted"),
+}
+
+#: The columns of :func:`speed_table`.
+SPEED_COLUMNS = (
+    N_("method"),
+    N_("K"),
+    N_("tokens/s"),
+    N_("speed-up"),
+    N_("predicted"),
+    N_("accept"),
+    N_("tokens/call"),
+    N_("ms/token"),
+    N_("target ms/token"),
+    N_("draft ms/token"),
+)
+
+
+def costs_line(costs: CallCosts) -> str:
+    """The call costs measured inside the runs, in one line: a draft call, a target call, each verification call."""
+    verify = _(", ").join(_("K={K}: {ms:.2f} ms").format(K=K, ms=1e3 * t) for K, t in costs.verify.items())
+    return _(
+        "inside the runs: one draft call {draft_ms:.2f} ms, one target call {target_ms:.2f} ms "
+        "(c = {c:.3f}); verification calls {verify}"
+    ).format(draft_ms=1e3 * costs.draft, target_ms=1e3 * costs.target, c=costs.c, verify=verify)
+
+
+def speed_table(rows: Sequence[SpeedRow]) -> str:
+    """:func:`speed_benchmark`'s rows as an HTML table, a dash where a column does not apply."""
+
+    def num(value: float, digits: int) -> str:
+        return f"{value:.{digits}f}" if math.isfinite(value) else "—"
+
+    cells = [
+        [
+            _(METHOD_LABELS.get(r.method, r.method)),
+            str(r.lookahead),
+            num(r.tokens_per_second, 1),
+            num(r.speedup, 2),
+            num(r.predicted_speedup, 2),
+            num(r.acceptance_rate, 3),
+            num(r.tokens_per_call, 2),
+            num(r.ms_per_token, 2),
+            num(r.target_ms_per_token, 2),
+            num(r.draft_ms_per_token, 2),
+        ]
+        for r in rows
+    ]
+    head = "".join(f"<th>{_(h)}</th>" for h in SPEED_COLUMNS)
+    body = "".join("<tr>" + "".join(f"<td>{v}</td>" for v in row) + "</tr>" for row in cells)
+    return f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def speed_summary(rows: Sequence[SpeedRow], costs: CallCosts) -> str:
