@@ -188,6 +188,7 @@ def test_every_page_links_to_its_editions_pdf(built_book: Path, papers: dict[str
         site_copy = built_book / SITE_FOLDER / PDF_NAMES[edition]
         assert site_copy.read_bytes() == papers[edition].pdf.read_bytes(), "the site publishes the PDF just built"
 
+
 def test_the_chinese_pdf_prints_its_chrome_in_chinese(papers: dict[str, Paper]) -> None:
     """sphinx-proof's "Proof." is "证明：" (in italics, before the proof), its index and the bibliography Chinese."""
     zh, en = "".join(papers["zh"].pages), "".join(papers["en"].pages)

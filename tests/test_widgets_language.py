@@ -31,6 +31,8 @@ from specdec_lite.widgets import (
 
 #: Latin words that are symbols in the book (TV, SE for a standard error, OPT/UNO for the two decoders, min).
 SYMBOLS = {"TV", "SE", "min", "OPT", "UNO", "rej"}
+#: Formulas the book writes the same in both editions: P(reject), as $P(\text{reject})$ in the text.
+FORMULAS = ("P(reject)",)
 
 
 _WORD = re.compile(r"[A-Za-z]{2,}")
@@ -49,6 +51,8 @@ EXPLORERS = {
 
 def english_words(text: str) -> list[str]:
     text = re.sub(r"<[^>]+>", " ", text)  # <br>, <sup>
+    for formula in FORMULAS:
+        text = text.replace(formula, " ")
     return [w for w in _WORD.findall(text) if w not in SYMBOLS]
 
 
