@@ -1,6 +1,7 @@
 """The benchmark runs every section and reports what it promises (speed figures are never asserted)."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -202,3 +203,29 @@ def test_growth_sentences_state_a_law_only_where_the_fit_supports_it():
     assert "says nothing about how the cost grows" in short and "grows like" not in short
     faster = report.growth_sentences(case([0.01, 0.02, 0.04, 0.3], 2.9))[0]
     assert "faster than the V² of the loops" in faster
+
+
+def test_every_name_of_the_committed_results_has_its_display_name():
+    """The names ``benchmarks/results.json`` keys are shown through ``report``'s N_ tables (translated in the Chinese
+    edition); a renamed engine, case, method or note there would be shown untranslated, so each must still match."""
+    results = report.load()["sections"]
+    for key, e in results["samplers"]["engines"].items():
+        assert report.ENGINE_NAMES[key] == key
+        if "note" in e:
+            assert report.ENGINE_NOTES[key] == e["note"], key
+    for key, c in results["theory_scaling"]["cases"].items():
+        assert report.CASE_NAMES[key] == key and report.CASE_TITLES[key] == c["title"], key
+    for key, note in results["widgets"].get("notes", {}).items():
+        assert report.WIDGET_NOTES[key] == note
+    for row in results["llm"].get("rows", []):
+        assert report.METHOD_NAMES[row["method"]] == row["method"]
+    patterns = [_template_pattern(t) for t in report.SUMMARY_TEMPLATES]
+    for key in results["llm"].get("summary", {}):
+        assert any(re.fullmatch(p, key) for p in patterns), key
+    if "pair" in results["llm"]:
+        assert any(re.fullmatch(p, results["llm"]["pair"]) for p in patterns[-2:])
+
+
+def _template_pattern(template):
+    parts = re.split(r"\{(\w+)\}", template)
+    return "".join(re.escape(p) if i % 2 == 0 else ".+" for i, p in enumerate(parts))

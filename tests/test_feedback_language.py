@@ -321,6 +321,19 @@ def test_every_message_of_the_figures_is_marked_for_translation():
     assert not found, "wrap these in _() with named placeholders:\n" + "\n".join(found)
 
 
+#: The benchmark's modules that write ``benchmarks/results.json`` and the benchmark's log: their English is data the
+#: Performance page reads (in English, as the file keeps it), showing its names through ``bench.report``'s N_ tables.
+BENCH_RESULTS_WRITERS = ("__init__.py", "__main__.py", "engines.py", "llm.py", "sections.py", "timing.py")
+
+
+def test_every_word_of_the_performance_page_is_marked_for_translation():
+    """The figures, tables and sentences of book/performance.md (``bench.report``) reach the reader through ``_()``."""
+    modules = [p for p in sorted((PACKAGE / "bench").glob("*.py")) if p.name not in BENCH_RESULTS_WRITERS]
+    assert "report.py" in {p.name for p in modules}
+    found = _scan(modules)
+    assert not found, "wrap these in _() with named placeholders:\n" + "\n".join(found)
+
+
 def test_the_literal_scan_finds_an_unwrapped_message(tmp_path):
     """The scan above is not blind: it catches an f-string message, a message kept in a dict and a widget's
     label, not ``_()`` ones, nor a choice's value whose label is ``N_()``-marked, nor HTML."""

@@ -156,3 +156,70 @@ def test_the_scan_sees_english_and_chinese():
     assert english_words("草稿质量 = 0.50; observed frequency") == ["observed", "frequency"]
     assert english_words("TV(p, q) = 0.3；sun、rain 和 wind") == []
     assert _CJK.search("draft quality 草稿")
+
+
+#: Latin words of the Performance page (book/performance.md) that its Chinese edition keeps: units, the machine's
+#: and the software's names, tools, and the samplers' settings (``eps=0.05, rejection_law=opt``, ``mode full``).
+PERFORMANCE_ALLOWED = {
+    "CPU",
+    "AMD",
+    "EPYC",
+    "GiB",
+    "MiB",
+    "BLAS",
+    "UTC",
+    "numpy",
+    "scipy",
+    "torch",
+    "transformers",
+    "Python",
+    "tracemalloc",
+    "CDF",
+    "eps",
+    "opt",
+    "full",
+}
+
+
+def performance_texts() -> list[tuple[str, str]]:
+    """``(where, text)`` for every text of the Performance page's figures, tables and sentences, made now."""
+    from specdec_lite.bench import report
+
+    results = report.load()
+    found = [(name, text) for name, fig in report.figures(results).items() for text in texts(fig)]
+    for name in (
+        "machine_table",
+        "samplers_table",
+        "scaling_table",
+        "memory_table",
+        "memory_per_engine_table",
+        "widgets_table",
+        "llm_table",
+        "llm_rows_table",
+    ):
+        found.append((name, str(getattr(report, name)(results))))
+    sentences = [
+        *report.headlines(results),
+        *report.growth_sentences(results),
+        report.floor_explanation(results),
+        report.no_speedup(results),
+    ]
+    return found + [("sentences", s) for s in sentences]
+
+
+@pytest.mark.parametrize("language", ["zh_CN", "en"])
+def test_the_performance_page_speaks_the_language_it_was_made_in(monkeypatch, language):
+    """The figures and tables of the committed benchmark results: the names results.json keys (samplers, cases,
+    methods, the real-model summary) shown in Chinese in the Chinese edition, the English left as the JSON has it."""
+    monkeypatch.setenv(_i18n.ENV, language)
+    found = performance_texts()
+    assert len(found) >= 12
+    if language == "zh_CN":
+        problems = [
+            (where, w, text[:90])
+            for where, text in found
+            if (w := [x for x in english_words(text) if x not in PERFORMANCE_ALLOWED])
+        ]
+    else:
+        problems = [(where, text[:90]) for where, text in found if _CJK.search(text)]
+    assert not problems, "\n".join(map(str, problems[:40]))

@@ -7,17 +7,105 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._i18n import _
+from .._i18n import N_, _
 from .timing import ROOT
 
 RESULTS = ROOT / "benchmarks" / "results.json"
 GIB, MIB = 2**30, 2**20
 #: Below this a timed point is dominated by fixed costs and noise, and a fitted exponent says little.
 MIN_FIT_SECONDS = 0.010
+
+# The names of the things ``results.json`` keys, as the tables and figures show them (translated where shown, by
+# :func:`_shown`); the JSON keeps its keys and its English. A key missing here, or a JSON text other than the one
+# below, is shown as the JSON has it.
+
+#: The samplers (``samplers`` and ``sampler_scaling`` engines), by key.
+ENGINE_NAMES = {
+    "speculative": N_("speculative"),
+    "batch": N_("batch"),
+    "tree": N_("tree"),
+    "biased": N_("biased"),
+    "lookahead": N_("lookahead"),
+    "autoregressive": N_("autoregressive"),
+}
+
+#: Why a sampler has no per-run reference loop (an engine's ``note``), by engine key.
+ENGINE_NOTES = {
+    "biased": N_("the package has no per-run reference loop for biased verification"),
+    "autoregressive": N_("baseline engine: there is no per-run reference loop for it"),
+}
+
+#: The cases of the exact theory (``theory_scaling`` cases) in a figure's legend, by key.
+CASE_NAMES = {
+    "theorem1": N_("theorem1"),
+    "batch": N_("batch"),
+    "tree": N_("tree"),
+    "lookahead": N_("lookahead"),
+}
+
+#: The cases' titles (a case's ``title``), by key.
+CASE_TITLES = {
+    "theorem1": N_("Theorem 1: expected_rejections"),
+    "batch": N_("Theorem 3: expected_rejections_batch"),
+    "tree": N_("draft tree: expected_rejections_tree"),
+    "lookahead": N_("finite K: expected_rejections_k"),
+}
+
+#: Why a widget update is not timed in the widgets section (its ``notes``), by the update's name.
+WIDGET_NOTES = {
+    "specdec_lite.widgets.real_models:generation_update": N_("needs a model pair: timed in the real-models section"),
+}
+
+#: The axes of the scaling curves that are words, not symbols (T, V, M, K), by key.
+AXIS_NAMES = {"runs": N_("runs")}
+
+#: The methods of the real-model rows (a row's ``method``), by name.
+METHOD_NAMES = {
+    "autoregressive": N_("autoregressive"),
+    "speculative": N_("speculative"),
+    "HF autoregressive": N_("HF autoregressive"),
+    "HF assisted": N_("HF assisted"),
+}
+
+#: The rows of the real-model summary (its keys, some with a number or a name in them), and the model pair's
+#: description (``llm.pairs.ModelPair.describe``), as templates: a key or value that fits one is shown translated.
+SUMMARY_TEMPLATES = (
+    N_("pair"),
+    N_("cost ratio c = t_draft / t_target"),
+    N_("acceptance rate (K = {K})"),
+    N_("speculative / autoregressive (ours)"),
+    N_("predicted from acceptance rate and costs"),
+    N_("achieved / predicted"),
+    N_("HF assisted / HF autoregressive"),
+    N_("ours speculative / HF assisted"),
+    N_("ours autoregressive / HF autoregressive"),
+    N_("widget {function} at defaults (median)"),
+    N_("offline pair trained by specdec_lite on the Python standard library: draft {draft}, target {target} ({where})"),
+    N_("draft {draft} → target {target} ({where})"),
+)
+
+
+def _shown(names: dict[str, str], key: str, text: str | None = None) -> str:
+    """What ``results.json`` names ``text`` (default: ``key``) in the reader's language: the translation of
+    ``names[key]`` where that is ``text``, else ``text`` as it is."""
+    text = key if text is None else text
+    return _(text) if names.get(key) == text else text
+
+
+def _filled(text: str) -> str:
+    """``text`` in the reader's language where it fits one of :data:`SUMMARY_TEMPLATES`, its fields kept."""
+    for template in SUMMARY_TEMPLATES:
+        parts = re.split(r"\{(\w+)\}", template)
+        pattern = "".join(re.escape(p) if i % 2 == 0 else f"(?P<{p}>.+)" for i, p in enumerate(parts))
+        found = re.fullmatch(pattern, text)
+        if found:
+            return _(template).format(**found.groupdict())
+    return text
 
 
 def load(path: str | Path | None = None) -> dict[str, Any]:
@@ -91,7 +179,7 @@ def samplers_table(results: dict[str, Any]) -> Table:
         settings = ", ".join(f"{k}={v}" for k, v in r["settings"].items())
         rows.append(
             [
-                name + (f" ({settings})" if settings else ""),
+                _shown(ENGINE_NAMES, name) + (f" ({settings})" if settings else ""),
                 f"{r['vectorised_s'] * 1e3:.1f} ms",
                 f"{r['token_steps_per_s']:.3g}",
                 ref,
@@ -119,19 +207,19 @@ def scaling_table(results: dict[str, Any]) -> Table:
         for axis, f in e.get("axes", {}).items():
             rows.append(
                 [
-                    _("{name} (sampler)").format(name=name),
-                    axis,
+                    _("{name} (sampler)").format(name=_shown(ENGINE_NAMES, name)),
+                    _shown(AXIS_NAMES, axis),
                     f"{f['fit_tail']['exponent']:.2f}",
                     f"{f['fit_all']['exponent']:.2f}",
                     "1" if axis in ("runs", "T") else _("slow growth"),
                 ]
             )
-    for c in results["sections"].get("theory_scaling", {}).get("cases", {}).values():
+    for key, c in results["sections"].get("theory_scaling", {}).get("cases", {}).items():
         for axis, f in c.get("axes", {}).items():
             rows.append(
                 [
-                    c["title"],
-                    axis,
+                    _shown(CASE_TITLES, key, c["title"]),
+                    _shown(AXIS_NAMES, axis),
                     f"{f['fit_tail']['exponent']:.2f}",
                     f"{f['fit_all']['exponent']:.2f}",
                     f"{f['expected_exponent']:g}",
@@ -162,7 +250,7 @@ def memory_table(results: dict[str, Any]) -> Table:
 def memory_per_engine_table(results: dict[str, Any]) -> Table:
     mem = results["sections"].get("memory", {})
     rows = [
-        [k, f"{v['bytes_per_run']:.0f}", f"{v['projected_1e6_runs_bytes'] / MIB:.0f} MiB"]
+        [_shown(ENGINE_NAMES, k), f"{v['bytes_per_run']:.0f}", f"{v['projected_1e6_runs_bytes'] / MIB:.0f} MiB"]
         for k, v in mem.get("per_engine", {}).items()
         if "bytes_per_run" in v
     ]
@@ -191,7 +279,7 @@ def widgets_table(results: dict[str, Any]) -> Table:
         for k, v in timed.items()
     ]
     rows += [
-        [k.split(".")[-1], _("not timed here"), "", note]
+        [k.split(".")[-1], _("not timed here"), "", _shown(WIDGET_NOTES, k, note)]
         for k, note in w.get("notes", {}).items()
         if k.split(".")[-1] not in {t.split(".")[-1] for t in timed}
     ]
@@ -203,7 +291,7 @@ def llm_table(results: dict[str, Any]) -> Table:
     if "skipped" in llm or not llm:
         reason = llm.get("skipped", _("no results"))
         return table([_("real models")], [[_("not measured: {reason}").format(reason=reason)]])
-    rows = [[k, v] for k, v in llm.get("summary", {}).items()]
+    rows = [[_filled(k), _filled(v)] for k, v in llm.get("summary", {}).items()]
     return table(["", ""], rows)
 
 
@@ -282,6 +370,17 @@ def floor_explanation(results: dict[str, Any]) -> str:
     ).format(low=low, high=high) + _inverse_cdf_sentence(results["sections"].get("samplers", {}).get("inverse_cdf"))
 
 
+def no_speedup(results: dict[str, Any]) -> str:
+    """The sentence naming the samplers without a per-run reference loop, and why ("" when every one has one)."""
+    engines = results["sections"].get("samplers", {}).get("engines", {})
+    missing = [
+        _("{engine} ({note})").format(engine=_shown(ENGINE_NAMES, k), note=_shown(ENGINE_NOTES, k, r["note"]))
+        for k, r in engines.items()
+        if "note" in r and not r.get("reference")
+    ]
+    return _("No speed-up for {engines}.").format(engines=_("; ").join(missing)) if missing else ""
+
+
 def growth_sentences(results: dict[str, Any]) -> list[str]:
     """What the fitted exponents of the exact theory show, stating a power law only where the fit supports it.
 
@@ -290,7 +389,7 @@ def growth_sentences(results: dict[str, Any]) -> list[str]:
     otherwise the sentence says what the fit shows and why it cannot be read as a law.
     """
     out = []
-    for case in results["sections"].get("theory_scaling", {}).get("cases", {}).values():
+    for key, case in results["sections"].get("theory_scaling", {}).get("cases", {}).items():
         parts = []
         for axis, f in case.get("axes", {}).items():
             tail = f["fit_tail"]["points"]
@@ -327,7 +426,11 @@ def growth_sentences(results: dict[str, Any]) -> list[str]:
                 )
             parts.append(part.format(span=span, e=e, power=power, axis=axis))
         if parts:
-            out.append(_("**{title}**: {parts}.").format(title=case["title"], parts=_("; ").join(parts)))
+            out.append(
+                _("**{title}**: {parts}.").format(
+                    title=_shown(CASE_TITLES, key, case["title"]), parts=_("; ").join(parts)
+                )
+            )
     return out
 
 
@@ -364,7 +467,7 @@ def llm_rows_table(results: dict[str, Any]) -> Table:
 
     rows = [
         [
-            r["method"],
+            _shown(METHOD_NAMES, r["method"]),
             r["lookahead"] or "—",
             fmt(r["tokens_per_second"], ".1f"),
             fmt(r["speedup"], ".2f") + "×",
@@ -402,57 +505,62 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
     scaled = results["sections"].get("sampler_scaling", {}).get("engines", {})
     engines = {k: v for k, v in scaled.items() if "axes" in v}
     if engines:
-        fig = make_subplots(rows=1, cols=3, subplot_titles=("runs", "horizon T", "vocabulary V"))
-        for i, (name, e) in enumerate(engines.items()):
+        fig = make_subplots(rows=1, cols=3, subplot_titles=(_("runs"), _("horizon T"), _("vocabulary V")))
+        for i, (key, e) in enumerate(engines.items()):
+            name = _shown(ENGINE_NAMES, key)
             for c, axis in enumerate(("runs", "T", "V"), start=1):
                 f = e["axes"][axis]
+                exponent = _("exponent {exponent:.2f}").format(exponent=f["fit_tail"]["exponent"])
+                shown = _shown(AXIS_NAMES, axis)
                 fig.add_trace(
                     go.Scatter(
                         x=f["x"],
                         y=f["seconds"],
                         mode="lines+markers",
                         name=name,
-                        legendgroup=name,
+                        legendgroup=key,
                         showlegend=c == 1,
                         marker_color=_color(i),
-                        hovertemplate=f"{name}<br>{axis}=%{{x}}<br>%{{y:.3g}} s"
-                        f"<br>exponent {f['fit_tail']['exponent']:.2f}<extra></extra>",
+                        hovertemplate=f"{name}<br>{shown}=%{{x}}<br>%{{y:.3g}} s<br>{exponent}<extra></extra>",
                     ),
                     1,
                     c,
                 )
         _log_axes(fig, 1, 3)
-        fig.update_yaxes(title_text="seconds", row=1, col=1)
-        fig.update_layout(title="Samplers: CPU time (log-log)", height=460, legend=dict(orientation="h", y=-0.2))
+        fig.update_yaxes(title_text=_("seconds"), row=1, col=1)
+        fig.update_layout(title=_("Samplers: CPU time (log-log)"), height=460, legend=dict(orientation="h", y=-0.2))
         figs["sampler_scaling"] = fig
     cases = {k: v for k, v in results["sections"].get("theory_scaling", {}).get("cases", {}).items() if "axes" in v}
     if cases:
         axes = [a for a in ("T", "V", "M", "K") if any(a in c["axes"] for c in cases.values())]
         fig = make_subplots(rows=1, cols=len(axes), subplot_titles=axes)
-        for i, (name, c) in enumerate(cases.items()):
+        for i, (key, c) in enumerate(cases.items()):
+            name = _shown(CASE_NAMES, key)
             for col, axis in enumerate(axes, start=1):
                 if axis not in c["axes"]:
                     continue
                 f = c["axes"][axis]
+                exponent = _("exponent {exponent:.2f} (expect {expected:g})").format(
+                    exponent=f["fit_tail"]["exponent"], expected=f["expected_exponent"]
+                )
+                shown = _shown(AXIS_NAMES, axis)
                 fig.add_trace(
                     go.Scatter(
                         x=f["x"],
                         y=f["seconds"],
                         mode="lines+markers",
                         name=name,
-                        legendgroup=name,
-                        showlegend=name not in {t.name for t in fig.data},
+                        legendgroup=key,
+                        showlegend=key not in {t.legendgroup for t in fig.data},
                         marker_color=_color(i),
-                        hovertemplate=f"{name}<br>{axis}=%{{x}}<br>%{{y:.3g}} s<br>exponent "
-                        f"{f['fit_tail']['exponent']:.2f} (expect "
-                        f"{f['expected_exponent']:g})<extra></extra>",
+                        hovertemplate=f"{name}<br>{shown}=%{{x}}<br>%{{y:.3g}} s<br>{exponent}<extra></extra>",
                     ),
                     1,
                     col,
                 )
         _log_axes(fig, 1, len(axes))
-        fig.update_yaxes(title_text="seconds", row=1, col=1)
-        fig.update_layout(title="Exact theory: CPU time (log-log)", height=460, legend=dict(orientation="h", y=-0.2))
+        fig.update_yaxes(title_text=_("seconds"), row=1, col=1)
+        fig.update_layout(title=_("Exact theory: CPU time (log-log)"), height=460, legend=dict(orientation="h", y=-0.2))
         figs["theory_scaling"] = fig
     mem = results["sections"].get("memory", {})
     if "runs" in mem:
@@ -462,7 +570,7 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
                 x=mem["runs"],
                 y=[b / MIB for b in mem["tracemalloc_unchunked_bytes"]],
                 mode="lines+markers",
-                name="one call",
+                name=_("one call"),
             )
         )
         fig.add_trace(
@@ -470,20 +578,22 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
                 x=mem["runs"],
                 y=[b / MIB for b in mem["tracemalloc_chunked_sum_bytes"]],
                 mode="lines+markers",
-                name=f"chunked_sum, chunk {mem['chunk_size']:,}",
+                name=_("chunked_sum, chunk {size:,}").format(size=mem["chunk_size"]),
             )
         )
         fig.add_hline(y=GIB / MIB, line_dash="dot", annotation_text="1 GiB")
-        fig.update_xaxes(type="log", title_text="runs")
-        fig.update_yaxes(type="log", title_text="peak MiB (tracemalloc)")
-        fig.update_layout(title=f"Peak memory of speculative decoding, V={mem['V']}, T={mem['T']}", height=400)
+        fig.update_xaxes(type="log", title_text=_("runs"))
+        fig.update_yaxes(type="log", title_text=_("peak MiB (tracemalloc)"))
+        fig.update_layout(
+            title=_("Peak memory of speculative decoding, V={V}, T={T}").format(V=mem["V"], T=mem["T"]), height=400
+        )
         figs["memory"] = fig
     updates = widget_timings(results)
     if updates:
         names = [k.split(":")[-1] for k in updates]
-        fig = go.Figure(go.Bar(x=names, y=[v["median_s"] * 1e3 for v in updates.values()], name="median"))
+        fig = go.Figure(go.Bar(x=names, y=[v["median_s"] * 1e3 for v in updates.values()], name=_("median")))
         fig.add_hline(y=100, line_dash="dot", annotation_text="100 ms")
-        fig.update_layout(title="Widget update latency at default settings (median)", yaxis_title="ms", height=380)
+        fig.update_layout(title=_("Widget update latency at default settings (median)"), yaxis_title="ms", height=380)
         figs["widgets"] = fig
     return figs
 
