@@ -18,6 +18,7 @@ ZH = "zh"
 
 
 def shown(path: Path) -> str:
+    """A path as a problem names it: from the repository root when inside it."""
     path = path.resolve()
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
 
