@@ -85,14 +85,21 @@ _ALT = re.compile(r"^  image:\s*\n\s+alt:", re.M)
 
 def alt_names(page: Page) -> list[str]:
     """The figures whose code cell gives their image an English alt text, which the Chinese must translate."""
-    return [n for b in page.blocks if b.name.startswith("code-cell") and _ALT.search(b.text)
-            for n in _FIGURE_NAME.findall(b.text)]
+    return [
+        n
+        for b in page.blocks
+        if b.name.startswith("code-cell") and _ALT.search(b.text)
+        for n in _FIGURE_NAME.findall(b.text)
+    ]
 
 
 def caption_alts(page: Page) -> list[str]:
     """The figures whose ``zh-caption`` has an ``:alt:``."""
-    return [b.text.splitlines()[0].split("}", 1)[1].strip() for b in page.blocks
-            if b.name == CAPTION and re.search(r"^:alt:\s*\S", b.text, re.M)]
+    return [
+        b.text.splitlines()[0].split("}", 1)[1].strip()
+        for b in page.blocks
+        if b.name == CAPTION and re.search(r"^:alt:\s*\S", b.text, re.M)
+    ]
 
 
 def caption_names(page: Page) -> list[str]:
@@ -169,8 +176,10 @@ def differences(en_path: Path, zh_path: Path) -> list[str]:
             f"{figure_names(zh)}, captions {caption_names(zh)}"
         )
     if alt_names(zh) != caption_alts(zh):
-        out.append(f"{name}: the figures {alt_names(zh)} have an English alt text in their cell: give each zh-caption "
-                   f"an ':alt:' (now {caption_alts(zh)})")
+        out.append(
+            f"{name}: the figures {alt_names(zh)} have an English alt text in their cell: give each zh-caption "
+            f"an ':alt:' (now {caption_alts(zh)})"
+        )
     if Counter(_GLUE.findall(en.source)) != Counter(_GLUE.findall(zh.source)):
         a, b = Counter(_GLUE.findall(en.source)), Counter(_GLUE.findall(zh.source))
         out.append(f"{name}: glued numbers differ: only English {dict(a - b)}, only Chinese {dict(b - a)}")
