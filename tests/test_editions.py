@@ -21,6 +21,7 @@ from docutils import nodes
 
 from tests.test_book import site_pages
 from tools import editions as ed
+from tools import terms as tm
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "book" / "_ext"))
@@ -204,7 +205,7 @@ def test_the_terminology_table_is_one_term_per_concept():
 
 def test_terms_are_checked(tmp_path, monkeypatch):
     page = tmp_path / "p.md"
-    monkeypatch.setattr(ed, "terms", lambda: [{"en": "draft model", "zh": "草稿模型", "avoid": ["草案模型"]}])
+    monkeypatch.setattr(tm, "terms", lambda: [{"en": "draft model", "zh": "草稿模型", "avoid": ["草案模型"]}])
     page.write_text("# 标题：草稿模型\n\n草稿模型（draft model）给出 $p$。草稿模型很小。\n")
     assert ed.term_problems(page) == []
     page.write_text("# 标题\n\n让**草稿模型**（draft model）先猜。\n")  # the gloss after the closing markup

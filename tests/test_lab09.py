@@ -388,7 +388,7 @@ def test_the_lab_shows_each_buggy_implementation_verbatim():
     shown = [n for n in dir(bugs) if n.startswith("buggy_")]
     assert len(shown) >= 6
     for name in shown:
-        assert inspect.getsource(getattr(bugs, name)) in text, f"{name}: the lab's cell and bugs.py differ"
+        assert inspect.getsource(getattr(bugs, name)) in text, f"{name}: the lab's cell and the package's differ"
 
 
 def test_every_report_is_linked():

@@ -23,17 +23,19 @@ Command line (from the repository root)::
 
 from __future__ import annotations
 
-import hashlib
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-ZH = "zh"
+if str(ROOT) not in sys.path:  # run as a script: the repository root, for ``tools.*``
+    sys.path.insert(0, str(ROOT))
+
+from tools.myst_pages import STAMP, Page, fingerprint, parse  # noqa: E402
+from tools.terms import ZH, shown, term_problems, terms  # noqa: E402, F401  (terms: the table, for readers of this module)
 
 #: Pages of one edition only, with the reason: the Chinese edition has a page listing the labs, and a
 #: terminology table.
@@ -44,100 +46,11 @@ LABS_PREFIX = "notebooks/"
 
 #: The directive that gives a figure made by a code cell its Chinese caption (the cell keeps the English one).
 CAPTION = "zh-caption"
-STAMP = re.compile(r"^% en-sha: ([0-9a-f]{12})\s*$")
-_HEADING = re.compile(r"^(#{1,6})\s+(.*\S)\s*$")
-_FENCE = re.compile(r"^(\s*)(`{3,}|~{3,}|:{3,})(.*)$")
 _LABEL = re.compile(r"^\(([^)\s]+)\)=\s*$", re.M)
 _OPTION_NAME = re.compile(r"^:(label|name):\s*(\S+)\s*$", re.M)
 _ROLE = re.compile(r"\{(prf:ref|numref|ref|doc|en-doc|cite:p|cite:t|cite)\}`([^`]+)`")
 _GLUE = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)")
 _DISPLAY_MATH = re.compile(r"^\$\$\s*\n(.*?)\n\$\$\s*$", re.M | re.S)
-
-
-@dataclass
-class Block:
-    """A fenced block: its opening line's directive name (or '' for plain code) and its full text."""
-
-    name: str
-    text: str
-    start: int
-
-
-@dataclass
-class Section:
-    """The lines from one heading (included) to the next."""
-
-    level: int
-    heading: str
-    lines: list[str]
-    start: int
-
-    @property
-    def stamp(self) -> str | None:
-        for line in self.lines[1:3]:
-            m = STAMP.match(line)
-            if m:
-                return m[1]
-        return None
-
-    @property
-    def text(self) -> str:
-        return "\n".join(line for line in self.lines if not STAMP.match(line))
-
-
-@dataclass
-class Page:
-    front: str
-    sections: list[Section]
-    blocks: list[Block]
-    source: str
-
-
-def parse(source: str) -> Page:
-    """Split a MyST page into front matter, sections (headings outside fences) and fenced blocks."""
-    lines = source.splitlines()
-    front_end = 0
-    if lines and lines[0] == "---":
-        front_end = lines.index("---", 1) + 1
-    front = "\n".join(lines[:front_end])
-    sections: list[Section] = []
-    blocks: list[Block] = []
-    fences: list[tuple[str, int, int]] = []  # (char, length, index into blocks)
-    for i in range(front_end, len(lines)):
-        line = lines[i]
-        m = _FENCE.match(line)
-        if m:
-            char, length, rest = m[2][0], len(m[2]), m[3].strip()
-            if fences and fences[-1][0] == char and length >= fences[-1][1] and not rest:
-                _, _, k = fences.pop()
-                blocks[k].text = "\n".join(lines[blocks[k].start : i + 1])
-                if sections:
-                    sections[-1].lines.append(line)
-                continue
-            if not (fences and fences[-1][0] in "`~"):
-                name = re.match(r"\{([^}]+)\}", rest)
-                blocks.append(Block(name[1] if name else "", "", i))
-                fences.append((char, length, len(blocks) - 1))
-                if sections:
-                    sections[-1].lines.append(line)
-                continue
-        h = _HEADING.match(line)
-        if h and not fences:
-            sections.append(Section(len(h[1]), h[2], [line], i + 1))
-        elif sections:
-            sections[-1].lines.append(line)
-    return Page(front, sections, blocks, source)
-
-
-def _shown(path: Path) -> str:
-    path = path.resolve()
-    return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
-
-
-def fingerprint(text: str) -> str:
-    """The first 12 hex digits of the SHA-256 of the text, trailing spaces and end blank lines ignored."""
-    norm = "\n".join(line.rstrip() for line in text.strip("\n").splitlines()).strip()
-    return hashlib.sha256(norm.encode()).hexdigest()[:12]
 
 
 def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
@@ -172,14 +85,21 @@ _ALT = re.compile(r"^  image:\s*\n\s+alt:", re.M)
 
 def alt_names(page: Page) -> list[str]:
     """The figures whose code cell gives their image an English alt text, which the Chinese must translate."""
-    return [n for b in page.blocks if b.name.startswith("code-cell") and _ALT.search(b.text)
-            for n in _FIGURE_NAME.findall(b.text)]
+    return [
+        n
+        for b in page.blocks
+        if b.name.startswith("code-cell") and _ALT.search(b.text)
+        for n in _FIGURE_NAME.findall(b.text)
+    ]
 
 
 def caption_alts(page: Page) -> list[str]:
     """The figures whose ``zh-caption`` has an ``:alt:``."""
-    return [b.text.splitlines()[0].split("}", 1)[1].strip() for b in page.blocks
-            if b.name == CAPTION and re.search(r"^:alt:\s*\S", b.text, re.M)]
+    return [
+        b.text.splitlines()[0].split("}", 1)[1].strip()
+        for b in page.blocks
+        if b.name == CAPTION and re.search(r"^:alt:\s*\S", b.text, re.M)
+    ]
 
 
 def caption_names(page: Page) -> list[str]:
@@ -215,7 +135,7 @@ def _refs(source: str) -> set[tuple[str, str]]:
 def differences(en_path: Path, zh_path: Path) -> list[str]:
     """Everything that makes ``zh_path`` not a translation of the current ``en_path``, in words."""
     en, zh = parse(en_path.read_text(encoding="utf-8")), parse(zh_path.read_text(encoding="utf-8"))
-    name = _shown(zh_path)
+    name = shown(zh_path)
     out: list[str] = []
     if en.front != zh.front:
         out.append(f"{name}: front matter differs from the English page's")
@@ -256,8 +176,10 @@ def differences(en_path: Path, zh_path: Path) -> list[str]:
             f"{figure_names(zh)}, captions {caption_names(zh)}"
         )
     if alt_names(zh) != caption_alts(zh):
-        out.append(f"{name}: the figures {alt_names(zh)} have an English alt text in their cell: give each zh-caption "
-                   f"an ':alt:' (now {caption_alts(zh)})")
+        out.append(
+            f"{name}: the figures {alt_names(zh)} have an English alt text in their cell: give each zh-caption "
+            f"an ':alt:' (now {caption_alts(zh)})"
+        )
     if Counter(_GLUE.findall(en.source)) != Counter(_GLUE.findall(zh.source)):
         a, b = Counter(_GLUE.findall(en.source)), Counter(_GLUE.findall(zh.source))
         out.append(f"{name}: glued numbers differ: only English {dict(a - b)}, only Chinese {dict(b - a)}")
@@ -266,102 +188,6 @@ def differences(en_path: Path, zh_path: Path) -> list[str]:
         out.append(
             f"{name}: cross-references or citations differ: only English {sorted(a - b)}, only Chinese {sorted(b - a)}"
         )
-    return out
-
-
-def terms() -> list[dict]:
-    """The terminology table ``zh/terms.yml``: one Chinese term per English concept.
-
-    Each entry: ``en``, ``zh``, ``avoid`` (variants the book does not use), ``allow`` (other words that contain a
-    variant and are right, e.g. 奖励模型 for "reward model" beside the variant 奖励 of "bonus token"), ``explain:
-    false`` (no English needed at first use) and ``phrase: true`` (a recurring wording rather than a term; with
-    ``under: <heading>``, every section of that heading contains it).
-    """
-    return yaml.safe_load((ROOT / ZH / "terms.yml").read_text(encoding="utf-8"))
-
-
-_INLINE_LITERAL = re.compile(r"\$[^$\n]+\$|``?[^`\n]+``?|<[^<>\n]*>")
-
-
-def prose(source: str, glossary: bool = True) -> str:
-    """The running text of a page: no front matter, headings, code, formulas, options, comments or link targets.
-
-    ``glossary=False`` leaves out the entries of a ``{glossary}`` block too: each entry pairs its Chinese term
-    line with the English term line, so the English of every term it defines is there by construction.
-    """
-    page = parse(source)
-    keep: list[str] = []
-    literal = 0
-    in_math = False
-    for line in source.splitlines()[len(page.front.splitlines()) :]:
-        m = _FENCE.match(line)
-        if m:
-            rest = m[3].strip()
-            is_literal = m[2][0] in "`~" and not rest.startswith(
-                ("{prf:", "{exercise", "{solution", "{admonition", "{note", "{important", "{glossary", "{figure")
-            )
-            if literal:
-                literal = 0 if m[2][0] in "`~" and not rest else literal
-                continue
-            if (is_literal or (not glossary and rest.startswith("{glossary"))) and rest:
-                literal = 1
-            continue
-        if literal:
-            continue
-        bare = line.strip()
-        if in_math:
-            in_math = not bare.endswith("$$")
-            continue
-        if bare.startswith("$$"):
-            in_math = not (len(bare) > 2 and bare.endswith("$$"))  # a one-line formula opens nothing
-            continue
-        if _HEADING.match(line) or line.startswith("%") or re.match(r"^\s*:[a-z-]+:", line):
-            continue
-        keep.append(line)
-    return _INLINE_LITERAL.sub(" ", "\n".join(keep))
-
-
-_CJK_BREAK = re.compile(r"(?<=[^\x00-\x7f])[ \t]*\n[ \t]*(?=[^\x00-\x7f])")
-
-
-def joined(text: str) -> str:
-    """Text with the line breaks between two non-ASCII characters removed (the build joins them too)."""
-    return _CJK_BREAK.sub("", text)
-
-
-def variants_in(text: str, term: dict) -> list[str]:
-    """The variants of ``term`` in ``text``, once its own term and its ``allow`` words are taken out."""
-    text = joined(text)
-    for word in sorted([term["zh"], *term.get("allow", [])], key=len, reverse=True):
-        text = text.replace(word, "\0")
-    return [variant for variant in term.get("avoid", []) if variant in text]
-
-
-def term_problems(zh_path: Path) -> list[str]:
-    """Variants the table avoids, terms whose first use on the page lacks the English in parentheses, and
-    recurring phrases missing from the sections that must carry them."""
-    source = zh_path.read_text(encoding="utf-8")
-    text, first_use_text = prose(source), prose(source, glossary=False)
-    name = _shown(zh_path)
-    out = []
-    for term in terms():
-        for variant in variants_in(text, term):
-            out.append(f"{name}: '{variant}' for {term['en']}: the book writes '{term['zh']}'")
-        if term.get("under"):
-            for k, sec in enumerate(parse(source).sections, 1):
-                if sec.heading == term["under"] and term["zh"] not in joined(prose(sec.text)):
-                    out.append(f"{name} §{k} '{sec.heading}': it opens with the fixed phrase '{term['zh']}'")
-        if term.get("explain", not term.get("phrase")) and term["zh"] != term["en"]:
-            at = first_use_text.find(term["zh"])
-            if at >= 0:
-                after = first_use_text[at + len(term["zh"]) : at + len(term["en"]) + len(term["zh"]) + 8].lower()
-                # the English may follow the closing emphasis: **草稿模型**（draft model）
-                if not re.match(r"[*_]{0,3}[（(]\s*" + re.escape(term["en"].lower()), after):
-                    line = first_use_text[:at].count("\n") + 1
-                    out.append(
-                        f"{name}: first use of '{term['zh']}' (prose line {line}) needs the English after "
-                        f"it: {term['zh']}（{term['en']}）"
-                    )
     return out
 
 
@@ -404,9 +230,7 @@ def check() -> list[str]:
             out.append(f"{zh.relative_to(ROOT)}: missing")
     for page in ONLY_ZH:
         out += term_problems(ROOT / ZH / f"{page}.md")
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from tools import labs_zh  # the labs: same cells, current translations (it uses fingerprint above)
+    from tools import labs_zh  # the labs: same cells, current translations
 
     return out + labs_zh.check()
 

@@ -9,7 +9,7 @@ English master ``notebooks/source/<lab>/<lab>.ipynb`` and the translation file
 cell that has English text (comments, printed strings), by cell id::
 
     lab01-03:
-      en-sha: 3f2a9c1b0d4e   # the fingerprint of the English cell translated (tools/editions.py's)
+      en-sha: 3f2a9c1b0d4e   # the fingerprint of the English cell translated (tools/myst_pages.py)
       zh: |-
         ## 1. 一条链及其边缘分布
         ...
@@ -53,7 +53,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from specdec_lite._i18n import ENV  # noqa: E402
-from tools.editions import fingerprint  # noqa: E402
+from tools import terms  # noqa: E402
+from tools.myst_pages import fingerprint  # noqa: E402
 
 EN_COURSE = ROOT / "notebooks"
 ZH_COURSE = ROOT / "zh" / "notebooks"
@@ -362,10 +363,8 @@ DECIDED = {"bonus token": "额外词元", "wall-clock": "墙钟时间", "rejecti
 
 
 def term_problems(path: Path) -> list[str]:
-    """``tools/editions.py``'s terminology check of a Chinese master, less what :data:`DECIDED` overrides."""
-    from tools.editions import term_problems as problems
-
-    return [p for p in problems(path) if not any(f"'{zh}' for {en}:" in p for en, zh in DECIDED.items())]
+    """``tools/terms.py``'s terminology check of a Chinese master, less what :data:`DECIDED` overrides."""
+    return [p for p in terms.term_problems(path) if not any(f"'{zh}' for {en}:" in p for en, zh in DECIDED.items())]
 
 
 def build(names: list[str]) -> list[str]:
