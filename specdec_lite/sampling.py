@@ -15,8 +15,8 @@ The filters run in the order of Hugging Face ``transformers``' ``generate``
 * top-p: sorts the current law ascending and drops the tokens whose cumulative mass is at
   most ``1 - top_p`` (the most likely token always stays). With ``top_p_from="original"``
   the cutoff is taken from the law before top-k and the two supports intersect, which is
-  how SGLang's normal sampler applies top-p (sgl-project/sglang PR #36173 aligned its
-  speculative verifier with it);
+  how SGLang's normal sampler applies top-p (sgl-project/sglang PR #36173 proposed
+  aligning its speculative verifier with it);
 * min-p: drops the tokens whose probability is below ``min_p`` times the largest.
 
 The result is the softmax over the kept tokens, in float64.
