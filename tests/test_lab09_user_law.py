@@ -94,3 +94,10 @@ def test_the_lab_shows_the_buggy_verifier_law_verbatim_and_links_the_report():
     assert inspect.getsource(vl.buggy_target_law) in text
     assert "https://github.com/sgl-project/sglang/pull/36173" in text
     assert "check_target_law(fixed_target_law).assert_correct()" in text
+
+
+def test_a_law_without_the_temperature_fails_on_every_draw():
+    """The lab's case has temperature 1, so only the drawn configurations (never at temperature 1) see it."""
+    for _ in range(5):
+        fb = vl.check_target_law(lambda logits, T, k, p: fixed_target_law(logits, 1.0, k, p))
+        assert not fb.ok and "temperature" in fb.message

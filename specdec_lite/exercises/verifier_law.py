@@ -15,7 +15,8 @@ answer never fails: a drawn configuration with two equal logits (a sort may drop
 whose top-p boundary lies within ``MARGIN`` of a cumulative mass, is drawn again, so neither
 a tie nor the rounding of a correct implementation, in float64 or in float32, can move a token
 across it; the law must then keep exactly normal sampling's tokens and lie within ``TOLERANCE``
-of it in TV, above float32's rounding (about 1e-8 here) and far below any wrong law's distance.
+of it in TV, some 50 times float32's rounding (at most 2.2e-7 over 20,000 drawn configurations, in torch
+and in numpy) and far below any wrong law's distance.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from .feedback import Feedback, correct, wrong
 #: well above float32's rounding of a cumulative sum of at most 12 probabilities (under 1e-6).
 MARGIN = 1e-5
 #: How far in TV a right law, with normal sampling's tokens, may sit from normal sampling's law (float32 rounding).
-TOLERANCE = 1e-6
+TOLERANCE = 1e-5
 
 #: The lab's case (sglang PR #36173's probabilities): logits, temperature, top-k, top-p.
 LOGITS = np.log(np.array([0.35, 0.25, 0.20, 0.05, 0.03, 0.04, 0.03, 0.02, 0.02, 0.01]))
@@ -68,12 +69,13 @@ def _near_boundary(logits: np.ndarray, temperature: float, top_p: float) -> bool
 
 
 def _drawn_cases(rng: np.random.Generator, n: int = instances.DRAWN) -> list[tuple[np.ndarray, float, int, float]]:
-    """``n`` configurations: distinct logits with two decimals on 6 to 12 tokens, temperature, top-k, top-p."""
+    """``n`` configurations: distinct logits with two decimals on 6 to 12 tokens, temperature (never the lab's 1, so
+    that a law without it fails), top-k, top-p."""
     out: list[tuple[np.ndarray, float, int, float]] = []
     while len(out) < n:
         V = int(rng.integers(6, 13))
         logits = np.round(rng.normal(scale=2.0, size=V), 2)
-        T, k, p = float(rng.choice([0.7, 1.0, 1.3])), int(rng.integers(2, V)), float(rng.choice([0.6, 0.75, 0.9]))
+        T, k, p = float(rng.choice([0.7, 1.3])), int(rng.integers(2, V)), float(rng.choice([0.6, 0.75, 0.9]))
         kept = np.where(logits < np.sort(logits)[-k], -np.inf, logits)
         ties = len(np.unique(logits)) < V  # two equal logits: which one a sort drops first is arbitrary
         if not (ties or _near_boundary(logits, T, p) or _near_boundary(kept, T, p)):
