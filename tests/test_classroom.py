@@ -108,7 +108,7 @@ def test_master_follows_the_nbgrader_convention(master):
         assert is_test(test) and nb_meta(test)["locked"] and nb_meta(test)["points"] > 0, f"cell {i + 1}"
         m = re.fullmatch(r"(check_\w+)\(.*\)\.assert_correct\(\)", test.source, re.S)
         assert m and m[1] in known, f"{master.name} cell {i + 1}: call a check_ of specdec_lite.exercises"
-    heading = re.compile(r"^## \d\. (Explore|Try)", re.M)
+    heading = re.compile(r"^## \d+\. (Explore|Try)", re.M)
     explore = [c for c in nb.cells if c.cell_type == "markdown" and heading.search(c.source)]
     assert len(explore) == 1, f"{master.name}: one exploration section"
     questions = re.findall(r"^(\d)\. ", explore[0].source, re.M)

@@ -30,7 +30,7 @@ def test_the_questions_state_the_tolerance_of_numbers_answered_by_hand():
 
 
 def test_the_questions_state_the_form_of_token_ids_and_of_a_lookahead():
-    for exercise in (2, 3, 5, 8, 10):
+    for exercise in (2, 3, 5, 8, 11):
         assert "integer" in question("lab09_bugs", exercise), exercise
     assert "whole number" in question("lab07_lookahead", 4)
 

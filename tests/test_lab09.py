@@ -174,7 +174,7 @@ def test_the_unnamed_slip_accepts_every_draft_and_both_tools_see_it():
 
 def test_the_lab_shows_the_unnamed_slip_verbatim_and_never_names_it():
     text = MASTER_MD.read_text()
-    section = text.split("## 10.", 1)[1].split("### BEGIN SOLUTION", 1)[0]
+    section = text.split("## 11.", 1)[1].split("### BEGIN SOLUTION", 1)[0]
     assert inspect.getsource(bugs.mystery_speculative_k) in section
     for word in ["accept every", "accepts every", "#28508", "maximum", "n_matches bug"]:
         assert word not in section.replace("np.maximum", ""), word

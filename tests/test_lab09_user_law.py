@@ -57,3 +57,47 @@ def test_the_drawn_configurations_keep_away_from_top_ps_boundary():
     for logits, T, k, p in vl._drawn_cases(rng, n=200):
         assert 2 <= k < len(logits) and len(set(logits)) == len(logits) and not vl._near_boundary(logits, T, p)
         assert np.array_equal(fixed_target_law(logits, T, k, p) > 0, vl.user_law(logits, T, k, p) > 0)
+
+
+def test_a_right_law_in_float32_passes_and_a_law_off_its_support_fails():
+    """Nothing is sampled: a right law passes whatever the precision; one token too many fails, however light."""
+    import torch
+
+    def float32_law(logits, T, k, p):
+        z = torch.tensor(logits, dtype=torch.float32) / T
+        law = torch.softmax(z, -1)
+        mass, order = torch.sort(law)
+        drop = torch.cumsum(mass, 0) <= 1 - p
+        drop[-1] = False
+        keep = torch.ones_like(law, dtype=torch.bool)
+        keep[order[drop]] = False
+        keep &= z >= torch.sort(z).values[-k]
+        law = torch.where(keep, law, 0.0)
+        return (law / law.sum()).numpy()
+
+    assert vl.check_target_law(float32_law).ok
+
+    def one_more_token(logits, T, k, p):
+        law = fixed_target_law(logits, T, k, p)
+        law[np.argmin(np.where(law > 0, np.inf, np.asarray(logits)))] = 1e-12  # the least likely token, kept
+        return law / law.sum()
+
+    fb = vl.check_target_law(one_more_token)
+    assert not fb.ok and "where normal sampling keeps tokens" in fb.message
+
+
+def test_the_lab_shows_the_buggy_verifier_law_verbatim_and_links_the_report():
+    import inspect
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "notebooks/source/lab09_bugs/lab09_bugs.md").read_text()
+    assert inspect.getsource(vl.buggy_target_law) in text
+    assert "https://github.com/sgl-project/sglang/pull/36173" in text
+    assert "check_target_law(fixed_target_law).assert_correct()" in text
+
+
+def test_a_law_without_the_temperature_fails_on_every_draw():
+    """The lab's case has temperature 1, so only the drawn configurations (never at temperature 1) see it."""
+    for _ in range(5):
+        fb = vl.check_target_law(lambda logits, T, k, p: fixed_target_law(logits, 1.0, k, p))
+        assert not fb.ok and "temperature" in fb.message

@@ -11,8 +11,9 @@ outputs and the checks' outcomes are kept past the limits (shortened), so a grad
 as it would have: the notebook is still graded and its checks still count.
 
 ``SanitizeFeedback`` cleans what a feedback page shows of a student's notebook: Markdown and raw
-cells, HTML and Markdown outputs keep only the tags nbconvert's own ``clean_html`` keeps (text,
-lists, tables, code), other tags are dropped (their text stays), and every other kind of output
+cells, HTML and Markdown outputs keep only the tags nbconvert's own ``clean_html`` keeps (text with
+emphasis, quotations and abbreviations, lists, tables, code, links to http, https and mailto addresses),
+other tags are dropped (their text stays), and every other kind of output
 but text, LaTeX, JSON and PNG/JPEG images (JavaScript, SVG, widget views) is removed. nbgrader's
 feedback template renders Markdown cells without nbconvert's ``sanitize_html``, hence this step.
 """

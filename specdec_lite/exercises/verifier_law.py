@@ -13,7 +13,10 @@ top-k, renormalised, and took top-p from what was left.
 on ``instances.DRAWN`` configurations drawn while it runs. Nothing is sampled, so a right
 answer never fails: a drawn configuration with two equal logits (a sort may drop either), or
 whose top-p boundary lies within ``MARGIN`` of a cumulative mass, is drawn again, so neither
-a tie nor the rounding of a correct implementation can move a token across it.
+a tie nor the rounding of a correct implementation, in float64 or in float32, can move a token
+across it; the law must then keep exactly normal sampling's tokens and lie within ``TOLERANCE``
+of it in TV, some 50 times float32's rounding (at most 2.2e-7 over 20,000 drawn configurations, in torch
+and in numpy) and far below any wrong law's distance.
 """
 
 from __future__ import annotations
@@ -31,10 +34,11 @@ from . import instances
 from .bugs import _failure, _guard, _student, softmax
 from .feedback import Feedback, correct, wrong
 
-#: How close to a top-p boundary a drawn configuration may put a cumulative mass (then it is drawn again).
-MARGIN = 1e-6
-#: How far in TV a right law may sit from normal sampling's (float64 rounding).
-TOLERANCE = 1e-9
+#: How close to a top-p boundary a drawn configuration may put a cumulative mass (then it is drawn again):
+#: well above float32's rounding of a cumulative sum of at most 12 probabilities (under 1e-6).
+MARGIN = 1e-5
+#: How far in TV a right law, with normal sampling's tokens, may sit from normal sampling's law (float32 rounding).
+TOLERANCE = 1e-5
 
 #: The lab's case (sglang PR #36173's probabilities): logits, temperature, top-k, top-p.
 LOGITS = np.log(np.array([0.35, 0.25, 0.20, 0.05, 0.03, 0.04, 0.03, 0.02, 0.02, 0.01]))
@@ -65,12 +69,13 @@ def _near_boundary(logits: np.ndarray, temperature: float, top_p: float) -> bool
 
 
 def _drawn_cases(rng: np.random.Generator, n: int = instances.DRAWN) -> list[tuple[np.ndarray, float, int, float]]:
-    """``n`` configurations: distinct logits with two decimals on 6 to 12 tokens, temperature, top-k, top-p."""
+    """``n`` configurations: distinct logits with two decimals on 6 to 12 tokens, temperature (never the lab's 1, so
+    that a law without it fails), top-k, top-p."""
     out: list[tuple[np.ndarray, float, int, float]] = []
     while len(out) < n:
         V = int(rng.integers(6, 13))
         logits = np.round(rng.normal(scale=2.0, size=V), 2)
-        T, k, p = float(rng.choice([0.7, 1.0, 1.3])), int(rng.integers(2, V)), float(rng.choice([0.6, 0.75, 0.9]))
+        T, k, p = float(rng.choice([0.7, 1.3])), int(rng.integers(2, V)), float(rng.choice([0.6, 0.75, 0.9]))
         kept = np.where(logits < np.sort(logits)[-k], -np.inf, logits)
         ties = len(np.unique(logits)) < V  # two equal logits: which one a sort drops first is arbitrary
         if not (ties or _near_boundary(logits, T, p) or _near_boundary(kept, T, p)):
@@ -114,7 +119,7 @@ def check_target_law(target_law: Callable[..., Any]) -> Feedback:
         if not (np.all(np.isfinite(got)) and np.all(got >= 0) and abs(got.sum() - 1) < 1e-6):
             return wrong(where + _("your answer is not a law (its entries must be >= 0 and sum to 1)."))
         gap = float(tv(got, want, check=False))
-        if gap <= TOLERANCE:
+        if gap <= TOLERANCE and np.array_equal(got > 0, want > 0):
             continue
         if tv(got, buggy_target_law(logits, T, k, p), check=False) <= TOLERANCE:
             return wrong(
