@@ -114,6 +114,12 @@ def _race_cases(rng: np.random.Generator) -> list[tuple[str, np.ndarray, np.ndar
     return cases
 
 
+def _race_scores(law: np.ndarray | None, x: int) -> bool:
+    """Whether ``law``, handed over with token ``x``, looks like the race's scores p/E: more than 1 in all,
+    largest at ``x``."""
+    return law is not None and float(np.sum(law)) > 1 + 1e-6 and int(np.argmax(law)) == x
+
+
 @_guard()
 def check_draft_probs(draft: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check ``draft(logits, rng) -> (token, probs)``: the token a draw from ``p = softmax(logits)``, ``probs = p``.
@@ -144,10 +150,12 @@ def check_draft_probs(draft: Callable[..., Any], runs: int = 4000, seed: int = 0
                     "TV(p, q) = {t:.3f} for the law the token was drawn from (vllm #40149). Return the draft's law p."
                 ).format(rate=rate, overlap_miss=1 - float(p @ q), t=t)
             )
-        bad = next((i for i, law in enumerate(laws) if law is None or not np.allclose(law, p, atol=1e-9)), None)
-        if bad is not None:
-            x, law = int(drafted[bad]), laws[bad]
-            if law is not None and law.sum() > 1 + 1e-6 and int(np.argmax(law)) == x:
+        bad = [i for i, law in enumerate(laws) if law is None or not np.allclose(law, p, atol=1e-9)]
+        if bad:
+            # a step whose "law" sums past 1 with its largest entry at the drafted token shows the race's scores
+            scores = [i for i in bad if _race_scores(laws[i], int(drafted[i]))]
+            x, law = int(drafted[(scores or bad)[0]]), laws[(scores or bad)[0]]
+            if scores:
                 return wrong(
                     where
                     + _(

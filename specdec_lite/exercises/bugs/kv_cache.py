@@ -32,7 +32,7 @@ def greedy_speculative(
     remembers how many tokens each cache holds and feeds only the rest, so after each
     round ``rollback(cache, keep)`` must leave exactly the first ``keep`` tokens in it.
     """
-    from ..llm import _hf
+    from ...llm import _hf
 
     seq = [int(t) for t in prompt]
     n0 = len(seq)
@@ -72,7 +72,7 @@ def _keys(cache: Any) -> list[Any]:
 
 
 def _pair() -> Any:
-    from ..llm import load_pair
+    from ...llm import load_pair
 
     return load_pair(hub=False, progress=False)
 
@@ -86,7 +86,7 @@ def check_rollback(
     K: int = 4,
 ) -> Feedback:
     """Check ``rollback(cache, keep)`` on a real cache, then by the greedy-equality test on the offline pair."""
-    from ..llm import _hf, autoregressive_generate
+    from ...llm import _hf, autoregressive_generate
 
     try:
         pair = pair if pair is not None else _pair()
