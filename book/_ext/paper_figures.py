@@ -15,8 +15,10 @@ repr. For builders of the ``latex`` format this extension, before MyST-NB picks 
 An interactive figure (a slider, buttons, a player) is printed as the page opens it, without its
 controls (``paper_figure``), and gets a sentence under its image saying that the web page, at its
 full address on the published site (``page_url``), lets the reader move it, and which setting the
-image shows. A label too wide for the exported image is set smaller rather than cut (``fitted``). Other HTML output (coloured text) is printed as
-its text, with the same kind of sentence. The PNGs are written under ``<outdir>/static-figures``
+image shows. A label too wide for the exported image is set smaller rather than cut (``fitted``).
+Chapter 8's token-by-token output is set in LaTeX in its kinds' colours and line styles
+(``token_latex``, macros in ``paper_preamble.tex``). Other HTML output (coloured text) is printed
+as its text, with the same kind of sentence. The PNGs are written under ``<outdir>/static-figures``
 and kept between builds (their names are hashes of what they show).
 
 It also sets what the paper edition needs from Sphinx's LaTeX writer: page references after
@@ -62,12 +64,16 @@ NOTES = {
         "stepper": "On the web page ({page}) a slider plays this round one step at a time; "
         "the printed image shows its last step.",
         "html": "On the web page ({page}) this output is coloured and interactive; its text is printed here.",
+        "tokens": "On the web page ({page}) each token's tooltip names its kind and the TV distance at its "
+        "position; the printed text keeps the page's colours and line styles.",
     },
     "zh": {
         "slider": "网页版（{page}）中此图带有滑块；印出的是网页打开时的设置{setting}。",
         "buttons": "网页版（{page}）中此图带有切换按钮；印出的是它的第一个视图{setting}。",
         "stepper": "网页版（{page}）中可以用滑块逐步播放这一轮；印出的是最后一步。",
         "html": "网页版（{page}）中这段输出带有颜色标记、可以交互；这里印出其文字。",
+        "tokens": "网页版（{page}）中每个词元的提示框写出它的类别和该位置的 TV 距离；"
+        "这里印出的文字保留网页上的颜色和线型。",
     },
 }
 #: How the setting a printed figure shows is named after the note's sentence: ", label = 5" / "（label = 5）".
@@ -307,6 +313,84 @@ def html_text(raw: str) -> str:
     return " ".join(html.unescape(text).split())
 
 
+class _TokenReader(HTMLParser):
+    """The pieces of the token-by-token output (``specdec_lite.figures.real_models.annotated_html``): each run of
+    text with the kind of token it is (``"accepted"``, ``"rejected"``, ``"bonus"``; None between tokens), whether it
+    is bold, and which block it is in (0 before the tokens, 1 the tokens, 2 the legend)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[tuple[int, str | None, bool, str]] = []
+        self._block, self._kind, self._bold, self._skip = 0, None, False, False
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        if tag in ("style", "script"):
+            self._skip = True
+        elif tag == "pre" and "sdl-tokens" in classes:
+            self._block = 1
+        elif tag == "ul" and "sdl-legend" in classes:
+            self._block = 2
+        elif tag == "li" and self._block == 2 and self.runs and self.runs[-1][0] == 2:
+            self.runs.append((2, None, False, "\n"))
+        elif tag == "b":
+            self._bold = True
+        elif tag == "span":
+            kind = next((c[len("sdl-tok-") :] for c in classes if c.startswith("sdl-tok-")), None)
+            self._kind = kind if kind in TOKEN_STYLES else None
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("style", "script"):
+            self._skip = False
+        elif tag == "b":
+            self._bold = False
+        elif tag == "span":
+            self._kind = None
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip and data:
+            self.runs.append((self._block, self._kind, self._bold, data))
+
+
+#: The LaTeX macro of each kind of token (``paper_preamble.tex``: the site's colours and line styles).
+TOKEN_STYLES = {"accepted": "\\sdtokaccepted", "rejected": "\\sdtokrejected", "bonus": "\\sdtokbonus"}
+
+
+def token_latex(raw: str, latex_engine: str | None = None) -> str | None:
+    """The token-by-token output as LaTeX, or None where ``raw`` holds none: what comes before it, the tokens in
+    typewriter type, each in its kind's colour and line style (as on the page), and the legend under them."""
+    if 'class="sdl-tokens"' not in raw:
+        return None
+    from sphinx.util.texescape import escape
+
+    reader = _TokenReader()
+    reader.feed(raw)
+    blocks: list[list[str]] = [[], [], []]
+    for block, kind, bold, data in reader.runs:
+        out = blocks[block]
+        if block != 1:
+            data = data.replace("\xa0", " ")
+        for i, line in enumerate(data.split("\n")):
+            if i:
+                out.append("\\mbox{}\\newline\n" if block == 1 else "\\quad\n")
+            if block != 1:
+                line = re.sub(r"\s+", " ", line)
+            word = line.strip(" ")
+            lead, trail = line[: len(line) - len(line.lstrip(" "))], line[len(line.rstrip(" ")) :]
+            text = escape(word, latex_engine)
+            if kind and word:
+                text = f"{TOKEN_STYLES[kind]}{{{text}}}"
+            elif bold and word:
+                text = f"\\textbf{{{text}}}"
+            space = "\\ " if block == 1 else " "
+            out.append(space * len(lead) + text + space * len(trail))
+    head, tokens, legend = "".join(blocks[0]).strip(), "".join(blocks[1]), "".join(blocks[2]).strip()
+    parts = [f"\\noindent {head}\\par" if head else "", f"{{\\noindent\\ttfamily {tokens}\\par}}"]
+    if legend:
+        parts.append(f"{{\\noindent\\small {legend}\\par}}")
+    return "\n\\smallskip\n".join(p for p in parts if p) + "\n"
+
+
 class _TableReader(HTMLParser):
     """The rows of the HTML tables of a fragment, each cell as its text and whether it is a header."""
 
@@ -398,6 +482,8 @@ class StaticFigures(SphinxPostTransform):
                 uri = next(outputs["image/svg+xml"].findall(nodes.image))["uri"]
                 source = Path(self.env.srcdir) / uri
                 image = self._svg_image(source.read_text(encoding="utf-8"), outdir)
+            elif raw and token_latex(raw) is not None:
+                text, note = [nodes.raw("", token_latex(raw, self.config.latex_engine), format="latex")], "tokens"
             elif raw and not ({"image/png", "image/jpeg", "application/pdf", "text/latex"} & outputs.keys()):
                 plain = outputs.get("text/plain")
                 if plain is None or plain.astext().startswith("<IPython.core.display.HTML"):
