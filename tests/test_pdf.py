@@ -246,3 +246,146 @@ def test_the_chinese_pdf_prints_the_chinese_runs_sentences(papers: dict[str, Pap
     zh = "".join(papers["zh"].pages)
     assert _squash(chinese) in zh and _squash(english) not in zh
     assert _squash(english) in "".join(papers["en"].pages)
+
+
+def _paper_figures():
+    sys.path.insert(0, str(BOOK_ROOT / "book" / "_ext"))
+    import paper_figures
+
+    return paper_figures
+
+
+def test_a_printed_figure_has_no_slider_and_its_note_names_the_setting(monkeypatch, tmp_path: Path) -> None:
+    """The export hands Kaleido the figure as the page opens it without its controls (shorter by the slider's
+    room), and the sentence under it gives the web page's full address and the setting the image shows."""
+    import kaleido
+
+    pf = _paper_figures()
+    steps = [
+        {"label": f"{v:.2f}", "method": "update", "args": [{"visible": [i == j for j in range(2)]}]}
+        for i, v in enumerate((0.0, 0.5))
+    ]
+    figure = {
+        "data": [
+            {"type": "bar", "x": [1, 2], "y": [3, 4]},
+            {"type": "bar", "x": [1, 2], "y": [4, 3], "visible": False},
+        ],
+        "layout": {
+            "height": 480,
+            "title": {"text": "A figure with a slider"},
+            "sliders": [
+                {"active": 0, "currentvalue": {"prefix": "draft quality = "}, "pad": {"t": 40}, "steps": steps}
+            ],
+            "updatemenus": [{"buttons": [{"label": "first", "method": "update", "args": [{}]}]}],
+        },
+    }
+    handed: list[dict] = []
+
+    def fake_export(specs, **kwargs):
+        for spec in specs:
+            handed.append(spec)
+            Path(spec["path"]).write_bytes(b"png")
+
+    monkeypatch.setattr(kaleido, "write_fig_from_object_sync", fake_export)
+    pf.export_plotly([(figure, tmp_path / pf.plotly_image_name(figure))])
+    (spec,) = handed
+    assert "sliders" not in spec["fig"]["layout"] and "updatemenus" not in spec["fig"]["layout"]
+    assert spec["fig"]["data"] == figure["data"] and figure["layout"]["sliders"], "the page's figure is left as it was"
+    assert spec["opts"]["height"] == 480 - (pf.SLIDER_HEIGHT - pf.DEFAULT_MARGIN_BOTTOM) < 480
+    assert pf.interaction(figure) == "slider" and pf.setting(figure) == "draft quality = 0.00"
+    site = pf.site_url()
+    assert site.startswith("https://"), site
+    for lang, start in (("en", "On the web page ("), ("zh", "网页版（")):
+        note = pf.note_paragraph(lang, "slider", pf.page_url(lang, "book/ch03_rejections"), pf.setting(figure))
+        address = f"{site}{'zh/' if lang == 'zh' else ''}book/ch03_rejections.html"
+        assert note.astext().startswith(f"{start}{address}"), note.astext()
+        assert "draft quality = 0.00" in note.astext()
+
+
+def test_a_long_label_is_set_smaller_rather_than_cut() -> None:
+    """A panel title wider than the exported image (Chapter 8's labels) gets a font that fits it; one that fits
+    keeps its size."""
+    pf = _paper_figures()
+    long = "NVIDIA H100 80GB HBM3, 1 thread(s), load average 0.12 on 16 cores; bfloat16; draft EleutherAI/pythia-160m"
+    figure = {
+        "data": [],
+        "layout": {
+            "annotations": [
+                {"text": long, "x": 0.5, "xref": "paper", "font": {"size": 16}},
+                {"text": "short", "x": 0.5, "xref": "paper", "font": {"size": 16}},
+            ]
+        },
+    }
+    fitted = pf.paper_figure(figure)["layout"]["annotations"]
+    size = fitted[0]["font"]["size"]
+    assert size < 16 and pf.text_width(long, size) <= pf.EXPORT_WIDTH
+    assert fitted[1]["font"]["size"] == 16
+
+
+def test_the_token_output_keeps_its_colours(papers: dict[str, Paper]) -> None:
+    """Chapter 8's token-by-token output is set in its kinds' colours and line styles (``\\sdtok...`` of the
+    preamble), its legend with it, not printed as plain text."""
+    for edition, paper in papers.items():
+        tex = paper.pdf.parent.parent / ("latex" if edition == "en" else f"{edition}/_build/latex")
+        source = (tex / PDF_NAMES[edition].replace(".pdf", ".tex")).read_text(encoding="utf-8")
+        for kind in ("accepted", "rejected", "bonus"):
+            assert source.count(f"\\sdtok{kind}{{") >= 2, (edition, kind)  # tokens, and the legend's sample
+        text = "".join(paper.pages)
+        assert "TVdistanceatitsposition" in text or "该位置的TV距离" in text, edition
+        assert "itstextisprintedhere" not in text and "这里印出其文字" not in text, edition
+
+
+def test_a_part_page_prints_its_caption_once(papers: dict[str, Paper]) -> None:
+    """The parts' captions name them ("Part I · ..."): LaTeX adds no "Part I" (nor "I") of its own above them."""
+    for edition, paper in papers.items():
+        toc = yaml.safe_load(TOC[edition].read_text(encoding="utf-8"))
+        for part in toc["parts"]:
+            caption = _squash(part["caption"])
+            pages = [text for text in paper.pages if re.fullmatch(r"\S{0,12}?" + re.escape(caption) + r"\d+", text)]
+            assert len(pages) == 1, f"{edition}: no single part page for {caption!r}: {pages}"
+            assert re.fullmatch(re.escape(caption) + r"\d+", pages[0]), f"{edition}: its part page reads {pages[0]!r}"
+
+
+def test_every_note_gives_the_web_pages_full_address(papers: dict[str, Paper]) -> None:
+    config = yaml.safe_load((BOOK_ROOT / "_config.yml").read_text(encoding="utf-8"))
+    site = config["html"]["baseurl"].rstrip("/") + "/"
+    for edition, start in (("en", "Onthewebpage("), ("zh", "网页版（")):
+        text = "".join(papers[edition].pages)
+        notes = re.findall(re.escape(start) + r"(\S{0,120}?\.html)", text)
+        assert len(notes) >= 10, f"{edition}: {len(notes)} notes"
+        wrong = [n for n in notes if not n.startswith(site + ("zh/" if edition == "zh" else "") + "book/")]
+        assert not wrong, f"{edition}: {wrong[:5]}"
+
+
+def test_no_figure_sits_alone_in_the_middle_of_a_mostly_empty_page(papers: dict[str, Paper], tmp_path: Path) -> None:
+    """A page of floats that the figure fills a little (white above and below it) is what LaTeX makes of a figure
+    that fits no text page; the preamble lets figures share text pages instead."""
+    import numpy as np
+
+    for edition, paper in papers.items():
+        prefix = tmp_path / edition
+        subprocess.run(["pdftoppm", "-r", "20", "-gray", str(paper.pdf), str(prefix)], check=True)
+        lonely = []
+        for number in sorted(paper.image_pages):
+            rows = _gray(_page_image(prefix, number))
+            body = rows[int(len(rows) * 0.08) : int(len(rows) * 0.92)]
+            ink = np.flatnonzero((body <= 250).any(axis=1))
+            top, bottom = ink[0] / len(body), (len(body) - 1 - ink[-1]) / len(body)
+            if top > 0.1 and bottom > 0.1:
+                lonely.append((number, round(top, 2), round(bottom, 2)))
+        assert not lonely, f"{edition}: pages with a figure alone in white (page, white above, white below): {lonely}"
+
+
+def _page_image(prefix: Path, number: int) -> Path:
+    """The file pdftoppm wrote for a page (it pads the number to the width of the last page's)."""
+    (path,) = [p for p in prefix.parent.glob(f"{prefix.name}-*.pgm") if int(p.stem.rsplit("-", 1)[1]) == number]
+    return path
+
+
+def _gray(path: Path):
+    import numpy as np
+
+    data = path.read_bytes()
+    magic, size, depth, pixels = data.split(b"\n", 3)
+    width, height = map(int, size.split())
+    return np.frombuffer(pixels, dtype=np.uint8)[: width * height].reshape(height, width)

@@ -12,9 +12,13 @@ repr. For builders of the ``latex`` format this extension, before MyST-NB picks 
 * an SVG picture: converted by ``rsvg-convert`` (librsvg);
 * the step-by-step player: its last step, the whole round.
 
-An interactive figure (a slider, buttons, a player) gets a sentence under its image saying
-that the web page lets the reader move it. Other HTML output (coloured text) is printed as
-its text, with the same kind of sentence. The PNGs are written under ``<outdir>/static-figures``
+An interactive figure (a slider, buttons, a player) is printed as the page opens it, without its
+controls (``paper_figure``), and gets a sentence under its image saying that the web page, at its
+full address on the published site (``page_url``), lets the reader move it, and which setting the
+image shows. A label too wide for the exported image is set smaller rather than cut (``fitted``).
+Chapter 8's token-by-token output is set in LaTeX in its kinds' colours and line styles
+(``token_latex``, macros in ``paper_preamble.tex``). Other HTML output (coloured text) is printed
+as its text, with the same kind of sentence. The PNGs are written under ``<outdir>/static-figures``
 and kept between builds (their names are hashes of what they show).
 
 It also sets what the paper edition needs from Sphinx's LaTeX writer: page references after
@@ -49,23 +53,31 @@ STATIC_DIR = "static-figures"
 EXPORT_WIDTH, EXPORT_SCALE, DEFAULT_HEIGHT = 720, 3, 450
 CHROMIUM = "/usr/bin/chromium"
 
+#: The sentence under an interactive output; ``{page}`` is the web page's full address (``site_url``), ``{setting}``
+#: the slider's setting or the buttons' view that the printed image shows.
 NOTES = {
     "en": {
         "slider": "On the web page ({page}) this figure has a slider; "
-        "the printed image shows the setting the page opens with.",
+        "the printed image shows the setting the page opens with{setting}.",
         "buttons": "On the web page ({page}) this figure has buttons that change what it shows; "
-        "the printed image shows its first view.",
+        "the printed image shows its first view{setting}.",
         "stepper": "On the web page ({page}) a slider plays this round one step at a time; "
         "the printed image shows its last step.",
         "html": "On the web page ({page}) this output is coloured and interactive; its text is printed here.",
+        "tokens": "On the web page ({page}) each token's tooltip names its kind and the TV distance at its "
+        "position; the printed text keeps the page's colours and line styles.",
     },
     "zh": {
-        "slider": "网页版（{page}）中此图带有滑块；印出的是网页打开时的设置。",
-        "buttons": "网页版（{page}）中此图带有切换按钮；印出的是它的第一个视图。",
+        "slider": "网页版（{page}）中此图带有滑块；印出的是网页打开时的设置{setting}。",
+        "buttons": "网页版（{page}）中此图带有切换按钮；印出的是它的第一个视图{setting}。",
         "stepper": "网页版（{page}）中可以用滑块逐步播放这一轮；印出的是最后一步。",
         "html": "网页版（{page}）中这段输出带有颜色标记、可以交互；这里印出其文字。",
+        "tokens": "网页版（{page}）中每个词元的提示框写出它的类别和该位置的 TV 距离；"
+        "这里印出的文字保留网页上的颜色和线型。",
     },
 }
+#: How the setting a printed figure shows is named after the note's sentence: ", label = 5" / "（label = 5）".
+SETTING = {"en": ", {0}", "zh": "（{0}）"}
 
 
 def plotly_figure(raw: str) -> dict[str, Any] | None:
@@ -98,9 +110,121 @@ def with_cjk_font(figure: dict[str, Any]) -> dict[str, Any]:
 
 
 def plotly_image_name(figure: dict[str, Any]) -> str:
-    """The PNG's file name of a figure: a hash of what it shows and its size."""
+    """The PNG's file name of a figure: a hash of what its printed image (``paper_figure``) shows and its size."""
+    figure = paper_figure(figure)
     key = hashlib.sha256(json.dumps([figure, _export_size(figure)], sort_keys=True).encode()).hexdigest()
     return f"plotly-{key[:20]}.png"
+
+
+#: The layout's controls that only the web page can move: the printed image has none of them.
+CONTROLS = ("sliders", "updatemenus")
+
+
+def paper_figure(figure: dict[str, Any]) -> dict[str, Any]:
+    """The figure as paper prints it: the page's opening view, without its sliders and buttons (``CONTROLS``).
+
+    plotly makes room for a slider under the plot by widening the bottom margin to the slider's height
+    (``SLIDER_HEIGHT``); without the slider the margin is the layout's own again, and the figure is exported
+    shorter by the difference, so that the plot keeps its size and no band of white is left under it."""
+    layout = figure["layout"]
+    paper = {key: value for key, value in layout.items() if key not in CONTROLS}
+    if layout.get("sliders"):
+        bottom = int((layout.get("margin") or {}).get("b", DEFAULT_MARGIN_BOTTOM))
+        paper["height"] = int(layout.get("height") or DEFAULT_HEIGHT) - max(0, SLIDER_HEIGHT - bottom)
+    return fitted({**figure, "layout": paper})
+
+
+#: Pixels under the plot that a slider of ``specdec_lite.plotting.slider_figure`` takes (its pad of 40, its
+#: current-value line, its rail and step labels; measured: the plot of a 450-pixel figure is 46 pixels taller
+#: without it), and plotly's default bottom margin.
+SLIDER_HEIGHT, DEFAULT_MARGIN_BOTTOM = 126, 80
+
+
+#: plotly's default font size and margins (left, right), the width it gives a legend at the right of the plot
+#: (about; the book's legends are short), the size of a title and of a subplot's title, and a <sup>'s scale.
+FONT_SIZE, MARGIN_SIDE, LEGEND_WIDTH, TITLE_SCALE, ANNOTATION_SIZE, SUP_SCALE = 12, 80, 150, 17 / 12, 16, 0.7
+_WIDE = re.compile("[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]")
+
+
+def text_width(text: str, size: float) -> float:
+    """An upper estimate of the pixels of the widest line of a plotly text (``<br>`` breaks lines, ``<sup>`` and
+    ``<sub>`` set text at 70%): a Latin character half an em (Open Sans's average is below), a CJK one an em."""
+    widest = 0.0
+    for line in re.split(r"<br\s*/?>", text, flags=re.I):
+        width, scale = 0.0, 1.0
+        for part in re.split(r"(<[^>]*>)", line):
+            if part.startswith("<"):
+                tag = part.strip("</> ").lower()
+                if tag in ("sup", "sub"):
+                    scale = 1.0 if part.startswith("</") else SUP_SCALE
+                continue
+            for char in html.unescape(part):
+                width += size * scale * (1.0 if _WIDE.match(char) else 0.5)
+        widest = max(widest, width)
+    return widest
+
+
+def fitted(figure: dict[str, Any]) -> dict[str, Any]:
+    """The figure with its title and its annotations (a stacked figure's panel titles) in a smaller font where a
+    line of theirs would run past the exported image's edges (``EXPORT_WIDTH``): the long labels of Chapter 8's
+    figures, wrapped for the web page, must not be cut on paper."""
+    layout = dict(figure["layout"])
+    width, _ = _export_size(figure)
+    base = float((layout.get("font") or {}).get("size") or FONT_SIZE)
+    margin = layout.get("margin") or {}
+    left = float(margin.get("l", MARGIN_SIDE))
+    right = float(margin.get("r", MARGIN_SIDE)) + (LEGEND_WIDTH if layout.get("showlegend") is not False else 0)
+    plot = max(width - left - right, 1.0)
+
+    def room(x: float, anchor: str) -> float:  # the widest line that stays inside the image, around x (pixels)
+        if anchor == "left" or (anchor == "auto" and x < width / 3):
+            return width - x
+        if anchor == "right" or (anchor == "auto" and x > 2 * width / 3):
+            return x
+        return 2 * min(x, width - x)
+
+    def shrink(item: dict[str, Any], size: float, x: float, anchor: str) -> dict[str, Any]:
+        need = text_width(str(item.get("text") or ""), size)
+        space = room(x, anchor) - 8
+        if need <= space:
+            return item
+        return {**item, "font": {**(item.get("font") or {}), "size": round(size * space / need, 1)}}
+
+    title = layout.get("title")
+    if isinstance(title, dict) and title.get("text"):
+        size = float((title.get("font") or {}).get("size") or base * TITLE_SCALE)
+        x = title.get("x", 0.5)
+        at = x * width if title.get("xref", "container") == "container" else left + x * plot
+        layout["title"] = shrink(title, size, at, title.get("xanchor", "auto"))
+    notes = []
+    for note in layout.get("annotations") or ():
+        size = float((note.get("font") or {}).get("size") or base)
+        ref = str(note.get("xref", "paper"))
+        at = left + float(note.get("x", 0.5)) * plot if ref == "paper" or ref.endswith("domain") else left + plot / 2
+        notes.append(shrink(note, size, at, note.get("xanchor", "auto")))
+    if notes:
+        layout["annotations"] = notes
+    return {**figure, "layout": layout}
+
+
+def setting(figure: dict[str, Any]) -> str:
+    """What the printed image of an interactive figure shows: its slider's current value (``"K = 4"``), or the
+    label of its first buttons' active view; "" where it names none."""
+    layout = figure["layout"]
+    for slider in layout.get("sliders") or ():
+        steps = slider.get("steps") or []
+        active = int(slider.get("active") or 0)
+        if 0 <= active < len(steps) and steps[active].get("label") not in (None, ""):
+            prefix = (slider.get("currentvalue") or {}).get("prefix") or ""
+            return html_text(f"{prefix}{steps[active]['label']}")
+        return ""
+    for menu in layout.get("updatemenus") or ():
+        buttons = menu.get("buttons") or []
+        active = int(menu.get("active") or 0)
+        if 0 <= active < len(buttons) and buttons[active].get("label"):
+            return html_text(str(buttons[active]["label"]))
+        return ""
+    return ""
 
 
 def interaction(figure: dict[str, Any]) -> str | None:
@@ -128,6 +252,7 @@ def export_plotly(jobs: list[tuple[dict[str, Any], Path]]) -> None:
         os.environ["BROWSER_PATH"] = CHROMIUM  # choreographer's choice of browser; it never downloads one itself
     specs = []
     for figure, path in jobs:
+        figure = paper_figure(figure)
         width, height = _export_size(figure)
         opts = {"format": "png", "width": width, "height": height, "scale": EXPORT_SCALE}
         specs.append({"fig": figure, "path": str(path), "opts": opts})
@@ -147,6 +272,21 @@ def svg_to_png(svg: str, path: Path) -> None:
     tmp.write_text(svg, encoding="utf-8")
     subprocess.run([exe, "-z", "3", "-b", "white", "-o", str(path), str(tmp)], check=True)
     tmp.unlink()
+
+
+def page_url(lang: str, docname: str) -> str:
+    """The web page of a document as a reader can type it: the published site's address (``site_url``; the
+    Chinese edition's pages are under its ``zh/``) and the page's path; the path alone where no site is set."""
+    published = site_url()
+    return f"{published}{'zh/' if published and lang == 'zh' else ''}{docname}.html"
+
+
+def note_paragraph(lang: str, note: str, page: str, shown: str = "") -> nodes.paragraph:
+    """The sentence under an interactive output (``NOTES``), in italics, its web page's address a link."""
+    before, after = NOTES[lang][note].split("{page}")
+    after = after.format(setting=SETTING[lang].format(shown) if shown else "")
+    address = nodes.reference(page, page, refuri=page) if "://" in page else nodes.Text(page)
+    return nodes.paragraph("", "", nodes.emphasis("", "", nodes.Text(before), address, nodes.Text(after)))
 
 
 def _page_of(env: Any, node: nodes.Node) -> str:
@@ -171,6 +311,84 @@ def html_text(raw: str) -> str:
     """The visible text of an HTML fragment (inline tags join their text, block tags separate it)."""
     text = _TAGS.sub(" ", _INLINE.sub("", _SCRIPTS.sub(" ", raw)))
     return " ".join(html.unescape(text).split())
+
+
+class _TokenReader(HTMLParser):
+    """The pieces of the token-by-token output (``specdec_lite.figures.real_models.annotated_html``): each run of
+    text with the kind of token it is (``"accepted"``, ``"rejected"``, ``"bonus"``; None between tokens), whether it
+    is bold, and which block it is in (0 before the tokens, 1 the tokens, 2 the legend)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.runs: list[tuple[int, str | None, bool, str]] = []
+        self._block, self._kind, self._bold, self._skip = 0, None, False, False
+
+    def handle_starttag(self, tag: str, attrs: Any) -> None:
+        classes = (dict(attrs).get("class") or "").split()
+        if tag in ("style", "script"):
+            self._skip = True
+        elif tag == "pre" and "sdl-tokens" in classes:
+            self._block = 1
+        elif tag == "ul" and "sdl-legend" in classes:
+            self._block = 2
+        elif tag == "li" and self._block == 2 and self.runs and self.runs[-1][0] == 2:
+            self.runs.append((2, None, False, "\n"))
+        elif tag == "b":
+            self._bold = True
+        elif tag == "span":
+            kind = next((c[len("sdl-tok-") :] for c in classes if c.startswith("sdl-tok-")), None)
+            self._kind = kind if kind in TOKEN_STYLES else None
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("style", "script"):
+            self._skip = False
+        elif tag == "b":
+            self._bold = False
+        elif tag == "span":
+            self._kind = None
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip and data:
+            self.runs.append((self._block, self._kind, self._bold, data))
+
+
+#: The LaTeX macro of each kind of token (``paper_preamble.tex``: the site's colours and line styles).
+TOKEN_STYLES = {"accepted": "\\sdtokaccepted", "rejected": "\\sdtokrejected", "bonus": "\\sdtokbonus"}
+
+
+def token_latex(raw: str, latex_engine: str | None = None) -> str | None:
+    """The token-by-token output as LaTeX, or None where ``raw`` holds none: what comes before it, the tokens in
+    typewriter type, each in its kind's colour and line style (as on the page), and the legend under them."""
+    if 'class="sdl-tokens"' not in raw:
+        return None
+    from sphinx.util.texescape import escape
+
+    reader = _TokenReader()
+    reader.feed(raw)
+    blocks: list[list[str]] = [[], [], []]
+    for block, kind, bold, data in reader.runs:
+        out = blocks[block]
+        if block != 1:
+            data = data.replace("\xa0", " ")
+        for i, line in enumerate(data.split("\n")):
+            if i:
+                out.append("\\mbox{}\\newline\n" if block == 1 else "\\quad\n")
+            if block != 1:
+                line = re.sub(r"\s+", " ", line)
+            word = line.strip(" ")
+            lead, trail = line[: len(line) - len(line.lstrip(" "))], line[len(line.rstrip(" ")) :]
+            text = escape(word, latex_engine)
+            if kind and word:
+                text = f"{TOKEN_STYLES[kind]}{{{text}}}"
+            elif bold and word:
+                text = f"\\textbf{{{text}}}"
+            space = "\\ " if block == 1 else " "
+            out.append(space * len(lead) + text + space * len(trail))
+    head, tokens, legend = "".join(blocks[0]).strip(), "".join(blocks[1]), "".join(blocks[2]).strip()
+    parts = [f"\\noindent {head}\\par" if head else "", f"{{\\noindent\\ttfamily {tokens}\\par}}"]
+    if legend:
+        parts.append(f"{{\\noindent\\small {legend}\\par}}")
+    return "\n\\smallskip\n".join(p for p in parts if p) + "\n"
 
 
 class _TableReader(HTMLParser):
@@ -246,8 +464,8 @@ class StaticFigures(SphinxPostTransform):
         for bundle in list(self.document.findall(is_bundle)):
             outputs = {child["mime_type"]: child for child in bundle.children}
             raw = "".join(n.astext() for n in outputs["text/html"].findall(nodes.raw)) if "text/html" in outputs else ""
-            page = _page_of(self.env, bundle) + ".html"
-            image, note, text = None, None, None
+            page = page_url(lang, _page_of(self.env, bundle))
+            image, note, text, shown = None, None, None, ""
             figure = plotly_figure(raw) if raw else None
             if figure is not None:
                 if lang == "zh":
@@ -255,7 +473,7 @@ class StaticFigures(SphinxPostTransform):
                 image = outdir / plotly_image_name(figure)
                 if not image.is_file():
                     jobs.append((figure, image))
-                note = interaction(figure)
+                note, shown = interaction(figure), setting(figure)
             elif 'class="sd-round-stepper"' in raw:
                 svgs = re.findall(r"<svg\b.*?</svg>", raw, re.S)
                 image = self._svg_image(svgs[-1], outdir)
@@ -264,6 +482,8 @@ class StaticFigures(SphinxPostTransform):
                 uri = next(outputs["image/svg+xml"].findall(nodes.image))["uri"]
                 source = Path(self.env.srcdir) / uri
                 image = self._svg_image(source.read_text(encoding="utf-8"), outdir)
+            elif raw and token_latex(raw) is not None:
+                text, note = [nodes.raw("", token_latex(raw, self.config.latex_engine), format="latex")], "tokens"
             elif raw and not ({"image/png", "image/jpeg", "application/pdf", "text/latex"} & outputs.keys()):
                 plain = outputs.get("text/plain")
                 if plain is None or plain.astext().startswith("<IPython.core.display.HTML"):
@@ -293,7 +513,7 @@ class StaticFigures(SphinxPostTransform):
             elif text is not None:
                 content.append(nodes.paragraph(text=text))
             if note is not None:
-                content.append(nodes.paragraph("", "", nodes.emphasis(text=NOTES[lang][note].format(page=page))))
+                content.append(note_paragraph(lang, note, page, shown))
             new = nodes.container(mime_type="image/png", nb_element="mime_type")
             new.extend(content)
             bundle.children = []
