@@ -281,10 +281,10 @@ def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Seque
 
 
 def _best_k_labels(alphas: Sequence[float], top: Sequence[float], best: Sequence[int]) -> list[dict[str, Any]]:
-    """The labels ``K = …`` where the best K changes, each just above its marker; a label within a sixth of the
-    horizontal span of the one before it (its box would meet that one's in a phone's narrow plot, and may in a
-    laptop's) goes one line higher, so close changes of the best K stack up instead of overlapping. No arrows:
-    a line from a raised label down to its marker would cross the label beside it."""
+    """The labels ``K = …`` where the best K changes, each just above its marker and to its left; a label within a
+    sixth of the horizontal span of the one before it (its box would meet that one's in a phone's narrow plot, and
+    may in a laptop's) goes one line higher, so close changes of the best K stack up instead of overlapping. No
+    arrows: a line from a raised label down to its marker would cross the label beside it."""
     span = (max(alphas) - min(alphas)) or 1.0
     notes: list[dict[str, Any]] = []
     last_x, level = None, 0
@@ -293,7 +293,11 @@ def _best_k_labels(alphas: Sequence[float], top: Sequence[float], best: Sequence
             continue
         level = level + 1 if last_x is not None and alphas[i] - last_x < span / 6 else 0
         last_x = alphas[i]
-        notes.append(dict(x=alphas[i], y=top[i], text=f"K = {int(K)}", showarrow=False, xanchor="center",
+        # up and to the left of its marker, clear of the curves (they lie below the best one), except near the
+        # left edge, where it reads to the right
+        left = alphas[i] - min(alphas) < 0.15 * span
+        notes.append(dict(x=alphas[i], y=top[i], text=f"K = {int(K)}", showarrow=False,
+                          xanchor="left" if left else "right", xshift=2 if left else -2,
                           yanchor="bottom", yshift=5 + 15 * level, font=dict(size=11)))
     return notes
 
