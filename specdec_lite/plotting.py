@@ -266,11 +266,13 @@ def stack(figures: Sequence[Any], *, titles: Sequence[str] | None = None, title:
 
     if titles is None:
         titles = [fig.layout.title.text or "" for fig in figures]
-    titles = [wrap_text(_(t), 80) if t else t for t in titles]  # given in English: in the current language
+    # given in English: in the current language, each of its lines wrapped on its own
+    titles = ["<br>".join(wrap_text(line, 80) for line in _(t).split("<br>")) if t else t for t in titles]
     title = _(title) if title else title
     if len(titles) != len(figures):
         raise ValueError(f"titles: need one per figure ({len(figures)}), got {len(titles)}")
     out = make_subplots(rows=len(figures), cols=1, subplot_titles=titles, vertical_spacing=0.3 / len(figures))
+    out.update_annotations(font_size=14)  # the panels' titles (a long one takes fewer lines on a phone)
     seen: set[str] = set()
     for i, fig in enumerate(figures, start=1):
         for trace in fig.data:

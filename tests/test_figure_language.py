@@ -106,10 +106,13 @@ def english_words(text: str) -> list[str]:
 
 
 def machine_labels() -> list[str]:
-    """The lines naming the machine and the model pair of each committed results file (data, not words)."""
-    from specdec_lite.llm import measure_pair
+    """The lines naming the machine and the model pair of each committed results file, and the machine of each
+    shapes file (data, not words)."""
+    from specdec_lite.llm import measure_pair, shape_costs
 
-    return [plain(measure_pair.results_label(r)) for r in measure_pair.load_results()]
+    return [plain(measure_pair.results_label(r)) for r in measure_pair.load_results()] + [
+        plain(shape_costs.panel_label(r)) for r in shape_costs.load_shape_results()
+    ]
 
 
 @pytest.fixture(scope="module", params=["zh_CN", "en"])

@@ -6,8 +6,10 @@ shown on a static page of their own exactly as the book shows them (their book H
 plotly package, ``figures.js``, which lays a figure out again below its narrow width), and
 ``tools/browser/figure_boxes.mjs`` measures the boxes of each figure's title, legend, annotations (subplot
 titles, line labels), axis titles, colour-bar title, tick labels and slider labels. A text must lie inside
-its figure, two texts must not overlap (a legend's entries with one another excepted), and tick labels of
-one axis must not run into each other. Cost: about 35 s (two pages, two widths each).
+its figure, two texts must not overlap (a legend's entries with one another excepted), tick labels of
+one axis must not run into each other, no axis title may lie over a plot area (a right-hand panel's
+y-axis title over its neighbour's data), and no legend may need a scroll bar. Cost: about 35 s (two pages,
+two widths each).
 """
 
 from __future__ import annotations
@@ -57,6 +59,12 @@ def problems(report: dict) -> list[str]:
                     or it["bottom"] > box["bottom"] + 1
                 ):
                     out.append(f"{where}: {it['kind']} cut at the edge: {it['text']!r}")
+            if f.get("legendScrolls"):
+                out.append(f"{where}: the legend scrolls (its entries do not fit the room plotly gives it)")
+            for it in f["items"]:
+                for plot in f.get("plots", []) if it["kind"] == "axis-title" else []:
+                    if overlap(it, plot):
+                        out.append(f"{where}: axis title {it['text'][:40]!r} lies over the plot area {plot['id']}")
             for a, b in combinations(f["items"], 2):
                 kinds = {a["kind"], b["kind"]}
                 if kinds == {"tick"}:

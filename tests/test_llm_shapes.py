@@ -228,6 +228,23 @@ def test_the_predicted_speedup_figure_marks_the_best_k(measured):
     assert len([a for a in fig.layout.annotations if a.text.startswith("K = ")]) == changes
 
 
+def test_the_predicted_speedup_panels_name_each_file_and_lay_the_legend_under_the_plots(measured):
+    """Figure 8.9: a panel per file headed by its machine and shapes; the legend in rows under the plots (beside
+    them it needed a scroll bar); labels of close changes of the best K raised one over the other, no arrows."""
+    from specdec_lite.figures import real_models as figs
+
+    alphas = [i / 10 for i in range(11)]
+    curves = sc.speedup_curves(sc.call_costs(measured, "tiny-1", "tiny-2", 16), alphas)
+    panel = (sc.panel_label(measured), "tiny-1", "tiny-2", 16, curves, sc.best_lookaheads(curves))
+    fig = figs.predicted_speedup_panels(alphas, [panel, panel])
+    titles = [a.text for a in fig.layout.annotations if not a.text.startswith("K = ")]
+    assert titles == [f"{sc.panel_label(measured)}<br>shapes tiny-1 → tiny-2, context 16"] * 2
+    assert fig.layout.legend.orientation == "h" and fig.layout.legend.y < 0
+    notes = figs._best_k_labels([0.0, 0.5, 0.8, 0.84, 0.92, 1.0], [1, 1, 1, 1.1, 1.5, 2], [0, 0, 4, 7, 8, 8])
+    assert [(n["text"], n["yshift"]) for n in notes] == [("K = 0", 5), ("K = 4", 5), ("K = 7", 20), ("K = 8", 35)]
+    assert not any(n["showarrow"] for n in notes)
+
+
 def test_committed_shapes_files_read_and_predict():
     """Chapter 8 renders every committed shapes file: each reads, names its shapes and predicts for a pair."""
     found = sc.load_shape_results()

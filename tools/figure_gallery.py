@@ -42,7 +42,7 @@ def figures(quick: bool = False) -> Iterator[tuple[str, Any]]:
     from specdec_lite import lookahead as la
     from specdec_lite._i18n import _
     from specdec_lite.figures import batch, lookahead, part1, part2, real_models
-    from specdec_lite.llm import measure_pair
+    from specdec_lite.llm import measure_pair, shape_costs
     from specdec_lite.plotting import stack
     from specdec_lite.widgets.token_explorer import token_laws
 
@@ -119,6 +119,18 @@ def figures(quick: bool = False) -> Iterator[tuple[str, Any]]:
                 title=_("Wall-clock speed-up over autoregressive sampling of the target"),
             ),
         )
+    alphas = np.round(np.linspace(0.0, 1.0, 51), 2)
+    panels = []
+    for res in shape_costs.load_shape_results():
+        pair_names = shape_costs.predicted_pair(res)
+        if pair_names is not None:
+            context = shape_costs.reference_context(res)
+            curves = shape_costs.speedup_curves(shape_costs.call_costs(res, *pair_names, context), alphas)
+            panels.append(
+                (shape_costs.panel_label(res), *pair_names, context, curves, shape_costs.best_lookaheads(curves))
+            )
+    if panels:
+        yield "ch08-shapes-speedup", real_models.predicted_speedup_panels(alphas, panels)
 
 
 def round_pictures() -> str:

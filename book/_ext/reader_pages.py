@@ -4,7 +4,7 @@
   below 1400 px, printed outputs that wrap, long inline code that breaks on a phone, a phone
   header that fits, tables without an empty header row (tests/test_browser.py measures it).
 * Code names in tables (HTML only): a long dotted name or test id may break after its dots,
-  slashes, colons and underscores (``<wbr>``), never inside a word, and a short link in a
+  slashes, colons and underscores (``<wbr>``), never inside a word, and a short link or cell in a
   table ("Lab 1", "实验 1") stays on one line.
 * Lab pages (``notebooks/labNN_*``, the student copies, which the book does not run): a banner
   first says that the page is the student copy and how to run it, and after each cell that
@@ -22,6 +22,7 @@ import importlib
 import io
 import os
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,9 @@ _WIDGET_MODULES = (
 _BREAK_AFTER = re.compile(r"([./:_]+)")
 #: A link in a table this short stays on one line.
 _SHORT_LINK = 14
+#: A table cell this short (columns: a Chinese character counts two), of at most two words ("Lab 1", "实验 1",
+#: "0.42 s"), stays on one line.
+_SHORT_CELL = 8
 
 _TEXT = {
     "en": {
@@ -94,6 +98,11 @@ def _tables(doctree: nodes.document) -> None:
         for ref in table.findall(nodes.reference):
             if len(ref.astext()) <= _SHORT_LINK:
                 ref["classes"].append("sd-nowrap")
+        for entry in table.findall(nodes.entry):  # "Lab 1" in a squeezed column: not "Lab" over "1"
+            text = entry.astext().strip()
+            width = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+            if text and width <= _SHORT_CELL and text.count(" ") <= 1:
+                entry["classes"].append("sd-nowrap")
 
 
 # --- lab pages ------------------------------------------------------------------------------------

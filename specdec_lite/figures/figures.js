@@ -172,7 +172,7 @@
         var height = height0 + extra;
         setHeight(height + "px");
         return Plotly.relayout(gd, { "margin.b": bottom0 + extra, height: height });
-      }).then(fitTexts).then(placeTitle).then(done, done);
+      }).then(fitTexts).then(spacePanels).then(placeTitle).then(done, done);
     }
     function axes() {
       return Object.keys(gd._fullLayout).filter(function (k) { return /^[xy]axis\d*$/.test(k); });
@@ -218,6 +218,53 @@
         if (xLines < 2 || !sl.visible || !sl.pad) return;
         saved["sliders[" + i + "].pad.t"] = sl.pad.t;
         upd["sliders[" + i + "].pad.t"] = sl.pad.t + 14 * (xLines - 1);
+      });
+      return Object.keys(upd).length ? Plotly.relayout(gd, upd) : null;
+    }
+    function spacePanels() {
+      // panels side by side: the narrow plots leave too little gap for the right panel's tick labels and
+      // y-axis title, which then sit over the left panel. Widen each gap by what is missing (measured),
+      // half from each neighbour.
+      var full = gd._fullLayout, upd = {}, width = full._size.w;
+      var gaps = [];
+      axes().forEach(function (ax) {
+        var ya = full[ax];
+        if (ax[0] !== "y" || !ya || ya.overlaying || !ya._anchorAxis) return;
+        var xa = ya._anchorAxis, el = gd.querySelector(".g-" + ya._id + "title");
+        if (!xa.domain || xa.domain[0] < 0.02 || ya.side === "right") return;
+        var left = null;  // the panel beside it on the left: an x axis whose plot shares these heights
+        axes().forEach(function (k) {
+          var other = full[k];
+          if (k[0] !== "x" || !other || other === xa || !other._anchorAxis || other.overlaying) return;
+          var oy = other._anchorAxis.domain;
+          if (other.domain[1] > xa.domain[0] + 1e-6 || oy[1] <= ya.domain[0] || oy[0] >= ya.domain[1]) return;
+          if (!left || other.domain[1] > left.domain[1]) left = other;
+        });
+        if (!left) return;
+        var box = gd.getBoundingClientRect(), reach = Infinity;
+        var texts = [].slice.call(gd.querySelectorAll(".yaxislayer-above text")).filter(function (t) {
+          var layer = t.closest(".subplot");
+          return layer && layer.classList.contains(xa._id + ya._id);
+        });
+        if (el) texts.push(el);
+        texts.forEach(function (t) {
+          var r = t.getBoundingClientRect();
+          if (r.width > 0 && r.height > 0 && (t.textContent || "").trim()) reach = Math.min(reach, r.left);
+        });
+        if (reach === Infinity) return;
+        var leftEdge = box.left + full._size.l + left.domain[1] * width;
+        var missing = leftEdge + 6 - reach;
+        // at most a fifth of the width: the panels keep most of theirs
+        if (missing > 0) gaps.push({ left: left, right: xa, d: Math.min(missing, width / 5) / width });
+      });
+      gaps.forEach(function (g) {
+        [[g.left, 1, -g.d / 2], [g.right, 0, g.d / 2]].forEach(function (m) {
+          var name = m[0]._name, key = name + ".domain";
+          if (!(key in saved)) saved[key] = (gd.layout[name] && gd.layout[name].domain || m[0].domain).slice();
+          var dom = (upd[key] || m[0].domain).slice();
+          dom[m[1]] += m[2];
+          upd[key] = dom;
+        });
       });
       return Object.keys(upd).length ? Plotly.relayout(gd, upd) : null;
     }

@@ -50,18 +50,20 @@ def finite_k_figure(
     rng = np.random.default_rng(seed)
     mc = [la.speculative_k(draft, target, K, runs, rng) for K in Ks]
     fig = go.Figure()
-    series = [
-        (_("exact E[oracle calls]"), [p.expected_oracle_calls for p in profs], [r.oracle_calls for r in mc],
+    series = [  # each Monte Carlo entry names its count: the two share a colour with their exact curve only
+        (_("exact E[oracle calls]"), _("oracle calls, Monte Carlo ({runs} runs, ±2 SE)").format(runs=runs),
+         [p.expected_oracle_calls for p in profs], [r.oracle_calls for r in mc],
          theory.expected_oracle_calls(draft, target), PALETTE[0]),
-        (_("exact E[rejections]"), [p.expected_rejections for p in profs], [r.rejections for r in mc],
+        (_("exact E[rejections]"), _("rejections, Monte Carlo ({runs} runs, ±2 SE)").format(runs=runs),
+         [p.expected_rejections for p in profs], [r.rejections for r in mc],
          theory.expected_rejections(draft, target), PALETTE[1]),
     ]
     limits = []
-    for name, exact, samples, limit, color in series:
+    for name, mc_name, exact, samples, limit, color in series:
         stats = np.array([mean_and_se(s) for s in samples])
         fig.add_trace(go.Scatter(x=Ks, y=exact, mode="lines", name=name, line=dict(color=color)))
         fig.add_trace(go.Scatter(
-            x=Ks, y=stats[:, 0], mode="markers", name=_("Monte Carlo ({runs} runs, ±2 SE)").format(runs=runs),
+            x=Ks, y=stats[:, 0], mode="markers", name=mc_name,
             marker=dict(color=color, symbol="circle-open", size=9),
             error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
         ))

@@ -310,7 +310,8 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
             eps=f"{e:g}", side=side, reject=float(r), tv=d, loss=float(loss)
         )
         steps.append((f"{e:g}", traces, {"title": title}))
-    layout = panel_layout((_("output law vs target (bars), rule b (diamonds)"), _("rejection vs bias")))
+    # the gap holds the right panel's tick labels and its y-axis title clear of the left panel
+    layout = panel_layout((_("output law vs target (bars), rule b (diamonds)"), _("rejection vs bias")), gap=0.13)
     layout["yaxis"].update(range=[0, 1.05])
     layout["xaxis2"].update(title="P(reject)", range=[0, 1])
     layout["yaxis2"].update(title=_("bias TV(Pᴬ, q)"), range=[0, max(d, 0.05) * 1.1])

@@ -273,10 +273,57 @@ def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Seque
                              marker=dict(color="#000000", size=5), text=names,
                              hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}")
                              + "<extra></extra>"))
-    for i, K in enumerate(best):
-        if i == 0 or K != best[i - 1]:
-            fig.add_annotation(x=alphas[i], y=top[i], text=f"K = {int(K)}", showarrow=True, arrowhead=0, ax=0, ay=-24,
-                               font=dict(size=11))
+    for note in _best_k_labels(alphas, top, best):
+        fig.add_annotation(**note)
     _finish(fig, _title(_("Predicted speed-up from measured call costs (not a measured speed-up)"), label), 500,
             xaxis_title=_("acceptance rate α"), yaxis_title=_("predicted speed-up (wall-clock model)"))
+    return fig
+
+
+def _best_k_labels(alphas: Sequence[float], top: Sequence[float], best: Sequence[int]) -> list[dict[str, Any]]:
+    """The labels ``K = …`` where the best K changes, each just above its marker and to its left; a label within a
+    sixth of the horizontal span of the one before it (its box would meet that one's in a phone's narrow plot, and
+    may in a laptop's) goes one line higher, so close changes of the best K stack up instead of overlapping. No
+    arrows: a line from a raised label down to its marker would cross the label beside it."""
+    span = (max(alphas) - min(alphas)) or 1.0
+    notes: list[dict[str, Any]] = []
+    last_x, level = None, 0
+    for i, K in enumerate(best):
+        if i > 0 and K == best[i - 1]:
+            continue
+        level = level + 1 if last_x is not None and alphas[i] - last_x < span / 6 else 0
+        last_x = alphas[i]
+        # up and to the left of its marker, clear of the curves (they lie below the best one), except near the
+        # left edge, where it reads to the right
+        left = alphas[i] - min(alphas) < 0.15 * span
+        notes.append(dict(x=alphas[i], y=top[i], text=f"K = {int(K)}", showarrow=False,
+                          xanchor="left" if left else "right", xshift=2 if left else -2,
+                          yanchor="bottom", yshift=5 + 15 * level, font=dict(size=11)))
+    return notes
+
+
+def panel_title(machine: str, draft: str, target: str, context: int) -> str:
+    """The title of a panel of Figure 8.9, in the current language: the machine (``shape_costs.panel_label``)
+    over the pair of shapes and the context length."""
+    return _("{machine}<br>shapes {draft} → {target}, context {context}").format(
+        machine=machine, draft=draft, target=target, context=context
+    )
+
+
+def predicted_speedup_panels(alphas: Sequence[float],
+                             panels: Sequence[tuple[str, str, str, int, Mapping[int, Sequence[float]], Sequence[int]]]
+                             ) -> go.Figure:
+    """Figure 8.9: one panel of ``predicted_speedup_figure`` per shapes file, one under another, each headed by
+    ``panel_title``; ``panels`` holds ``(machine, draft, target, context, curves, best)`` per file.
+
+    The legend (a line per K, autoregressive sampling, the best-K markers) lies in rows under the plots, where
+    it takes the width it needs instead of a scroll bar beside them.
+    """
+    from ..plotting import legend_below, stack
+
+    figures = [predicted_speedup_figure(alphas, curves, best, f"{draft} → {target}")
+               for _machine, draft, target, _context, curves, best in panels]
+    fig = stack(figures, titles=[panel_title(m, d, t, c) for m, d, t, c, _curves, _best in panels],
+                title=BOOK_TITLES[0])
+    fig.update_layout(legend=legend_below(fig.layout.height, top=fig.layout.margin.t or 100, gap_px=70))
     return fig

@@ -116,8 +116,10 @@ def worked_round(
 #: smallest text (13 units) still reads at 10 pixels; each row's name sits on its own line above the row.
 _BOX_W, _BOX_H, _GAP, _LEFT, _LABEL = 80, 34, 8, 4, 20
 
-#: The titles the book gives its rounds in English (Chapter 2); a title is drawn in the current language.
+#: The titles the book gives its rounds in English (Chapter 2, and Figure 0.1 on the landing page); a title is
+#: drawn in the current language.
 BOOK_TITLES = (
+    N_("One round with a rejection"),
     N_("(a) A round with a rejection"),
     N_("(b) A round that keeps every draft"),
     N_("Round (a), step by step"),

@@ -4,7 +4,8 @@
 // book HTML, in a column as wide as the book's) at a laptop's width and at a phone's, waits until every
 // figure is drawn (and, below the narrow width, laid out again by figures.js), and reports for each figure
 // the boxes of its title, legend, annotations (subplot titles, line labels), axis titles, tick labels and
-// slider, and the figure's own box. With "screenshots" set, each figure is also saved as a PNG.
+// slider, the figure's own box, its plot areas, and whether its legend scrolls. With "screenshots" set,
+// each figure is also saved as a PNG.
 //
 // Usage: node figure_boxes.mjs config.json   ->  writes config.out (JSON: {viewport: [{name, boxes...}]})
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -47,7 +48,20 @@ async function measure(page) {
       gd.querySelectorAll(".slider-container .slider-label, .slider-container .slider-group text").forEach(
         (el) => add("slider", el));
       gd.querySelectorAll(".colorbar .cbtitle text").forEach((el) => add("colorbar-title", el));
-      return { name: box.dataset.name, figure: rect(gd), items };
+      // each subplot's plot area (where its data is drawn), from plotly's own axis offsets
+      const g = rect(gd), plots = [];
+      Object.entries(gd._fullLayout._plots || {}).forEach(([id, p]) => {
+        const xa = p.xaxis, ya = p.yaxis;
+        if (!xa || !ya || !xa._length || !ya._length) return;
+        plots.push({ id, left: g.left + xa._offset, right: g.left + xa._offset + xa._length,
+                     top: g.top + ya._offset, bottom: g.top + ya._offset + ya._length });
+      });
+      // a legend that scrolls (plotly gives it a scroll bar when its entries are taller than its room)
+      const scrolls = [...gd.querySelectorAll(".legend .scrollbar")].some((el) => {
+        const r = el.getBoundingClientRect();
+        return r.width > 0 && r.height > 0;
+      });
+      return { name: box.dataset.name, figure: g, items, plots, legendScrolls: scrolls };
     });
   });
 }
