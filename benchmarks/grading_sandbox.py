@@ -39,8 +39,13 @@ def grade_class(students: int, sandboxed: bool) -> dict:
         shutil.copy2(ROOT / "notebooks" / "nbgrader_config.py", course)
         shutil.copytree(ROOT / "notebooks" / "source" / LAB, course / "source" / LAB)
         env = classroom.nbgrader_env()
-        subprocess.run([sys.executable, "-m", "nbgrader", "generate_assignment", LAB, "--force"], cwd=course, env=env,
-                       check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "nbgrader", "generate_assignment", LAB, "--force"],
+            cwd=course,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         for i in range(students):
             folder = course / "submitted" / f"s{i:02d}" / LAB
             folder.mkdir(parents=True)
@@ -52,8 +57,11 @@ def grade_class(students: int, sandboxed: bool) -> dict:
         seconds = time.perf_counter() - start
         if proc.returncode != 0 or "done" not in proc.stdout:
             raise RuntimeError(f"autograde failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
-        return {"seconds": round(seconds, 1), "per_student_s": round(seconds / students, 1),
-                "load_average_after": round(os.getloadavg()[0], 2)}
+        return {
+            "seconds": round(seconds, 1),
+            "per_student_s": round(seconds / students, 1),
+            "load_average_after": round(os.getloadavg()[0], 2),
+        }
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,10 +34,20 @@ SHAPES = {"pythia-70m": (6, 512, 8, 2048), "pythia-410m": (24, 1024, 16, 4096)}
 def pythia_shaped(name: str, seed: int) -> transformers.GPTNeoXForCausalLM:
     """A GPT-NeoX model with the configuration of ``EleutherAI/{name}`` and random weights, in eval mode."""
     layers, hidden, heads, intermediate = SHAPES[name]
-    cfg = transformers.GPTNeoXConfig(vocab_size=50304, hidden_size=hidden, num_hidden_layers=layers,
-                                     num_attention_heads=heads, intermediate_size=intermediate, rotary_pct=0.25,
-                                     rotary_emb_base=10000, max_position_embeddings=2048, use_parallel_residual=True,
-                                     tie_word_embeddings=False, hidden_act="gelu", layer_norm_eps=1e-5)
+    cfg = transformers.GPTNeoXConfig(
+        vocab_size=50304,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        intermediate_size=intermediate,
+        rotary_pct=0.25,
+        rotary_emb_base=10000,
+        max_position_embeddings=2048,
+        use_parallel_residual=True,
+        tie_word_embeddings=False,
+        hidden_act="gelu",
+        layer_norm_eps=1e-5,
+    )
     torch.manual_seed(seed)
     return transformers.GPTNeoXForCausalLM(cfg).eval()
 
@@ -58,10 +68,20 @@ def main() -> None:
     device = pick_device(args.device)
     dtype = pick_dtype(device)
     tok = train_tokenizer(stdlib_texts(200_000), 1000)
-    draft, target = (pythia_shaped(name, seed).to(device=device, dtype=dtype)
-                     for name, seed in (("pythia-70m", 0), ("pythia-410m", 1)))
-    pair = ModelPair(draft, target, tok, "pythia-70m shape (random weights)", "pythia-410m shape (random weights)",
-                     "hub/local", device, dtype)
+    draft, target = (
+        pythia_shaped(name, seed).to(device=device, dtype=dtype)
+        for name, seed in (("pythia-70m", 0), ("pythia-410m", 1))
+    )
+    pair = ModelPair(
+        draft,
+        target,
+        tok,
+        "pythia-70m shape (random weights)",
+        "pythia-410m shape (random weights)",
+        "hub/local",
+        device,
+        dtype,
+    )
     print(f"built the pair in {time.perf_counter() - t0:.0f} s: {pair.describe()}")
     torch.set_num_threads(args.threads or training_threads())  # what the lab's first cell does
     print(f"torch threads {torch.get_num_threads()}; load average before: {load_average()}")
@@ -72,8 +92,10 @@ def main() -> None:
     b = results["budget"]
     print(f"stated budget {args.budget:.0f} s, measured wall time {wall:.0f} s ({wall / args.budget:.0%} of it)")
     print("plan:", b["summary"])
-    print("calibration:", json.dumps({k: (round(v, 4) if isinstance(v, float) else v)
-                                      for k, v in b["calibration"].items()}))
+    print(
+        "calibration:",
+        json.dumps({k: (round(v, 4) if isinstance(v, float) else v) for k, v in b["calibration"].items()}),
+    )
     print("sizes used:", json.dumps(results["settings"]))
     if args.out:
         print("results file:", mp.write_results(results, args.out))

@@ -58,5 +58,11 @@ c.HTMLExporter.sanitize_html = True
 c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, SanitizeFeedback]
 # A master's MyST twin holds the solutions: never copy it into release/, autograded/ or feedback/.
 c.CourseDirectory.ignore = [
-    ".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md", "jupytext.toml", ".grading.json",
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "feedback",
+    "*.md",
+    "jupytext.toml",
+    ".grading.json",
 ]

@@ -109,7 +109,7 @@ class ColabLike:
 #: its controls, and record whether the figure was redrawn and changed. Prints one JSON line.
 #: A plotly explorer draws through ``core.show`` into an ``Output``; an explorer whose picture
 #: is an ``HTML`` widget (an SVG) draws by setting its value.
-EXPLORER_PROBE = r'''
+EXPLORER_PROBE = r"""
 import importlib, json, pkgutil
 import ipywidgets
 import specdec_lite.widgets as W
@@ -165,7 +165,7 @@ for info in pkgutil.iter_modules(W.__path__):
             })
         report["explorers"][f"{info.name}.{name}"] = entry
 print("PROBE" + json.dumps(report))
-'''
+"""
 
 
 def probe_result(nb: Any) -> dict:

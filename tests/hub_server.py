@@ -86,8 +86,9 @@ def _load_repo(folder: Path) -> _Repo:
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         data = path.read_bytes()
         blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
-        files[path.relative_to(folder).as_posix()] = _File(data, blob, hashlib.sha256(data).hexdigest(),
-                                                           path.name.endswith(LFS_SUFFIXES))
+        files[path.relative_to(folder).as_posix()] = _File(
+            data, blob, hashlib.sha256(data).hexdigest(), path.name.endswith(LFS_SUFFIXES)
+        )
     commit = hashlib.sha1(json.dumps({name: f.blob_id for name, f in files.items()}).encode()).hexdigest()
     return _Repo(files, commit)
 
@@ -150,7 +151,7 @@ class FakeHub:
             if left is not None:
                 self._corrupt[repo_id, filename] = left - 1
         middle = len(data) // 2
-        return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1:]
+        return data[:middle] + bytes([data[middle] ^ 0xFF]) + data[middle + 1 :]
 
     def downloaded(self, repo_id: str) -> set[str]:
         """The files of ``repo_id`` sent in full (a ``GET`` of ``/resolve/`` answered 200)."""
@@ -181,12 +182,20 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             url = urlsplit(self.path)
             # Match before unquoting: a revision such as refs/pr/1 arrives as one quoted segment.
             if match := _RESOLVE.match(url.path):
-                route, status = "resolve", self._resolve(*map(unquote, match.group("repo", "revision", "filename")),
-                                                         body)
+                route, status = (
+                    "resolve",
+                    self._resolve(*map(unquote, match.group("repo", "revision", "filename")), body),
+                )
             elif self.command == "GET" and (match := _TREE.match(url.path)):
                 recursive = parse_qs(url.query).get("recursive", ["false"])[0].lower() == "true"
-                route, status = "tree", self._tree(*map(unquote, match.group("repo", "revision")),
-                                                   unquote(match["folder"] or "").strip("/"), recursive)
+                route, status = (
+                    "tree",
+                    self._tree(
+                        *map(unquote, match.group("repo", "revision")),
+                        unquote(match["folder"] or "").strip("/"),
+                        recursive,
+                    ),
+                )
             elif self.command == "GET" and (match := _INFO.match(url.path)):
                 route, status = "info", self._info(unquote(match["repo"]), unquote(match["revision"] or "main"))
             else:
@@ -208,10 +217,19 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 return repo
             file = repo.files.get(filename)
             if file is None:  # X-Repo-Commit lets huggingface_hub cache the absence (.no_exist/) for this commit
-                return self._error(404, "EntryNotFound", f"{filename} does not exist on {revision}", body,
-                                   {"X-Repo-Commit": repo.commit})
-            headers = {"ETag": f'"{file.etag}"', "X-Repo-Commit": repo.commit, "Accept-Ranges": "bytes",
-                       "Content-Type": "application/octet-stream"}
+                return self._error(
+                    404,
+                    "EntryNotFound",
+                    f"{filename} does not exist on {revision}",
+                    body,
+                    {"X-Repo-Commit": repo.commit},
+                )
+            headers = {
+                "ETag": f'"{file.etag}"',
+                "X-Repo-Commit": repo.commit,
+                "Accept-Ranges": "bytes",
+                "Content-Type": "application/octet-stream",
+            }
             if file.lfs:
                 headers.update({"X-Linked-Etag": f'"{file.sha256}"', "X-Linked-Size": str(len(file.data))})
             data = hub._body(repo_id, filename, file.data) if body else file.data
@@ -225,11 +243,22 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             repo = self._repo(repo_id, revision)
             if isinstance(repo, int):
                 return repo
-            info = {"_id": repo.commit[:24], "id": repo_id, "modelId": repo_id, "author": repo_id.partition("/")[0],
-                    "sha": repo.commit, "lastModified": _DATE, "createdAt": _DATE, "private": False,
-                    "disabled": False, "gated": False, "library_name": "transformers",
-                    "pipeline_tag": "text-generation", "tags": ["transformers", "safetensors", "text-generation"],
-                    "siblings": [{"rfilename": name} for name in repo.files]}
+            info = {
+                "_id": repo.commit[:24],
+                "id": repo_id,
+                "modelId": repo_id,
+                "author": repo_id.partition("/")[0],
+                "sha": repo.commit,
+                "lastModified": _DATE,
+                "createdAt": _DATE,
+                "private": False,
+                "disabled": False,
+                "gated": False,
+                "library_name": "transformers",
+                "pipeline_tag": "text-generation",
+                "tags": ["transformers", "safetensors", "text-generation"],
+                "siblings": [{"rfilename": name} for name in repo.files],
+            }
             return self._json(info)
 
         def _tree(self, repo_id: str, revision: str, folder: str, recursive: bool) -> int:
@@ -242,7 +271,7 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
                 return self._error(404, "EntryNotFound", f"{folder} does not exist on {revision}", True)
             entries: dict[str, dict[str, Any]] = {}
             for name in below:
-                parts = name[len(prefix):].split("/")
+                parts = name[len(prefix) :].split("/")
                 for depth in range(1, len(parts)):  # the folders on the way, as the hub lists them
                     sub = prefix + "/".join(parts[:depth])
                     if recursive or depth == 1:
@@ -253,8 +282,12 @@ def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
             return self._json(list(entries.values()))
 
         def _error(self, status: int, code: str, message: str, body: bool, extra: dict[str, str] | None = None) -> int:
-            headers = {"X-Error-Code": code, "X-Error-Message": message, "Content-Type": "application/json",
-                       **(extra or {})}
+            headers = {
+                "X-Error-Code": code,
+                "X-Error-Message": message,
+                "Content-Type": "application/json",
+                **(extra or {}),
+            }
             return self._send(status, headers, json.dumps({"error": message}).encode(), body)
 
         def _json(self, obj: Any) -> int:

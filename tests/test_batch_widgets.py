@@ -29,8 +29,10 @@ def test_update_draws_exact_curves_and_monte_carlo(M, V, quality, T):
     assert trace(fig, "Algorithm 4 as M").y[0] == pytest.approx(batch.batch_rejection_limit(draft, target))
     assert trace(fig, "one draft").y[0] == pytest.approx(theory.expected_rejections(draft, target))
     # Monte Carlo points sit within 5 SE of the exact values at m = M.
-    for name, exact in (("Algorithm 4: Monte", batch.expected_rejections_batch),
-                        ("draft tree: Monte", batch.expected_rejections_tree)):
+    for name, exact in (
+        ("Algorithm 4: Monte", batch.expected_rejections_batch),
+        ("draft tree: Monte", batch.expected_rejections_tree),
+    ):
         mc = trace(fig, name)
         assert list(mc.x) == [M]
         want = np.array([exact(draft, target, int(m)) for m in mc.x])
@@ -55,8 +57,9 @@ def test_explorer_builds_with_plain_controls():
 def test_figure_builders_hold_the_package_numbers():
     draft, target, _ = pair(5, 12, 0.0, 3)
     fig = F.rejections_vs_M_figure(draft, target, 16, tree=True)
-    np.testing.assert_allclose(trace(fig, "Algorithm 4").y,
-                               [batch.expected_rejections_batch(draft, target, m) for m in range(1, 17)])
+    np.testing.assert_allclose(
+        trace(fig, "Algorithm 4").y, [batch.expected_rejections_batch(draft, target, m) for m in range(1, 17)]
+    )
     assert trace(fig, "limit").y[0] == pytest.approx(batch.batch_rejection_limit(draft, target))
     t = trace(fig, "draft tree")
     np.testing.assert_allclose(t.y, [batch.expected_rejections_tree(draft, target, int(m)) for m in t.x])

@@ -84,8 +84,22 @@ def test_targets_cover_every_section(tiny):
 
 
 def test_targets_judge_synthetic_results():
-    fake = {"sections": {"samplers": {"engines": {"fast": {
-        "V": 7, "T": 50, "runs": 10, "reference": "x", "speedup_vs_reference": 60.0, "floor_multiple": 6.0}}}}}
+    fake = {
+        "sections": {
+            "samplers": {
+                "engines": {
+                    "fast": {
+                        "V": 7,
+                        "T": 50,
+                        "runs": 10,
+                        "reference": "x",
+                        "speedup_vs_reference": 60.0,
+                        "floor_multiple": 6.0,
+                    }
+                }
+            }
+        }
+    }
     (speed, floor) = bench.targets(fake)
     assert speed["met"] is True and floor["met"] is False
 
@@ -118,8 +132,11 @@ def test_every_widget_update_is_timed():
     defined = set()
     for info in pkgutil.iter_modules(widgets.__path__):
         mod = importlib.import_module(f"specdec_lite.widgets.{info.name}")
-        defined |= {f"{mod.__name__}:{n}" for n, fn in inspect.getmembers(mod, inspect.isfunction)
-                    if fn.__module__ == mod.__name__ and n.endswith("_update")}
+        defined |= {
+            f"{mod.__name__}:{n}"
+            for n, fn in inspect.getmembers(mod, inspect.isfunction)
+            if fn.__module__ == mod.__name__ and n.endswith("_update")
+        }
     assert defined == set(found) | set(notes)
 
 
@@ -170,12 +187,19 @@ def test_llm_section_on_a_tiny_pair():
 
     def neox(layers, seed):
         torch.manual_seed(seed)
-        cfg = transformers.GPTNeoXConfig(vocab_size=16, hidden_size=16, num_hidden_layers=layers,
-                                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=128)
+        cfg = transformers.GPTNeoXConfig(
+            vocab_size=16,
+            hidden_size=16,
+            num_hidden_layers=layers,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=128,
+        )
         return transformers.GPTNeoXForCausalLM(cfg).eval()
 
-    pair = ModelPair(neox(1, 0), neox(2, 1), _CharTokenizer(16), "tiny-1", "tiny-2", "test", torch.device("cpu"),
-                     torch.float32)
+    pair = ModelPair(
+        neox(1, 0), neox(2, 1), _CharTokenizer(16), "tiny-1", "tiny-2", "test", torch.device("cpu"), torch.float32
+    )
     threads = torch.get_num_threads()
     out = llm_section(bench.SIZES["tiny"], lambda _: None, pair=pair)
     assert torch.get_num_threads() == threads and out["torch_threads"] == 1
@@ -192,9 +216,14 @@ def test_llm_section_on_a_tiny_pair():
 
 def test_growth_sentences_state_a_law_only_where_the_fit_supports_it():
     def case(seconds, exponent):
-        fit = {"x": [1.0, 2.0, 4.0, 8.0], "seconds": seconds, "expected_exponent": 2.0, "base": {"T": 10},
-               "fit_tail": {"exponent": exponent, "points": 2},
-               "exponent_check": sections._exponent_check(exponent, 2.0)}
+        fit = {
+            "x": [1.0, 2.0, 4.0, 8.0],
+            "seconds": seconds,
+            "expected_exponent": 2.0,
+            "base": {"T": 10},
+            "fit_tail": {"exponent": exponent, "points": 2},
+            "exponent_check": sections._exponent_check(exponent, 2.0),
+        }
         return {"sections": {"theory_scaling": {"cases": {"c": {"title": "Theorem 1", "axes": {"V": fit}}}}}}
 
     law = report.growth_sentences(case([0.01, 0.02, 0.04, 0.16], 2.1))[0]

@@ -113,8 +113,15 @@ def test_built_chapters_number_every_figure(built_book):
 def test_chapter8_numbers_come_from_the_shipped_pair_not_from_typing():
     """The pair's sizes, training and the eps sweep are glued; claims without data are gone."""
     source = text("ch08_real_models")
-    for typed in ("nine times", "three minutes", "thousandths", "few hundredths", "2048 tokens", "$c_K$ stays",
-                  "carry over unchanged"):
+    for typed in (
+        "nine times",
+        "three minutes",
+        "thousandths",
+        "few hundredths",
+        "2048 tokens",
+        "$c_K$ stays",
+        "carry over unchanged",
+    ):
         assert typed not in source, typed
     glued = set(re.findall(r"\{glue:text\}`([\w-]+)", source))
     assert {"ch08-param-ratio", "ch08-train-minutes", "ch08-size-mib", "ch08-rej-eps1", "ch08-gpu-note"} <= glued

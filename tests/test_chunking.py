@@ -38,8 +38,10 @@ def test_chunk_i_is_the_sampler_on_child_seed_i(pair):
     draft, target = pair
     got = chunking.chunked(sd.decoding.speculative, draft, target, runs=10, chunk_size=4, rng=5)
     children = np.random.SeedSequence(5).spawn(3)
-    parts = [sd.decoding.speculative(draft, target, r, rng=np.random.default_rng(c))
-             for r, c in zip([4, 4, 2], children, strict=True)]
+    parts = [
+        sd.decoding.speculative(draft, target, r, rng=np.random.default_rng(c))
+        for r, c in zip([4, 4, 2], children, strict=True)
+    ]
     for field in ("tokens", "rejected", "oracle_calls"):
         np.testing.assert_array_equal(getattr(got, field), np.concatenate([getattr(p, field) for p in parts]))
     # a Generator spawns its children the same way
@@ -76,21 +78,30 @@ def test_chunked_sum_is_the_sum_over_the_chunked_runs(pair):
     def stat(r):
         return np.stack([r.rejections, r.rejections**2], axis=1)
 
-    total = chunking.chunked_sum(sd.decoding.speculative, draft, target, runs=5_000, chunk_size=1_500,
-                                 statistic=stat, rng=3)
+    total = chunking.chunked_sum(
+        sd.decoding.speculative, draft, target, runs=5_000, chunk_size=1_500, statistic=stat, rng=3
+    )
     res = chunking.chunked(sd.decoding.speculative, draft, target, runs=5_000, chunk_size=1_500, rng=3)
     np.testing.assert_array_equal(total, stat(res).sum(axis=0))
     with pytest.raises(ValueError, match="statistic"):
-        chunking.chunked_sum(sd.decoding.speculative, draft, target, runs=10, chunk_size=4,
-                             statistic=lambda r: r.rejections.sum(), rng=3)
+        chunking.chunked_sum(
+            sd.decoding.speculative, draft, target, runs=10, chunk_size=4, statistic=lambda r: r.rejections.sum(), rng=3
+        )
 
 
 def test_theorem1_through_chunked_sum():
     target = sd.MarkovChain.random(5, 20, rng=41)
     draft = sd.MarkovChain.random(5, 20, rng=42)
     runs = 200_000
-    s1, s2 = chunking.chunked_sum(sd.decoding.speculative, draft, target, runs=runs, chunk_size=30_000,
-                                  statistic=lambda r: np.stack([r.rejections, r.rejections**2], 1), rng=4)
+    s1, s2 = chunking.chunked_sum(
+        sd.decoding.speculative,
+        draft,
+        target,
+        runs=runs,
+        chunk_size=30_000,
+        statistic=lambda r: np.stack([r.rejections, r.rejections**2], 1),
+        rng=4,
+    )
     mean = s1 / runs
     se = np.sqrt((s2 / runs - mean**2) * runs / (runs - 1) / runs)
     assert abs(mean - sd.theory.expected_rejections(draft, target)) < Z * se
@@ -129,8 +140,9 @@ def test_peak_memory_is_set_by_the_chunk_not_the_runs():
     bound = chunk * (3 * T + 16 * 8) + 4 * T * V * V * 8 + 64 * 1024
 
     def summed(runs):
-        return chunking.chunked_sum(sd.decoding.speculative, draft, target, runs=runs, chunk_size=chunk,
-                                    statistic=lambda r: r.rejections, rng=0)
+        return chunking.chunked_sum(
+            sd.decoding.speculative, draft, target, runs=runs, chunk_size=chunk, statistic=lambda r: r.rejections, rng=0
+        )
 
     for runs in (4 * chunk, 40 * chunk):
         assert traced_peak(lambda r=runs: summed(r)) < bound

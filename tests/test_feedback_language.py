@@ -187,14 +187,27 @@ FIGURE_MODULES = [ROOT / "specdec_lite" / "figure_data.py", ROOT / "specdec_lite
 #: which starts with "<"): plotly's positions, keys of measured rows, and the errors of a builder called
 #: with arguments it cannot draw (for the code that calls it, not for a reader of the figure).
 FIGURE_NOT_MESSAGES = {
-    "top right", "top left", "bottom right", "HF autoregressive", "HF assisted", "number of tokens labelled ",
-    "n: must be >= 1, got ", "pieces:  strings for  generated tokens", "u: must be in [0, 1), got ",
-    "p, q: need one probability per token of vocab (), got , ", "drafts: not in vocab: ",
-    "drafts: the draft cannot propose a token it gives probability 0", "a step index: ",
+    "top right",
+    "top left",
+    "bottom right",
+    "HF autoregressive",
+    "HF assisted",
+    "number of tokens labelled ",
+    "n: must be >= 1, got ",
+    "pieces:  strings for  generated tokens",
+    "u: must be in [0, 1), got ",
+    "p, q: need one probability per token of vocab (), got , ",
+    "drafts: not in vocab: ",
+    "drafts: the draft cannot propose a token it gives probability 0",
+    "a step index: ",
     "rounds, titles: need one title per round, and at least one round",
-    "u: the test of draft  needs a uniform, got only ", 'if (window.sdFigures) window.sdFigures.init("{plot_id}", ',
-    "steps: need at least one step", "steps: every step must have the same number of traces",
-    "active: must index a step, got ", "figures: need at least one figure", "titles: need one per figure (), got ",
+    "u: the test of draft  needs a uniform, got only ",
+    'if (window.sdFigures) window.sdFigures.init("{plot_id}", ',
+    "steps: need at least one step",
+    "steps: every step must have the same number of traces",
+    "active: must index a step, got ",
+    "figures: need at least one figure",
+    "titles: need one per figure (), got ",
 }
 
 #: Literals of the check modules with English words that are not messages, each with where it goes.

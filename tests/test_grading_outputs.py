@@ -39,13 +39,13 @@ ONE_PRINT = 96 << 20
 #: Then this many writes of ``CHUNK`` bytes, each a message under the limit, every one cut.
 CHUNKS, CHUNK = 200, 200_000
 
-FLOOD = f'''import sys
-print("x" * {ONE_PRINT})'''
-FLOOD_CHUNKS = f'''import sys, time
+FLOOD = f"""import sys
+print("x" * {ONE_PRINT})"""
+FLOOD_CHUNKS = f"""import sys, time
 for _ in range({CHUNKS}):
     sys.stdout.write("y" * {CHUNK})
     sys.stdout.flush()
-    time.sleep(0.001)'''
+    time.sleep(0.001)"""
 #: Each payload would leave a mark: window.__pwned, the title, or a request for a URL holding "pwned".
 PAYLOADS = r'''import struct, zlib
 from IPython.display import HTML, SVG, Image, Javascript, Markdown, display
@@ -217,9 +217,7 @@ def test_in_chromium_no_payload_runs_and_the_table_and_plot_show(tmp_path):
     page = _feedback("flooder")
     site = tmp_path / "site"
     shutil.copytree(page.parent, site)
-    result = bs._run_node(
-        bs.TOOLS / "feedback_page.mjs", site, tmp_path, "feedback", {"page": page.name}, timeout=300
-    )
+    result = bs._run_node(bs.TOOLS / "feedback_page.mjs", site, tmp_path, "feedback", {"page": page.name}, timeout=300)
     assert result["pwned"] is None and "pwned" not in result["title"].lower(), result
     assert not [u for u in result["requests"] if "pwned" in u], result["requests"]
     assert result["dialogs"] == [] and result["scripts"] == [] and result["handlers"] == [], result

@@ -110,7 +110,10 @@ def test_grading_refuses_without_bubblewrap(tmp_path):
     env = dict(classroom.nbgrader_env(), PATH=os.path.dirname(sys.executable))  # no /usr/bin: no bwrap, no prlimit
     proc = subprocess.run(
         [sys.executable, "-m", "specdec_lite.classroom", "--course", str(course), "autograde", LAB],
-        env=env, capture_output=True, text=True, timeout=120,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "refusing to grade" in proc.stderr and "bwrap" in proc.stderr and "--unsandboxed" in proc.stderr
@@ -194,9 +197,21 @@ def test_the_sandbox_denies_the_same_for_a_normal_user(tmp_path):
     listener = gc._Listener()
     try:
         proc = subprocess.run(
-            ["unshare", "--user", "--map-user=1000", "--map-group=1000", sys.executable, "-c", NORMAL_USER_PROBE,
-             str(secret), str(listener.port)],
-            capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)},
+            [
+                "unshare",
+                "--user",
+                "--map-user=1000",
+                "--map-group=1000",
+                sys.executable,
+                "-c",
+                NORMAL_USER_PROBE,
+                str(secret),
+                str(listener.port),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         time.sleep(0.5)
     finally:
@@ -245,8 +260,9 @@ print(json.dumps({"missing": sandbox.missing(), "package": str(sandbox.package_d
 def _venv_with_package(where, editable: bool):
     """A venv (``--system-site-packages``) at ``where/venv`` whose ``specdec_lite`` is a copy of this one: in a
     clone-like folder beside it, named by a ``.pth`` (as an editable install does), or inside its site-packages."""
-    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(where / "venv")], check=True,
-                   timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "venv", "--system-site-packages", str(where / "venv")], check=True, timeout=120
+    )
     (site,) = (where / "venv" / "lib").glob("python*/site-packages")
     clone = where / "clone"
     (clone / "notebooks" / "source").mkdir(parents=True)
@@ -272,7 +288,10 @@ def test_the_sandbox_starts_wherever_python_and_the_package_live(tmp_path, folde
     (course / "submitted").mkdir(parents=True)
     proc = subprocess.run(
         [str(python), "-c", WHEREVER_PROBE, str(where / "clone" / "notebooks"), str(course)],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
         env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -289,5 +308,6 @@ def test_a_visible_folder_holding_the_course_is_refused(tmp_path):
     ipc = tmp_path / "ipc"
     ipc.mkdir()
     with pytest.raises(sandbox.SandboxUnavailable, match="must not see"):
-        sandbox.wrap([sys.executable, "-c", "pass"], files=[], ipc_dir=ipc, env={},
-                     hidden=[sandbox.package_dir() / "classroom"])
+        sandbox.wrap(
+            [sys.executable, "-c", "pass"], files=[], ipc_dir=ipc, env={}, hidden=[sandbox.package_dir() / "classroom"]
+        )

@@ -34,8 +34,11 @@ def graded():
 
 
 def _graded_cells(nb) -> dict[str, nbformat.NotebookNode]:
-    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade")
-            and c.cell_type == "code"}
+    return {
+        c.metadata["nbgrader"]["grade_id"]: c
+        for c in nb.cells
+        if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+    }
 
 
 @pytest.mark.slow
@@ -94,8 +97,11 @@ def _cell(source: str, outputs: list[dict], points: float = 2) -> nbformat.Noteb
 
 
 GRADED = "check_tv(tv)  # shown\nfrom specdec_lite.exercises.part1 import check_tv\ncheck_tv(tv).assert_correct()"
-OK = {"output_type": "display_data", "metadata": {}, "data": {"text/plain": "Correct.", OUTCOME: {"check": "check_tv",
-                                                                                                   "ok": True}}}
+OK = {
+    "output_type": "display_data",
+    "metadata": {},
+    "data": {"text/plain": "Correct.", OUTCOME: {"check": "check_tv", "ok": True}},
+}
 ERR = {"output_type": "error", "ename": "NotYet", "evalue": "Not yet.", "traceback": []}
 VALUE = {"output_type": "execute_result", "execution_count": 1, "metadata": {}, "data": {"text/plain": "Not yet."}}
 STDERR = {"output_type": "stream", "name": "stderr", "text": "INFO:tv called\n"}
@@ -162,9 +168,9 @@ def test_review_names_what_the_checks_cannot_stop_and_skips_the_lab_s_own_cells(
     master = _master()
     assert suspicious(master, master) == [], "the setup cell's subprocess is the lab's own"
     nb = nbformat.reads(nbformat.writes(master), as_version=4)
-    nb.cells[_ids(nb).index("tv")].source = (
-        "import sys, subprocess\ndef tv(p, q):\n    return sys._getframe(1).f_locals['want']"
-    )
+    nb.cells[
+        _ids(nb).index("tv")
+    ].source = "import sys, subprocess\ndef tv(p, q):\n    return sys._getframe(1).f_locals['want']"
     nb.cells.insert(4, nbformat.v4.new_code_cell("import sqlite3\nsqlite3.connect('../../gradebook.db')"))
     lines = suspicious(nb, master)
     assert lines == [

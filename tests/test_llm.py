@@ -36,8 +36,14 @@ TEMPERATURE = 0.8
 def llama(layers, hidden, vocab, seed, init=0.3):
     torch.manual_seed(seed)
     cfg = transformers.LlamaConfig(
-        vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
-        num_key_value_heads=1, intermediate_size=2 * hidden, max_position_embeddings=64, initializer_range=init,
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=64,
+        initializer_range=init,
     )
     return transformers.LlamaForCausalLM(cfg).eval()
 
@@ -92,8 +98,10 @@ def test_tiny_laws_are_far_apart(tiny):
 def test_speculative_generate_is_unbiased(tiny):
     draft, target = tiny
     exact = joint(*three_token_laws(target))
-    counts = sample(lambda g: speculative_generate(draft, target, PROMPT, 3, lookahead=2, temperature=TEMPERATURE,
-                                                    generator=g), 1000)
+    counts = sample(
+        lambda g: speculative_generate(draft, target, PROMPT, 3, lookahead=2, temperature=TEMPERATURE, generator=g),
+        1000,
+    )
     assert chi_square(counts, exact).pvalue > ALPHA
 
 
@@ -126,8 +134,12 @@ def test_over_acceptance_has_the_exact_biased_law(tiny, law):
         return tradeoff.output_law(p, tradeoff.over_accept(p, q, eps), tradeoff.rejection_law(p, q, law))
 
     exact = joint(output(p1, q1), output(p2, q2), output(p3, q3))
-    counts = sample(lambda g: speculative_generate(draft, target, PROMPT, 3, lookahead=3, temperature=TEMPERATURE,
-                                                    eps=eps, rejection_law=law, generator=g), 800)
+    counts = sample(
+        lambda g: speculative_generate(
+            draft, target, PROMPT, 3, lookahead=3, temperature=TEMPERATURE, eps=eps, rejection_law=law, generator=g
+        ),
+        800,
+    )
     assert chi_square(counts, exact).pvalue > ALPHA
     # Power: the same samples are told apart from the target's law.
     assert chi_square(counts, joint(q1, q2, q3)).pvalue < ALPHA
@@ -167,8 +179,9 @@ def test_greedy_reproduces_the_targets_greedy_output():
     draft, target = neox(1, 16, 50, seed=3, init=0.1), neox(2, 32, 50, seed=4, init=0.1)
     for prompt in ([5], [7, 1, 30, 2]):
         ar = autoregressive_generate(target, prompt, 20, temperature=0)
-        hf = target.generate(torch.tensor([prompt]), max_new_tokens=20, min_new_tokens=20, do_sample=False,
-                             pad_token_id=0)[0, len(prompt):]
+        hf = target.generate(
+            torch.tensor([prompt]), max_new_tokens=20, min_new_tokens=20, do_sample=False, pad_token_id=0
+        )[0, len(prompt) :]
         assert torch.equal(ar.tokens, hf)
         for K in (1, 3, 8):
             sd = speculative_generate(draft, target, prompt, 20, lookahead=K, temperature=0)
@@ -214,8 +227,9 @@ def test_position_statistics_match_a_recomputation(tiny, eps, law):
     """TV, rejection probability, both biases and log q per position, from independent full forwards."""
     draft, target = neox(1, 16, 12, seed=8), neox(2, 24, 12, seed=9)
     prompt = [1, 2, 3]
-    res = speculative_generate(draft, target, prompt, 12, lookahead=2, temperature=1.0, eps=eps, rejection_law=law,
-                               generator=11)
+    res = speculative_generate(
+        draft, target, prompt, 12, lookahead=2, temperature=1.0, eps=eps, rejection_law=law, generator=11
+    )
     seq = prompt + res.tokens.tolist()
     n = len(prompt)
     with torch.inference_mode():
@@ -244,8 +258,9 @@ def test_theorem1_rejections_match_summed_tv(tiny):
     """E[N_rej - sum of TV at drafted positions] = 0, checked within Z standard errors."""
     draft, target = tiny
     gen = torch.Generator().manual_seed(5)
-    runs = [speculative_generate(draft, target, PROMPT, 8, lookahead=3, temperature=1.0, generator=gen)
-            for _ in range(200)]
+    runs = [
+        speculative_generate(draft, target, PROMPT, 8, lookahead=3, temperature=1.0, generator=gen) for _ in range(200)
+    ]
     diff = np.array([r.rejections - r.predicted_rejections for r in runs])
     mean, se = mean_and_se(diff)
     assert abs(mean) < Z * se

@@ -27,8 +27,9 @@ def test_expected_calls_are_chapter_7s_rounds_with_the_horizon():
 
 
 def test_run_seconds_from_call_costs():
-    cal = b.Calibration(target=2.0, draft=0.5, verify={1: 3.0, 5: 7.0}, alpha=1.0, ar_overhead=0.25,
-                        round_overhead=0.125, hf_ratio=1.5)
+    cal = b.Calibration(
+        target=2.0, draft=0.5, verify={1: 3.0, 5: 7.0}, alpha=1.0, ar_overhead=0.25, round_overhead=0.125, hf_ratio=1.5
+    )
     assert cal.run_seconds("autoregressive", 0, 8) == 8 * 2.25
     assert cal.run_seconds("HF autoregressive", 0, 8) == 1.5 * 8 * 2.25
     assert cal.verify_seconds(3) == 5.0  # linear between the measured K
@@ -69,13 +70,26 @@ def test_cuts_go_in_order_and_stop_as_soon_as_the_plan_fits():
     assert plan.settings == dataclasses.replace(FULL, speed_repeats=1, eps_runs=3) and plan.total_s == 8360
     # Steps 1-6 at their floors: HF at the K nearest Theorem 1's, eps values 0 / a middle one / the largest,
     # lookaheads the smallest / Theorem 1's / the largest, 8 Theorem 1 runs.
-    floors = dataclasses.replace(FULL, speed_repeats=1, eps_runs=2, hf_lookaheads=(4,), eps_values=(0.0, 0.01, 0.1),
-                                 lookaheads=(1, 4, 8), theorem1_runs=8)
+    floors = dataclasses.replace(
+        FULL,
+        speed_repeats=1,
+        eps_runs=2,
+        hf_lookaheads=(4,),
+        eps_values=(0.0, 0.01, 0.1),
+        lookaheads=(1, 4, 8),
+        theorem1_runs=8,
+    )
     total = 6 * (4 + 4 * 48) + 4 * 8 * 32 + 3 * 2 * 4 * 2 * 32
     plan = b.plan_measurement(FULL, cal, total)
     assert plan.settings == floors and plan.total_s == total
-    assert [c.knob for c in plan.cuts] == ["speed_repeats", "eps_runs", "hf_lookaheads", "eps_values", "lookaheads",
-                                           "theorem1_runs"]
+    assert [c.knob for c in plan.cuts] == [
+        "speed_repeats",
+        "eps_runs",
+        "hf_lookaheads",
+        "eps_values",
+        "lookaheads",
+        "theorem1_runs",
+    ]
     assert str(plan.cuts[2]) == "HF lookaheads 3→1" and str(plan.cuts[3]) == "eps values 5→3"
     plan = b.plan_measurement(FULL, cal, total - 1)  # then the tokens, the longest runs first
     assert plan.settings == dataclasses.replace(floors, speed_tokens=47)
@@ -116,8 +130,13 @@ def test_planning_again_keeps_what_was_measured_and_cuts_the_rest_at_the_pace_so
     s = again.settings
     for name in ("speed_repeats", "hf_lookaheads", "lookaheads", "speed_tokens", "prompts"):  # as measured
         assert getattr(s, name) == getattr(first.settings, name)
-    assert (s.theorem1_runs, s.theorem1_tokens, s.eps_runs, s.eps_values, s.eps_tokens) == (8, 16, 2, (0.0, 0.01, 0.1),
-                                                                                            16)
+    assert (s.theorem1_runs, s.theorem1_tokens, s.eps_runs, s.eps_values, s.eps_tokens) == (
+        8,
+        16,
+        2,
+        (0.0, 0.01, 0.1),
+        16,
+    )
     assert again.stages == {"theorem1": 2 * 4 * 8 * 16, "eps_sweep": 2 * 3 * 2 * 4 * 2 * 16}
     assert again.total_s == 2352 + 1024 + 1536 <= 5000
     assert "speed tokens" not in again.summary() and "Theorem 1 tokens 32→16, eps tokens 32→16" in again.summary()
@@ -145,13 +164,22 @@ def test_a_budget_too_small_keeps_the_smallest_plan_and_says_so():
 
 
 def test_settings_are_checked_at_construction():
-    for bad, match in (({"lookaheads": ()}, "lookaheads"), ({"lookaheads": (2, 2)}, "lookaheads"),
-                       ({"lookaheads": "1,2"}, "lookaheads"), ({"hf_lookaheads": (0,)}, "hf_lookaheads"),
-                       ({"eps_values": (0.0, -0.1)}, "eps_values"), ({"eps_values": (True,)}, "eps_values"),
-                       ({"eps_values": ()}, "eps_values"), ({"theorem1_runs": 1}, "theorem1_runs"),
-                       ({"eps_runs": 1}, "eps_runs"), ({"speed_tokens": 0}, "speed_tokens"),
-                       ({"prompts": True}, "prompts"), ({"temperature": True}, "temperature"),
-                       ({"temperature": math.nan}, "temperature"), ({"seed": -1}, "seed")):
+    for bad, match in (
+        ({"lookaheads": ()}, "lookaheads"),
+        ({"lookaheads": (2, 2)}, "lookaheads"),
+        ({"lookaheads": "1,2"}, "lookaheads"),
+        ({"hf_lookaheads": (0,)}, "hf_lookaheads"),
+        ({"eps_values": (0.0, -0.1)}, "eps_values"),
+        ({"eps_values": (True,)}, "eps_values"),
+        ({"eps_values": ()}, "eps_values"),
+        ({"theorem1_runs": 1}, "theorem1_runs"),
+        ({"eps_runs": 1}, "eps_runs"),
+        ({"speed_tokens": 0}, "speed_tokens"),
+        ({"prompts": True}, "prompts"),
+        ({"temperature": True}, "temperature"),
+        ({"temperature": math.nan}, "temperature"),
+        ({"seed": -1}, "seed"),
+    ):
         with pytest.raises(ValueError, match=match):
             b.MeasureSettings(**bad)
     s = b.MeasureSettings(lookaheads=[1, 3], eps_values=[0, 0.5])

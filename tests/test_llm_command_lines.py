@@ -18,27 +18,47 @@ NOT_A_FOLDER = "/proc/version/results"  # under a file: no one, root included, c
 
 
 def run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HOME": str(tmp_path / "hf_home"), "HF_HUB_OFFLINE": "1",
-           "SPECDEC_LITE_CACHE": str(tmp_path / "cache"), "OMP_NUM_THREADS": "1"}
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "HF_HOME": str(tmp_path / "hf_home"),
+        "HF_HUB_OFFLINE": "1",
+        "SPECDEC_LITE_CACHE": str(tmp_path / "cache"),
+        "OMP_NUM_THREADS": "1",
+    }
     return subprocess.run([sys.executable, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("args, message", [
-    (MEASURE + ["--device", "nope"], "error: --device: 'nope' is not a device torch knows"),
-    (MEASURE + ["--dtype", "bad"], "error: --dtype: expected one of float32, float16, bfloat16, float64"),
-    (MEASURE + ["--eps", "0,0"], "error: eps_values: expected at least one value, all distinct, got (0.0, 0.0)"),
-    (MEASURE + ["--seed", str(2**70)], "error: argument --seed: must be an integer in [0, 2**63 - 1]"),
-    (MEASURE + ["--draft", "no such model", "--target", "x/y"], "error: --draft: 'no such model' is neither a folder "
-                                                                 "nor a hub name"),
-    (MEASURE + ["--out", NOT_A_FOLDER], "error: --out: cannot write in '/proc/version/results'"),
-    (MEASURE + ["--draft", "owner/not-cached", "--target", "owner/nor-this"],
-     "error: LocalEntryNotFoundError: "),  # HF_HUB_OFFLINE and an empty cache: the hub's own error, one line
-    (["-m", "specdec_lite.bench", "--only", "nope"], "error: argument --only: invalid choice: 'nope'"),
-    (["-m", "specdec_lite.bench", "--json", NOT_A_FOLDER + "/b.json"], "error: --json: cannot write in"),
-    (["-m", "specdec_lite.llm.offline", "--check", "--out", "missing"], "error: --out: 'missing' holds no trained "),
-    (["-m", "specdec_lite.llm.offline", "--retrain", "--out", NOT_A_FOLDER + "/pair"], "error: --out: cannot write in"),
-], ids=lambda v: " ".join(v[1:5]) if isinstance(v, list) else None)
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (MEASURE + ["--device", "nope"], "error: --device: 'nope' is not a device torch knows"),
+        (MEASURE + ["--dtype", "bad"], "error: --dtype: expected one of float32, float16, bfloat16, float64"),
+        (MEASURE + ["--eps", "0,0"], "error: eps_values: expected at least one value, all distinct, got (0.0, 0.0)"),
+        (MEASURE + ["--seed", str(2**70)], "error: argument --seed: must be an integer in [0, 2**63 - 1]"),
+        (
+            MEASURE + ["--draft", "no such model", "--target", "x/y"],
+            "error: --draft: 'no such model' is neither a folder nor a hub name",
+        ),
+        (MEASURE + ["--out", NOT_A_FOLDER], "error: --out: cannot write in '/proc/version/results'"),
+        (
+            MEASURE + ["--draft", "owner/not-cached", "--target", "owner/nor-this"],
+            "error: LocalEntryNotFoundError: ",
+        ),  # HF_HUB_OFFLINE and an empty cache: the hub's own error, one line
+        (["-m", "specdec_lite.bench", "--only", "nope"], "error: argument --only: invalid choice: 'nope'"),
+        (["-m", "specdec_lite.bench", "--json", NOT_A_FOLDER + "/b.json"], "error: --json: cannot write in"),
+        (
+            ["-m", "specdec_lite.llm.offline", "--check", "--out", "missing"],
+            "error: --out: 'missing' holds no trained ",
+        ),
+        (
+            ["-m", "specdec_lite.llm.offline", "--retrain", "--out", NOT_A_FOLDER + "/pair"],
+            "error: --out: cannot write in",
+        ),
+    ],
+    ids=lambda v: " ".join(v[1:5]) if isinstance(v, list) else None,
+)
 def test_a_bad_argument_is_one_named_line_and_exit_2(tmp_path, args, message):
     proc = run(args, tmp_path)
     assert proc.returncode == 2, proc.stderr[-2000:]
@@ -108,7 +128,10 @@ def test_more_tokens_than_the_models_context_are_refused_before_measuring():
     pair = load_pair(hub=False, device="cpu", verbose=False)
     prompts = ["def f(x):"]
     check_context(pair, prompts, tokens(64))
-    with pytest.raises(ValueError, match=r"tokens: 100000 new tokens after a prompt of \d+ tokens \(and K \+ 1 = 9 "
-                                         r"positions of lookahead\) exceed the draft's context of 512 positions; "
-                                         r"ask for at most \d+ \(--tokens\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"tokens: 100000 new tokens after a prompt of \d+ tokens \(and K \+ 1 = 9 "
+        r"positions of lookahead\) exceed the draft's context of 512 positions; "
+        r"ask for at most \d+ \(--tokens\)",
+    ):
         measure_pair(pair, tokens(100_000), budget_s=20.0, prompts=prompts, progress=False)

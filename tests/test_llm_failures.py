@@ -188,8 +188,10 @@ def test_missing_cuda_fails_before_any_training(monkeypatch, tmp_path):
     assert pick_device("cpu").type == "cpu"
 
 
-@pytest.mark.parametrize(("capability", "dtype"), [((7, 5), torch.float16), ((7, 0), torch.float16),
-                                                    ((8, 0), torch.bfloat16), ((9, 0), torch.bfloat16)])
+@pytest.mark.parametrize(
+    ("capability", "dtype"),
+    [((7, 5), torch.float16), ((7, 0), torch.float16), ((8, 0), torch.bfloat16), ((9, 0), torch.bfloat16)],
+)
 def test_dtype_by_compute_capability(monkeypatch, capability, dtype):
     """A T4 (7.5) reports bfloat16 support through emulation; only capability >= 8.0 gets it."""
     monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
@@ -247,8 +249,10 @@ def test_offline_says_in_one_line_when_it_trains_a_recipe(monkeypatch, choice, c
     monkeypatch.setattr(pairs, "fallback_is_cached", lambda *a: False)
     assert load_pair(device="cpu") is choice.fallback and choice.asked == []
     first, *rest = capsys.readouterr().out.splitlines()
-    assert first == ("Model pair: the Hugging Face hub is unreachable (offline), so specdec_lite trains the "
-                     "offline pair of this recipe on this machine (once; then cached)")
+    assert first == (
+        "Model pair: the Hugging Face hub is unreachable (offline), so specdec_lite trains the "
+        "offline pair of this recipe on this machine (once; then cached)"
+    )
     assert len(rest) == 1 and rest[0].startswith("Model pair: offline pair")
     monkeypatch.setattr(pairs, "fallback_is_cached", lambda *a: True)  # cached: no training, no such line
     load_pair(device="cpu")

@@ -58,8 +58,14 @@ def repo_dirs(tmp_path_factory) -> dict[str, Path]:
     dirs = {}
     for repo_id, layers, seed in ((DRAFT, 1, 0), (TARGET, 2, 1)):
         torch.manual_seed(seed)
-        cfg = transformers.GPTNeoXConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=layers,
-                                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=128)
+        cfg = transformers.GPTNeoXConfig(
+            vocab_size=len(tok),
+            hidden_size=16,
+            num_hidden_layers=layers,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=128,
+        )
         folder = root / repo_id.replace("/", "--")
         transformers.GPTNeoXForCausalLM(cfg).save_pretrained(folder)
         tok.save_pretrained(folder)
@@ -77,10 +83,16 @@ def hub(repo_dirs):
 def child_env(endpoint: str, home: Path, cache: Path) -> dict[str, str]:
     """This environment without any hub or offline setting, pointed at ``endpoint`` with a fresh ``HF_HOME``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_"))}
-    env.update(HF_ENDPOINT=endpoint, HF_HOME=str(home), HF_HUB_DISABLE_TELEMETRY="1", PYTHONPATH=str(ROOT),
-               # A file where the offline pair's cache folder should be: a load_pair that missed the hub branch
-               # can never spend minutes training a fallback pair there; the test fails in seconds instead.
-               SPECDEC_LITE_CACHE=str(cache), OMP_NUM_THREADS="1")
+    env.update(
+        HF_ENDPOINT=endpoint,
+        HF_HOME=str(home),
+        HF_HUB_DISABLE_TELEMETRY="1",
+        PYTHONPATH=str(ROOT),
+        # A file where the offline pair's cache folder should be: a load_pair that missed the hub branch
+        # can never spend minutes training a fallback pair there; the test fails in seconds instead.
+        SPECDEC_LITE_CACHE=str(cache),
+        OMP_NUM_THREADS="1",
+    )
     return env
 
 
@@ -89,8 +101,14 @@ def loaded(hub, tmp_path_factory):
     """What the child saw (its JSON line), and its ``HF_HOME``."""
     tmp = tmp_path_factory.mktemp("hub_child")
     (tmp / "no-fallback").write_text("")
-    proc = subprocess.run([sys.executable, "-c", CHILD], env=child_env(hub.url, tmp / "hf_home", tmp / "no-fallback"),
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        env=child_env(hub.url, tmp / "hf_home", tmp / "no-fallback"),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     log = "\n".join(f"{r.method} {r.path} -> {r.status}" for r in hub.requests)
     assert proc.returncode == 0, f"child failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}\nserver log:\n{log}"
     (line,) = [s for s in proc.stdout.splitlines() if s.startswith(MARK)]
@@ -136,11 +154,14 @@ def online(monkeypatch):
     monkeypatch.setattr(hf_constants, "HF_HUB_OFFLINE", False)
 
 
-@pytest.mark.parametrize("repo_id, revision, filename, error", [
-    (TARGET, "main", "missing.json", "RemoteEntryNotFoundError"),
-    ("EleutherAI/no-such-model", "main", "config.json", "RepositoryNotFoundError"),
-    (TARGET, "no-such-branch", "config.json", "RevisionNotFoundError"),
-])
+@pytest.mark.parametrize(
+    "repo_id, revision, filename, error",
+    [
+        (TARGET, "main", "missing.json", "RemoteEntryNotFoundError"),
+        ("EleutherAI/no-such-model", "main", "config.json", "RepositoryNotFoundError"),
+        (TARGET, "no-such-branch", "config.json", "RevisionNotFoundError"),
+    ],
+)
 def test_errors_become_huggingface_hub_exceptions(hub, online, tmp_path, repo_id, revision, filename, error):
     exc = getattr(huggingface_hub.errors, error)
     with pytest.raises(exc):
@@ -172,9 +193,19 @@ def test_hub_reachable_reads_the_endpoint_at_call_time(hub, monkeypatch):
     assert not pairs.hub_reachable(timeout=2.0)
 
 
-@pytest.mark.parametrize("endpoint", ["not a url", "", "http://", "127.0.0.1", "ftp://127.0.0.1:21",
-                                      "http://127.0.0.1:port", "http://127.0.0.1:99999", "http://[::1"])
+@pytest.mark.parametrize(
+    "endpoint",
+    [
+        "not a url",
+        "",
+        "http://",
+        "127.0.0.1",
+        "ftp://127.0.0.1:21",
+        "http://127.0.0.1:port",
+        "http://127.0.0.1:99999",
+        "http://[::1",
+    ],
+)
 def test_hub_reachable_is_false_for_a_garbage_endpoint(monkeypatch, endpoint):
     monkeypatch.setattr(hf_constants, "ENDPOINT", endpoint)
     assert pairs.hub_reachable(timeout=1.0) is False
-

@@ -11,13 +11,22 @@ from specdec_lite.llm.fallback import FallbackRecipe, ModelShape  # noqa: E402
 from specdec_lite.llm.pairs import load_named_pair, load_pair, pick_device, pick_dtype  # noqa: E402
 
 CPU = torch.device("cpu")
-TINY = FallbackRecipe(corpus_bytes=20_000, vocab_size=300, seq_len=16, batch_size=2, draft=ModelShape(1, 16, 2),
-                      target=ModelShape(1, 16, 2), draft_steps=2, target_steps=2)
+TINY = FallbackRecipe(
+    corpus_bytes=20_000,
+    vocab_size=300,
+    seq_len=16,
+    batch_size=2,
+    draft=ModelShape(1, 16, 2),
+    target=ModelShape(1, 16, 2),
+    draft_steps=2,
+    target_steps=2,
+)
 
 
 @pytest.fixture
 def no_loading(monkeypatch):
     """Any model load or training fails the test: the errors under test must come first."""
+
     def fail(*a, **k):
         pytest.fail("a model was loaded or trained before the bad argument was named")
 

@@ -130,8 +130,14 @@ def steps(repo_dirs, pickled_dir, tmp_path_factory) -> dict[str, dict]:
     served = {**{k: str(v) for k, v in repo_dirs.items()}, PICKLED: str(pickled_dir)}
     env = child_env("http://127.0.0.1:9", tmp / "hf_home", tmp / "no-fallback")
     del env["HF_ENDPOINT"]  # the child sets it to its own hub
-    proc = subprocess.run([sys.executable, "-c", CHILD, json.dumps(served)], env=env, cwd=ROOT, capture_output=True,
-                          text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(served)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, f"child failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}"
     seen = [json.loads(s.removeprefix(MARK)) for s in proc.stdout.splitlines() if s.startswith(MARK)]
     return {s.pop("step"): s for s in seen} | {"stderr": {"text": proc.stderr}}
@@ -156,9 +162,11 @@ def test_a_damaged_cached_file_is_discarded_and_fetched_again(steps, step, gets)
 def test_a_file_the_hub_keeps_sending_damaged_falls_back_and_is_never_cached(steps):
     seen = steps["always damaged"]
     assert seen["source"] == "fallback" and seen["bad blob kept"] is False and seen["cached"] == [True, False]
-    assert seen["reason"].startswith("could not load EleutherAI/pythia-410m from the hub (CorruptFileError: "
-                                     "EleutherAI/pythia-410m: model.safetensors did not match the hub's hash, nor did "
-                                     "it when fetched again")
+    assert seen["reason"].startswith(
+        "could not load EleutherAI/pythia-410m from the hub (CorruptFileError: "
+        "EleutherAI/pythia-410m: model.safetensors did not match the hub's hash, nor did "
+        "it when fetched again"
+    )
     assert seen["gets"][1] == 3  # the flipped cached copy discarded, fetched once more: damaged
     assert steps["served intact again"]["source"] == "hub/local" and steps["served intact again"]["verified"]
 
@@ -166,8 +174,9 @@ def test_a_file_the_hub_keeps_sending_damaged_falls_back_and_is_never_cached(ste
 @pytest.mark.slow
 def test_pickle_checkpoints_are_refused_and_never_downloaded(steps):
     assert steps["pickle only"]["error"] == "PickleCheckpointError"
-    assert "pytorch_model.bin" in steps["pickle only"]["message"] and "safetensors only" in steps["pickle only"][
-        "message"]
+    assert (
+        "pytorch_model.bin" in steps["pickle only"]["message"] and "safetensors only" in steps["pickle only"]["message"]
+    )
     assert steps["pickle requests"] == {"bin": 0, "unserved": []}  # nor any auto-conversion request
 
 
@@ -175,8 +184,10 @@ def test_pickle_checkpoints_are_refused_and_never_downloaded(steps):
 def test_a_damaged_cached_file_with_no_hub_is_a_named_error(steps):
     seen = steps["offline, bad config"]
     assert seen["error"] == "CorruptFileError"
-    assert seen["message"].startswith("EleutherAI/pythia-410m/config.json: the cached file did not match the hub's "
-                                      "hash and was deleted; fetching it again failed")
+    assert seen["message"].startswith(
+        "EleutherAI/pythia-410m/config.json: the cached file did not match the hub's "
+        "hash and was deleted; fetching it again failed"
+    )
 
 
 # --- hashes ----------------------------------------------------------------------------------------------------------
@@ -213,8 +224,11 @@ def variant(local: Path, tmp_path: Path, role: str = "target") -> Path:
 
 
 def test_a_folder_with_only_a_pickle_checkpoint_is_refused(local, pickled_dir):
-    with pytest.raises(PickleCheckpointError, match=r"draft_name: .* holds its weights only as pickle checkpoints "
-                                                    r"\(pytorch_model.bin\); specdec_lite reads safetensors only"):
+    with pytest.raises(
+        PickleCheckpointError,
+        match=r"draft_name: .* holds its weights only as pickle checkpoints "
+        r"\(pytorch_model.bin\); specdec_lite reads safetensors only",
+    ):
         load_named_pair(pickled_dir, local / "target", device="cpu")
 
 
@@ -222,8 +236,11 @@ def test_a_config_with_fewer_layers_than_the_weights_is_named(local, tmp_path):
     target = variant(local, tmp_path)
     config = json.loads((target / "config.json").read_text())
     (target / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 1}))
-    with pytest.raises(WeightsMismatchError, match=r"target_name: the weights of .* do not fit its config.json; "
-                                                   r"tensors in the weights but not in the model .*gpt_neox.layers.1"):
+    with pytest.raises(
+        WeightsMismatchError,
+        match=r"target_name: the weights of .* do not fit its config.json; "
+        r"tensors in the weights but not in the model .*gpt_neox.layers.1",
+    ):
         load_named_pair(local / "draft", target, device="cpu")
 
 
@@ -241,8 +258,11 @@ def test_a_foreign_tokenizer_of_the_same_size_is_named(local, tmp_path):
     tok = train_tokenizer([" ".join(map(str, range(3000)))] * 3, 300)  # another text: other merges, the same size
     tok.save_pretrained(foreign)
     assert len(tok) == 300
-    with pytest.raises(ForeignTokenizerError, match=r"tokenizer_name: the tokenizer of .*foreign' is not the one saved "
-                                                    r"with the (draft|target)"):
+    with pytest.raises(
+        ForeignTokenizerError,
+        match=r"tokenizer_name: the tokenizer of .*foreign' is not the one saved "
+        r"with the (draft|target)",
+    ):
         load_named_pair(local / "draft", local / "target", tokenizer_name=foreign, device="cpu")
     pair = load_named_pair(local / "draft", local / "target", tokenizer_name=local / "draft", device="cpu")
     assert len(pair.tokenizer) == 300  # the draft's own copy of the same tokenizer is fine
@@ -263,8 +283,11 @@ def test_a_changed_byte_in_the_shipped_pair_is_a_named_error_on_load(monkeypatch
     data[len(data) // 2] ^= 0x01
     weights.write_bytes(bytes(data))
     monkeypatch.setattr(fallback, "SHIPPED_DIR", shipped)
-    with pytest.raises(CorruptFileError, match=r"the offline pair shipped in .*: target/model.safetensors differ from "
-                                               r"the SHA-256 in meta.json; reinstall specdec_lite"):
+    with pytest.raises(
+        CorruptFileError,
+        match=r"the offline pair shipped in .*: target/model.safetensors differ from "
+        r"the SHA-256 in meta.json; reinstall specdec_lite",
+    ):
         load_pair(hub=False, device="cpu", verbose=False)
 
 

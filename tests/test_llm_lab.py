@@ -107,14 +107,21 @@ def test_measurement_figures_carry_the_pair_label():
     t1 = [SimpleNamespace(prompt="x", observed=3.0, observed_se=0.2, predicted=2.9, predicted_se=0.1)]
     fig = figs.theorem1_figure(t1, "PAIR")
     assert "PAIR" in fig.layout.title.text and list(fig.data[1].x) == [2.9] and list(fig.data[1].y) == [3.0]
-    rows = [SimpleNamespace(eps=e, rejection_law=law, reject_prob=0.3 - e, loss=e / 2, loglik=-2 - e, loglik_se=0.1)
-            for e in (0.0, 0.1) for law in ("opt", "uno")]
+    rows = [
+        SimpleNamespace(eps=e, rejection_law=law, reject_prob=0.3 - e, loss=e / 2, loglik=-2 - e, loglik_se=0.1)
+        for e in (0.0, 0.1)
+        for law in ("opt", "uno")
+    ]
     assert np.allclose([list(t.x) for t in figs.tradeoff_figure(rows, "PAIR").data], [[0.3, 0.2], [0.3, 0.2]])
     assert np.allclose(figs.loglik_figure(rows, "PAIR").data[0].y, [-2.0, -2.1])
-    speed = [SimpleNamespace(method="speculative", lookahead=k, speedup=s, predicted_speedup=s + 0.1)
-             for k, s in ((1, 1.2), (2, 1.5))]
-    speed += [SimpleNamespace(method="HF assisted", lookahead=2, speedup=1.1),
-              SimpleNamespace(method="HF autoregressive", lookahead=0, speedup=0.9)]
+    speed = [
+        SimpleNamespace(method="speculative", lookahead=k, speedup=s, predicted_speedup=s + 0.1)
+        for k, s in ((1, 1.2), (2, 1.5))
+    ]
+    speed += [
+        SimpleNamespace(method="HF assisted", lookahead=2, speedup=1.1),
+        SimpleNamespace(method="HF autoregressive", lookahead=0, speedup=0.9),
+    ]
     fig = figs.speed_figure(speed, "PAIR")
     assert list(fig.data[0].y) == [1.2, 1.5] and list(fig.data[2].y) == [1.1]
     assert figs.training_figure({"target": [3.0, 2.0]}, "PAIR").data[0].y == (3.0, 2.0)
@@ -133,8 +140,16 @@ def tiny_fallback(tmp_path_factory):
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
-    recipe = FallbackRecipe(corpus_bytes=40_000, vocab_size=300, seq_len=32, batch_size=4,
-                            draft=ModelShape(1, 16, 2), target=ModelShape(2, 32, 2), draft_steps=4, target_steps=6)
+    recipe = FallbackRecipe(
+        corpus_bytes=40_000,
+        vocab_size=300,
+        seq_len=32,
+        batch_size=4,
+        draft=ModelShape(1, 16, 2),
+        target=ModelShape(2, 32, 2),
+        draft_steps=4,
+        target_steps=6,
+    )
     cache = tmp_path_factory.mktemp("specdec_cache")
     pair = load_fallback_pair(recipe, cache_dir=cache, progress=False)
     yield pair, recipe, cache
@@ -188,8 +203,9 @@ def test_measurements_and_explorer_on_the_tiny_pair(tiny_fallback):
     sweep = measure.eps_sweep(pair, prompts, [0.0, 0.3], runs=2, max_new_tokens=6, progress=False)
     assert [(r.eps, r.rejection_law) for r in sweep] == [(0.0, "opt"), (0.0, "uno"), (0.3, "opt"), (0.3, "uno")]
     assert abs(sweep[0].loss) < 1e-5 and all(r.loss_uno >= r.loss_opt - 1e-6 for r in sweep)
-    speed, costs = measure.speed_benchmark(pair, prompts[:1], max_new_tokens=6, lookaheads=(2,), hf_lookaheads=(2,),
-                                           progress=False)
+    speed, costs = measure.speed_benchmark(
+        pair, prompts[:1], max_new_tokens=6, lookaheads=(2,), hf_lookaheads=(2,), progress=False
+    )
     assert [r.method for r in speed] == ["autoregressive", "speculative", "HF autoregressive", "HF assisted"]
     assert speed[0].speedup == 1.0 and all(r.tokens_per_second > 0 for r in speed) and costs.c > 0
     assert "Best lookahead K = 2" in measure.speed_summary(speed, costs)

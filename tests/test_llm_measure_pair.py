@@ -23,8 +23,14 @@ def tiny_pair_dirs(tmp_path_factory):
     tok = train_tokenizer(stdlib_texts(20_000), 300)
     for name, layers, seed in (("draft", 1, 0), ("target", 2, 1)):
         torch.manual_seed(seed)
-        cfg = transformers.GPTNeoXConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=layers,
-                                         num_attention_heads=2, intermediate_size=32, max_position_embeddings=128)
+        cfg = transformers.GPTNeoXConfig(
+            vocab_size=len(tok),
+            hidden_size=16,
+            num_hidden_layers=layers,
+            num_attention_heads=2,
+            intermediate_size=32,
+            max_position_embeddings=128,
+        )
         transformers.GPTNeoXForCausalLM(cfg).save_pretrained(root / name)
     tok.save_pretrained(root / "target")
     return root
@@ -42,10 +48,33 @@ def tiny_pair(tiny_pair_dirs):
 def written(tiny_pair_dirs):
     before = torch.get_num_threads()
     out = tiny_pair_dirs / "results"
-    path = mp.main(["--draft", str(tiny_pair_dirs / "draft"), "--target", str(tiny_pair_dirs / "target"),
-                    "--device", "cpu", "--out", str(out), "--runs", "3", "--tokens", "5", "--prompts", "2",
-                    "--lookaheads", "1,2", "--hf-lookaheads", "2", "--eps", "0,0.2", "--threads", "1",
-                    "--no-progress"])
+    path = mp.main(
+        [
+            "--draft",
+            str(tiny_pair_dirs / "draft"),
+            "--target",
+            str(tiny_pair_dirs / "target"),
+            "--device",
+            "cpu",
+            "--out",
+            str(out),
+            "--runs",
+            "3",
+            "--tokens",
+            "5",
+            "--prompts",
+            "2",
+            "--lookaheads",
+            "1,2",
+            "--hf-lookaheads",
+            "2",
+            "--eps",
+            "0,0.2",
+            "--threads",
+            "1",
+            "--no-progress",
+        ]
+    )
     torch.set_num_threads(before)
     return path, json.loads(path.read_text())
 
@@ -64,23 +93,34 @@ def test_results_file_holds_every_measurement(written):
     assert 0 <= a["alpha"] <= 1 and 0 <= a["alpha_predicted"] <= 1 and set(a["by_lookahead"]) == {"1", "2"}
     t1 = r["theorem1"]
     assert len(t1["rows"]) == 2 and t1["pooled"]["runs"] == 6
-    assert math.isclose(t1["pooled"]["difference"], t1["pooled"]["observed"] - t1["pooled"]["predicted"],
-                        abs_tol=1e-9)
+    assert math.isclose(t1["pooled"]["difference"], t1["pooled"]["observed"] - t1["pooled"]["predicted"], abs_tol=1e-9)
     # Rejections per run, observed, are whole numbers averaged over 6 runs.
     assert math.isclose(6 * t1["pooled"]["observed"], round(6 * t1["pooled"]["observed"]), abs_tol=1e-9)
     methods = [(row["method"], row["lookahead"]) for row in r["speed"]["rows"]]
-    assert methods == [("autoregressive", 0), ("speculative", 1), ("speculative", 2), ("HF autoregressive", 0),
-                       ("HF assisted", 2)]
+    assert methods == [
+        ("autoregressive", 0),
+        ("speculative", 1),
+        ("speculative", 2),
+        ("HF autoregressive", 0),
+        ("HF assisted", 2),
+    ]
     assert r["speed"]["rows"][0]["speedup"] == 1.0 and "Best lookahead K" in r["speed"]["summary"]
     sweep = r["eps_sweep"]["rows"]
-    assert [(row["eps"], row["rejection_law"]) for row in sweep] == [(0.0, "opt"), (0.0, "uno"), (0.2, "opt"),
-                                                                     (0.2, "uno")]
+    assert [(row["eps"], row["rejection_law"]) for row in sweep] == [
+        (0.0, "opt"),
+        (0.0, "uno"),
+        (0.2, "opt"),
+        (0.2, "uno"),
+    ]
     assert abs(sweep[0]["loss"]) < 1e-5  # Decoding-OPT at eps = 0 is unbiased
     budget = r["budget"]  # the command's default budget, ample for this pair: nothing cut
     assert budget["budget_s"] == mp.DEFAULT_BUDGET_S and budget["fits"] and budget["cuts"] == []
     assert budget["requested"] == r["settings"] and r["settings"]["theorem1_runs"] == 3
-    assert set(budget["predicted_s"]) == set(budget["actual_s"]) == {"calibration", "speed", "theorem1", "eps_sweep",
-                                                                     "total"}
+    assert (
+        set(budget["predicted_s"])
+        == set(budget["actual_s"])
+        == {"calibration", "speed", "theorem1", "eps_sweep", "total"}
+    )
     assert set(budget["first_predicted_s"]) == {"spent", "speed", "theorem1", "eps_sweep", "total"}
     assert budget["predicted_s"]["total"] <= mp.DEFAULT_BUDGET_S
     assert all(v > 0 for v in budget["actual_s"].values())
@@ -98,8 +138,9 @@ def test_results_read_back_into_the_chapters_rows_and_figures(written):
     label = mp.results_label(r)
     assert label.startswith("CPU (") and "float32" in label and "draft " in label
     assert label in figs.theorem1_figure(t1, label).layout.title.text.replace("<br>", " ")  # wrapped to fit
-    assert figs.speed_figure(speed, label).data[0].y == tuple(row.speedup for row in speed if row.method ==
-                                                              "speculative")
+    assert figs.speed_figure(speed, label).data[0].y == tuple(
+        row.speedup for row in speed if row.method == "speculative"
+    )
     table = mp.results_table(r)
     assert path.name in table and "speculative, K = 2" in table and "HF assisted generation, K = 2" in table
     bad = path.parent / "old.json"
@@ -132,14 +173,19 @@ def test_a_small_budget_cuts_in_order_and_records_the_plan(tiny_pair, recwarn):
     over = not b["fits"] or not all(p["fits"] for p in b["replans"])
     assert bool([w for w in recwarn if "too small" in str(w.message)]) == over
     assert b["budget_s"] == budget_s
-    assert b["requested"] == {**mp.FULL.__dict__, "lookaheads": [1, 2, 4, 6, 8], "hf_lookaheads": [2, 4, 8],
-                              "eps_values": [0.0, 0.003, 0.01, 0.03, 0.1]}
+    assert b["requested"] == {
+        **mp.FULL.__dict__,
+        "lookaheads": [1, 2, 4, 6, 8],
+        "hf_lookaheads": [2, 4, 8],
+        "eps_values": [0.0, 0.003, 0.01, 0.03, 0.1],
+    }
     assert b["cuts"][0] == {"knob": "speed_repeats", "from": 2, "to": 1}  # the first cut of the ladder
     for cut in b["cuts"]:  # each cut is what the file measured with
         if cut["knob"] in s:
             assert s[cut["knob"]] == cut["to"]
-    assert r["theorem1"]["pooled"]["runs"] == s["prompts"] * s["theorem1_runs"] == len(r["prompts"]) * s[
-        "theorem1_runs"]
+    assert (
+        r["theorem1"]["pooled"]["runs"] == s["prompts"] * s["theorem1_runs"] == len(r["prompts"]) * s["theorem1_runs"]
+    )
     assert len(r["eps_sweep"]["rows"]) == 2 * len(s["eps_values"])
     assert [row["lookahead"] for row in r["speed"]["rows"] if row["method"] == "speculative"] == s["lookaheads"]
     assert all(b["actual_s"][k] > 0 for k in ("calibration", "speed", "theorem1", "eps_sweep"))
@@ -170,8 +216,7 @@ def test_measure_pair_checks_its_arguments_before_measuring(tiny_pair):
     with pytest.raises(ValueError, match="eps"):
         measure.sample_runs(tiny_pair, prompts, runs=2, max_new_tokens=2, lookahead=2, eps=True, progress=False)
     with pytest.raises(ValueError, match="temperature"):
-        measure.sample_runs(tiny_pair, prompts, runs=2, max_new_tokens=2, lookahead=2, temperature=True,
-                            progress=False)
+        measure.sample_runs(tiny_pair, prompts, runs=2, max_new_tokens=2, lookahead=2, temperature=True, progress=False)
     with pytest.raises(ValueError, match="lookaheads"):
         measure.speed_benchmark(tiny_pair, prompts, max_new_tokens=2, lookaheads=(), progress=False)
     costs = measure.CallCosts(draft=0.1, target=1.0, verify={1: 1.1, 2: 1.2})
@@ -200,11 +245,20 @@ def test_command_line_errors(capsys, tmp_path):
     assert mp.parse_args([]).budget == mp.DEFAULT_BUDGET_S and mp.parse_args(["--budget", "0"]).budget is None
     assert mp.parse_args(["--budget", "90"]).budget == 90.0
     assert mp.settings_from(mp.parse_args(["--hf-lookaheads", ""])).hf_lookaheads == ()  # no Hugging Face
-    for argv, flag in ((["--tokens", "0"], "--tokens"), (["--runs", "0"], "--runs"), (["--runs", "1"], "--runs"),
-                       (["--prompts", "0"], "--prompts"), (["--lookaheads", ""], "--lookaheads"),
-                       (["--lookaheads", "1,0"], "--lookaheads"), (["--lookaheads", "2,2"], "--lookaheads"),
-                       (["--eps=0,-0.1"], "--eps"), (["--eps", "x"], "--eps"), (["--budget", "-1"], "--budget"),
-                       (["--budget", "nan"], "--budget"), (["--threads", "0"], "--threads")):
+    for argv, flag in (
+        (["--tokens", "0"], "--tokens"),
+        (["--runs", "0"], "--runs"),
+        (["--runs", "1"], "--runs"),
+        (["--prompts", "0"], "--prompts"),
+        (["--lookaheads", ""], "--lookaheads"),
+        (["--lookaheads", "1,0"], "--lookaheads"),
+        (["--lookaheads", "2,2"], "--lookaheads"),
+        (["--eps=0,-0.1"], "--eps"),
+        (["--eps", "x"], "--eps"),
+        (["--budget", "-1"], "--budget"),
+        (["--budget", "nan"], "--budget"),
+        (["--threads", "0"], "--threads"),
+    ):
         with pytest.raises(SystemExit):
             mp.parse_args(argv)
         assert f"argument {flag}" in capsys.readouterr().err
@@ -217,16 +271,31 @@ def test_a_padded_pair_is_measured_without_hugging_faces_assisted_generation(tin
     """A draft with more logits than the target (a padded table): our engine measures it, Hugging Face's refuses it."""
     torch.manual_seed(2)
     padded = tiny_pair_dirs / "padded-draft"
-    cfg = transformers.GPTNeoXConfig(vocab_size=320, hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                     intermediate_size=32, max_position_embeddings=128)
+    cfg = transformers.GPTNeoXConfig(
+        vocab_size=320,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=128,
+    )
     transformers.GPTNeoXForCausalLM(cfg).save_pretrained(padded)
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         pair = load_named_pair(padded, tiny_pair_dirs / "target", device="cpu")
-        settings = mp.MeasureSettings(lookaheads=(1, 2), hf_lookaheads=(2,), speed_tokens=4, speed_repeats=1,
-                                      theorem1_runs=2, theorem1_tokens=4, eps_values=(0.0,), eps_runs=2,
-                                      eps_tokens=4, prompts=1)
+        settings = mp.MeasureSettings(
+            lookaheads=(1, 2),
+            hf_lookaheads=(2,),
+            speed_tokens=4,
+            speed_repeats=1,
+            theorem1_runs=2,
+            theorem1_tokens=4,
+            eps_values=(0.0,),
+            eps_runs=2,
+            eps_tokens=4,
+            prompts=1,
+        )
         r = mp.measure_pair(pair, settings, progress=True)
     finally:
         torch.set_num_threads(before)
@@ -265,8 +334,17 @@ def test_a_graded_notebooks_measurement_runs_its_smallest_plan(tiny_pair, monkey
     from specdec_lite.llm import budget
 
     assert budget.GRADED_VARIABLE == GRADED_VARIABLE  # the grader's copy of the name (it does not import torch)
-    settings = mp.MeasureSettings(lookaheads=(1, 2, 4), hf_lookaheads=(), speed_tokens=6, theorem1_runs=3,
-                                  theorem1_tokens=6, eps_values=(0.0, 0.1, 0.2), eps_runs=3, eps_tokens=6, prompts=2)
+    settings = mp.MeasureSettings(
+        lookaheads=(1, 2, 4),
+        hf_lookaheads=(),
+        speed_tokens=6,
+        theorem1_runs=3,
+        theorem1_tokens=6,
+        eps_values=(0.0, 0.1, 0.2),
+        eps_runs=3,
+        eps_tokens=6,
+        prompts=2,
+    )
     monkeypatch.setenv(GRADED_VARIABLE, "1")
     assert budget.graded()
     r = mp.measure_pair(tiny_pair, settings, budget_s=300)

@@ -63,8 +63,9 @@ def test_check_names_a_changed_file(tmp_path):
 
 @pytest.mark.slow
 def test_the_command_checks_the_shipped_files():
-    out = subprocess.run([sys.executable, "-m", "specdec_lite.llm.offline", "--check"], capture_output=True,
-                         text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "specdec_lite.llm.offline", "--check"], capture_output=True, text=True, cwd=ROOT
+    )
     assert out.returncode == 0, out.stderr
     assert "all match their SHA-256" in out.stdout and "Warning" not in out.stderr
 
@@ -88,7 +89,7 @@ def test_held_out_numbers_are_those_of_the_shipped_weights(shipped, meta):
     if fallback.corpus_hash(texts) != meta["corpus_sha256"]:
         pytest.skip(f"this Python's standard library is not the corpus of Python {meta['python']}")
     data = fallback.encode_corpus(shipped.tokenizer, texts)
-    held_out = data[int(0.95 * len(data)):]
+    held_out = data[int(0.95 * len(data)) :]
     got = fallback.evaluate_pair(shipped.draft, shipped.target, held_out, seq_len=meta["recipe"]["seq_len"])
     for key, value in meta["held_out"].items():
         assert got[key] == pytest.approx(value, rel=1e-4), key
@@ -97,8 +98,22 @@ def test_held_out_numbers_are_those_of_the_shipped_weights(shipped, meta):
 @pytest.mark.slow
 def test_a_wheel_carries_the_shipped_pair(tmp_path, meta):
     """``pip install`` of the package (as in Colab) installs every shipped file."""
-    out = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation",
-                          "-q", "-w", str(tmp_path)], capture_output=True, text=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 0, out.stderr
     (wheel,) = tmp_path.glob("specdec_lite-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -109,12 +124,24 @@ def test_a_wheel_carries_the_shipped_pair(tmp_path, meta):
 LAB8 = ROOT / "notebooks" / "source" / "lab08_real_models" / "lab08_real_models.md"
 # (K, eps, quantity, as the model answers write it): means over seeds 0..7, 32 tokens, the default prompt.
 LAB8_ANSWERS = [
-    (1, 0.0, "calls", "17.0"), (2, 0.0, "calls", "12.0"), (4, 0.0, "calls", "8.9"), (8, 0.0, "calls", "5.9"),
-    (1, 0.0, "rejections", "1.6"), (4, 0.0, "rejections", "3.8"), (8, 0.0, "rejections", "2.9"),
-    (1, 0.0, "summed_tv", "2.2"), (4, 0.0, "summed_tv", "3.9"), (8, 0.0, "summed_tv", "4.0"),
-    (4, 0.0, "accepted_percent", "86"), (4, 0.0, "rejections", "3.75"), (4, 0.0, "summed_tv", "3.86"),
-    (4, 0.15, "calls", "7"), (4, 0.15, "max_rejections", "no rejection"),
-    (4, 0.3, "max_rejections", "no rejection"), (4, 0.3, "summed_tv", "3.85"), (4, 0.3, "expected", "0.004"),
+    (1, 0.0, "calls", "17.0"),
+    (2, 0.0, "calls", "12.0"),
+    (4, 0.0, "calls", "8.9"),
+    (8, 0.0, "calls", "5.9"),
+    (1, 0.0, "rejections", "1.6"),
+    (4, 0.0, "rejections", "3.8"),
+    (8, 0.0, "rejections", "2.9"),
+    (1, 0.0, "summed_tv", "2.2"),
+    (4, 0.0, "summed_tv", "3.9"),
+    (8, 0.0, "summed_tv", "4.0"),
+    (4, 0.0, "accepted_percent", "86"),
+    (4, 0.0, "rejections", "3.75"),
+    (4, 0.0, "summed_tv", "3.86"),
+    (4, 0.15, "calls", "7"),
+    (4, 0.15, "max_rejections", "no rejection"),
+    (4, 0.3, "max_rejections", "no rejection"),
+    (4, 0.3, "summed_tv", "3.85"),
+    (4, 0.3, "expected", "0.004"),
 ]
 
 
@@ -125,25 +152,32 @@ def test_lab8_model_answers_quote_the_shipped_pair(shipped):
     from specdec_lite.llm.measure import default_prompts
 
     answers = LAB8.read_text()
-    answers = answers[answers.index("**Answer to question 1.**"):answers.index("## 4.")]
+    answers = answers[answers.index("**Answer to question 1.**") : answers.index("## 4.")]
     ids = shipped.encode(default_prompts(shipped)[0])
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        runs = {(K, eps): [speculative_generate(shipped.draft, shipped.target, ids, 32, lookahead=K, eps=eps,
-                                                generator=seed) for seed in range(8)]
-                for K, eps in {(K, eps) for K, eps, _, _ in LAB8_ANSWERS}}
+        runs = {
+            (K, eps): [
+                speculative_generate(shipped.draft, shipped.target, ids, 32, lookahead=K, eps=eps, generator=seed)
+                for seed in range(8)
+            ]
+            for K, eps in {(K, eps) for K, eps, _, _ in LAB8_ANSWERS}
+        }
     finally:
         torch.set_num_threads(threads)
 
     def value(rs, quantity):
-        return {"calls": lambda: sum(r.oracle_calls for r in rs) / 8,
-                "rejections": lambda: sum(r.rejections for r in rs) / 8,
-                "summed_tv": lambda: sum(float(r.tv[r.drafted].sum()) for r in rs) / 8,
-                "expected": lambda: sum(r.predicted_rejections for r in rs) / 8,
-                "accepted_percent": lambda: 100 * sum(int(r.accepted.sum()) for r in rs)
-                / sum(int(r.drafted.sum()) for r in rs),
-                "max_rejections": lambda: max(r.rejections for r in rs)}[quantity]()
+        return {
+            "calls": lambda: sum(r.oracle_calls for r in rs) / 8,
+            "rejections": lambda: sum(r.rejections for r in rs) / 8,
+            "summed_tv": lambda: sum(float(r.tv[r.drafted].sum()) for r in rs) / 8,
+            "expected": lambda: sum(r.predicted_rejections for r in rs) / 8,
+            "accepted_percent": lambda: (
+                100 * sum(int(r.accepted.sum()) for r in rs) / sum(int(r.drafted.sum()) for r in rs)
+            ),
+            "max_rejections": lambda: max(r.rejections for r in rs),
+        }[quantity]()
 
     for K, eps, quantity, text in LAB8_ANSWERS:
         got = value(runs[K, eps], quantity)

@@ -30,8 +30,13 @@ TINY = {
 }
 CONTEXTS = (4, 16)
 #: "Non-Embedding Params" of the Pythia model cards (embeddings: 2 x 50304 x hidden, in and out).
-PYTHIA_NON_EMBEDDING = {"pythia-70m": 18_915_328, "pythia-160m": 85_056_000, "pythia-410m": 302_311_424,
-                        "pythia-1b": 805_736_448, "pythia-2.8b": 2_517_652_480}
+PYTHIA_NON_EMBEDDING = {
+    "pythia-70m": 18_915_328,
+    "pythia-160m": 85_056_000,
+    "pythia-410m": 302_311_424,
+    "pythia-1b": 805_736_448,
+    "pythia-2.8b": 2_517_652_480,
+}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -46,14 +51,28 @@ def one_thread():
 def measured():
     """The tiny shapes timed on the CPU, planned with just enough memory for the two smaller ones."""
     free = sh.memory_needed(TINY["tiny-2"], torch.float32, CONTEXTS)
-    return sh.measure_shapes(TINY, device=CPU, dtype=torch.float32, contexts=CONTEXTS, repeats=3, budget_s=120,
-                             free_bytes=free, clock="cpu", progress=False)
+    return sh.measure_shapes(
+        TINY,
+        device=CPU,
+        dtype=torch.float32,
+        contexts=CONTEXTS,
+        repeats=3,
+        budget_s=120,
+        free_bytes=free,
+        clock="cpu",
+        progress=False,
+    )
 
 
 def test_the_shapes_are_pythias():
     """Layers, width and heads of EleutherAI/pythia's configs; parameters as the model cards count them."""
-    published = {"pythia-70m": (6, 512, 8), "pythia-160m": (12, 768, 12), "pythia-410m": (24, 1024, 16),
-                 "pythia-1b": (16, 2048, 8), "pythia-2.8b": (32, 2560, 32)}
+    published = {
+        "pythia-70m": (6, 512, 8),
+        "pythia-160m": (12, 768, 12),
+        "pythia-410m": (24, 1024, 16),
+        "pythia-1b": (16, 2048, 8),
+        "pythia-2.8b": (32, 2560, 32),
+    }
     assert list(sh.PYTHIA_SHAPES) == list(published)
     for name, shape in sh.PYTHIA_SHAPES.items():
         assert (shape.layers, shape.hidden, shape.heads) == published[name]
@@ -100,8 +119,12 @@ def test_admit_names_the_cause():
 
 
 def test_prediction_scales_every_part_by_the_parameters():
-    t = sh.ModelTiming(build_s=1.0, prefill_s={4: 0.5, 16: 1.5},
-                       seconds={4: {1: [0.2, 0.1], 2: [0.3, 0.4]}, 16: {1: [0.5, 0.6], 2: [0.7, 0.9]}}, total_s=7.0)
+    t = sh.ModelTiming(
+        build_s=1.0,
+        prefill_s={4: 0.5, 16: 1.5},
+        seconds={4: {1: [0.2, 0.1], 2: [0.3, 0.4]}, 16: {1: [0.5, 0.6], 2: [0.7, 0.9]}},
+        total_s=7.0,
+    )
     assert t.repeats == 2 and t.repetition_s() == pytest.approx(0.1 + 0.3 + 0.5 + 0.7)
     assert sh.predict_seconds(t, 100, 300, 4) == pytest.approx(3 * (1.0 + 6.0 * 5 / 3))
     assert sh.predict_seconds(t, 100, 100, 2) == pytest.approx(7.0)  # the same model again: its own wall time
@@ -148,8 +171,9 @@ def test_the_file_is_labelled_with_device_dtype_torch_and_random_weights(measure
 
 
 def test_a_budget_too_small_keeps_the_smallest_and_names_the_rest():
-    r = sh.measure_shapes(TINY, device=CPU, dtype=torch.float32, contexts=(4,), repeats=2, budget_s=1e-3,
-                          progress=False)
+    r = sh.measure_shapes(
+        TINY, device=CPU, dtype=torch.float32, contexts=(4,), repeats=2, budget_s=1e-3, progress=False
+    )
     assert list(r["models"]) == ["tiny-1"] and r["models"]["tiny-1"]["repeats"] == sh.MIN_REPEATS
     assert [s["model"] for s in r["skipped"]] == ["tiny-2", "tiny-3"]
     assert all("does not fit in the time left" in s["reason"] for s in r["skipped"])
@@ -211,7 +235,6 @@ def test_the_reader_refuses_other_files(measured, tmp_path):
         sc.call_costs(measured, "tiny-1", "tiny-2", 5)
 
 
-
 def test_the_predicted_speedup_figure_marks_the_best_k(measured):
     from specdec_lite.figures import real_models as figs
 
@@ -221,7 +244,9 @@ def test_the_predicted_speedup_figure_marks_the_best_k(measured):
     best = sc.best_lookaheads(curves)
     fig = figs.predicted_speedup_figure(alphas, curves, best, "LABEL")
     assert [t.name for t in fig.data] == [f"K = {K}" for K in range(1, 9)] + [
-        "autoregressive sampling", "best K at this α (K = 0: no drafting)"]
+        "autoregressive sampling",
+        "best K at this α (K = 0: no drafting)",
+    ]
     assert list(fig.data[-1].y) == list(sc.best_speedups(curves, best))
     assert "LABEL" in fig.layout.title.text and "not a measured speed-up" in fig.layout.title.text
     changes = 1 + sum(int(best[i] != best[i - 1]) for i in range(1, len(best)))
@@ -273,6 +298,7 @@ def test_the_offline_pair_is_measured_on_the_same_device(tmp_path):
     assert all(row["equal"] and row["first_difference"] is None for row in got["greedy_equality"])  # float32
     assert "stdlib" in got["label"] and written["device"]["type"] == "cpu"
 
+
 BAD_ARGS = [
     (["--models", "7b"], "unknown model '7b'"),
     (["--models", "70m,pythia-70m"], "named twice"),
@@ -311,8 +337,13 @@ def test_the_command_exits_2_before_any_work(tmp_path):
     if not torch.cuda.is_available():
         cases.append(["--device", "cuda"])
     for argv in cases:
-        run = subprocess.run([sys.executable, "-m", "specdec_lite.llm.shapes", *argv, "--out", str(tmp_path)],
-                             capture_output=True, text=True, cwd=ROOT, timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-m", "specdec_lite.llm.shapes", *argv, "--out", str(tmp_path)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )
         assert run.returncode == 2, run.stderr
         assert run.stderr.count("\n") == 1 and "error:" in run.stderr and run.stdout == ""
     assert not any(tmp_path.iterdir())
@@ -320,8 +351,25 @@ def test_the_command_exits_2_before_any_work(tmp_path):
 
 @pytest.mark.slow
 def test_the_command_times_pythia_70m_and_writes_its_file(tmp_path, capsys):
-    path = sh.main(["--models", "70m", "--device", "cpu", "--contexts", "8", "--repeats", "2", "--budget", "120",
-                    "--threads", "1", "--no-progress", "--out", str(tmp_path)])
+    path = sh.main(
+        [
+            "--models",
+            "70m",
+            "--device",
+            "cpu",
+            "--contexts",
+            "8",
+            "--repeats",
+            "2",
+            "--budget",
+            "120",
+            "--threads",
+            "1",
+            "--no-progress",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert path == tmp_path / "cpu-float32.json"
     (found,) = sc.load_shape_results(tmp_path)
     assert found["weights"] == "random weights, shapes of pythia-70m" and found["pair"] is None
@@ -357,7 +405,8 @@ def test_chapter_8s_reading_of_the_committed_shapes_files_holds():
     at = int(np.flatnonzero(alphas == 0.8)[0])
     files = [r for r in sc.load_shape_results() if sc.predicted_pair(r) is not None]
     assert files and all(r["device"]["type"] == "cpu" for r in files), (
-        "a shapes file measured off a CPU is committed: rewrite the lead of Chapter 8's shapes section")
+        "a shapes file measured off a CPU is committed: rewrite the lead of Chapter 8's shapes section"
+    )
     costs = sc.call_costs(files[0], *sc.predicted_pair(files[0]), sc.reference_context(files[0]))
     assert min(costs.verify[K] / costs.target for K in costs.verify) > 1.5
     curves = sc.speedup_curves(costs, alphas)

@@ -139,16 +139,22 @@ def test_greedy_with_a_padded_draft_is_the_targets_greedy_output(draft_logits):
     ("make", "match"),
     [
         # The draft reads 9 ids, the target outputs 12: Qwen-like padding, read the wrong way round.
-        (lambda: (neox(1, 16, 9, seed=0), neox(2, 16, V, seed=1)),
-         r"the target emitted token (9|10|11) \(new token \d+, (from the residual|as a bonus)\), which the draft "
-         r"cannot read: the draft's input vocabulary is 9 token ids \(its input embedding has fewer rows than the "
-         r"target's 12 logits\)"),
+        (
+            lambda: (neox(1, 16, 9, seed=0), neox(2, 16, V, seed=1)),
+            r"the target emitted token (9|10|11) \(new token \d+, (from the residual|as a bonus)\), which the draft "
+            r"cannot read: the draft's input vocabulary is 9 token ids \(its input embedding has fewer rows than the "
+            r"target's 12 logits\)",
+        ),
         # A target whose 12 logits exceed its own 9 input ids: neither its nor the draft's tokens 9..11 can be read.
-        (lambda: (neox(1, 16, V, seed=0), with_head(neox(2, 16, 9, seed=1), V)),
-         r"token (9|10|11) \(new token \d+.*\), which the target cannot read: the target's input vocabulary is 9"),
+        (
+            lambda: (neox(1, 16, V, seed=0), with_head(neox(2, 16, 9, seed=1), V)),
+            r"token (9|10|11) \(new token \d+.*\), which the target cannot read: the target's input vocabulary is 9",
+        ),
         # A draft whose 12 logits exceed its own 9 input ids.
-        (lambda: (with_head(neox(1, 16, 9, seed=0), V), neox(2, 16, V, seed=1)),
-         r"token (9|10|11) \(new token \d+.*\), which the draft cannot read: the draft's input vocabulary is 9"),
+        (
+            lambda: (with_head(neox(1, 16, 9, seed=0), V), neox(2, 16, V, seed=1)),
+            r"token (9|10|11) \(new token \d+.*\), which the draft cannot read: the draft's input vocabulary is 9",
+        ),
     ],
     ids=["draft-reads-fewer", "target-reads-fewer", "draft-reads-fewer-than-it-outputs"],
 )
@@ -215,8 +221,9 @@ def test_load_named_pair_loads_and_runs_a_padded_pair(padded_dirs, draft, target
     root, n_tok = padded_dirs
     pair = load_named_pair(root / draft, root / target, tokenizer_name=root / "tokenizer", device="cpu")
     assert (_hf.vocab_size(pair.draft), _hf.vocab_size(pair.target)) == (int(draft), int(target))
-    res = speculative_generate(pair.draft, pair.target, pair.encode("def f(x):\n    return x"), 16, lookahead=3,
-                               generator=0)
+    res = speculative_generate(
+        pair.draft, pair.target, pair.encode("def f(x):\n    return x"), 16, lookahead=3, generator=0
+    )
     assert len(res.tokens) == 16 and int(res.tokens.max()) < n_tok and res.drafted.any()
     assert isinstance(pair.decode(res.tokens), str)
 
@@ -225,6 +232,9 @@ def test_load_pair_by_name_accepts_padding_and_a_too_big_tokenizer_is_still_an_e
     root, n_tok = padded_dirs
     pair = load_pair(root / "320", root / "384", device="cpu", verbose=False)  # the tokenizer from the target
     assert len(pair.tokenizer) == n_tok
-    with pytest.raises(ValueError, match=rf"tokenizer_name: the tokenizer .* has {n_tok} tokens but the models read "
-                                         r"only 290 \(draft: 290 logits, 290 input ids; target: 384 logits"):
+    with pytest.raises(
+        ValueError,
+        match=rf"tokenizer_name: the tokenizer .* has {n_tok} tokens but the models read "
+        r"only 290 \(draft: 290 logits, 290 input ids; target: 384 logits",
+    ):
         load_named_pair(root / "290", root / "384", device="cpu")

@@ -75,8 +75,10 @@ def test_tradeoff_explorer_numbers():
         assert (pts[0].x[0], pts[0].y[0]) == (pytest.approx(first[0]), pytest.approx(first[1]))
         chain = sd.biased.chain_front_point(draft, target, eps, kind)
         assert (pts[1].x[0], pts[1].y[0]) == (pytest.approx(chain[0]), pytest.approx(chain[1]))
-        seq = (sd.biased.biased_expected_rejections(draft, target, eps, kind),
-               sd.biased.biased_sequence_tv(draft, target, eps, kind))
+        seq = (
+            sd.biased.biased_expected_rejections(draft, target, eps, kind),
+            sd.biased.biased_sequence_tv(draft, target, eps, kind),
+        )
         assert (pts[2].x[0], pts[2].y[0]) == (pytest.approx(seq[0]), pytest.approx(seq[1]))
     opt_pts = [t for t in fig.data if t.name == f"OPT at ε = {eps:g}"]
     assert opt_pts[1].x[0] + opt_pts[1].y[0] == pytest.approx(sd.theory.expected_rejections(draft, target))

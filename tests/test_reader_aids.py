@@ -98,8 +98,19 @@ def test_departures_table_is_there_and_points_at_boxes():
 
 def test_glossary_has_the_core_terms_and_the_notation_page_links_every_one():
     terms = glossary_terms()
-    for core in ["round", "oracle call", "residual", "cascade", "bonus token", "acceptance rate", "lookahead",
-                 "cost ratio", "over-acceptance", "under-acceptance", "draft quality"]:
+    for core in [
+        "round",
+        "oracle call",
+        "residual",
+        "cascade",
+        "bonus token",
+        "acceptance rate",
+        "lookahead",
+        "cost ratio",
+        "over-acceptance",
+        "under-acceptance",
+        "draft quality",
+    ]:
         assert core in terms, f"the glossary lacks {core!r}"
     assert terms == sorted(terms, key=str.lower) or ":sorted:" in GLOSSARY
     linked = {t.lower() for t in re.findall(r"\{term\}`([^`<]+)`", NOTATION)}

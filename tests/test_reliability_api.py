@@ -386,8 +386,10 @@ def test_clip_rounding_keeps_real_negatives_an_error():
         (lambda d, t: biased.sequence_tv(d, t, max_sequences=None), "max_sequences"),
         (lambda d, t: chunking.child_rngs(0, -1), "n"),
         (lambda d, t: chunking.chunked("speculative", d, t, runs=10, chunk_size=3), "sampler"),
-        (lambda d, t: chunking.chunked_sum(decoding.speculative, d, t, runs=10, chunk_size=3, statistic=None),
-         "statistic"),
+        (
+            lambda d, t: chunking.chunked_sum(decoding.speculative, d, t, runs=10, chunk_size=3, statistic=None),
+            "statistic",
+        ),
         (lambda d, t: chunking.concatenate([]), "results"),
     ],
 )

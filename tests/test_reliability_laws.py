@@ -199,8 +199,9 @@ def test_check_law_refuses_non_numbers_naming_the_argument(law, message):
     assert str(err.value).startswith("q:")
 
 
-@pytest.mark.parametrize("fn", [sd.tv, sd.residual, sd.acceptance, laws.law_split, laws.accepted_mass,
-                                laws.rejected_mass])
+@pytest.mark.parametrize(
+    "fn", [sd.tv, sd.residual, sd.acceptance, laws.law_split, laws.accepted_mass, laws.rejected_mass]
+)
 def test_every_checked_function_names_the_bad_argument(fn):
     good = np.array([0.5, 0.3, 0.2])
     with pytest.raises(ValueError, match="^q: contains NaN"):
@@ -324,8 +325,12 @@ def test_sequence_index_refuses_what_it_cannot_index(tokens, V, message):
 def test_mean_and_se_checks_its_sample():
     m, se = stats.mean_and_se([True, False, True, True])  # indicators are a sample of 0/1
     assert m == 0.75 and se == pytest.approx(np.std([1, 0, 1, 1], ddof=1) / 2)
-    for bad, message in [([1.0, np.nan], "^x: contains NaN"), ([1.0, np.inf], "^x: contains NaN or inf"),
-                         (["1", "2"], "^x: expected an array"), ([1.0], "^x: need at least 2")]:
+    for bad, message in [
+        ([1.0, np.nan], "^x: contains NaN"),
+        ([1.0, np.inf], "^x: contains NaN or inf"),
+        (["1", "2"], "^x: expected an array"),
+        ([1.0], "^x: need at least 2"),
+    ]:
         with pytest.raises(ValueError, match=message):
             stats.mean_and_se(bad)
     with pytest.raises(ValueError, match="^x: contains NaN"):

@@ -17,13 +17,16 @@ from specdec_lite.widgets.rejections_explorer import MAX_RUNS, MAX_T, MAX_V, rej
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    (dict(V=2000), rf"V: must be an integer in \[1, {MAX_V}\], got 2000"),
-    (dict(V=0), rf"V: must be an integer in \[1, {MAX_V}\], got 0"),
-    (dict(T=10**6), rf"T: must be an integer in \[1, {MAX_T}\]"),
-    (dict(runs=10**9), rf"runs: must be an integer in \[1, {MAX_RUNS}\]"),
-    (dict(V=7.5), r"V: must be an integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(V=2000), rf"V: must be an integer in \[1, {MAX_V}\], got 2000"),
+        (dict(V=0), rf"V: must be an integer in \[1, {MAX_V}\], got 0"),
+        (dict(T=10**6), rf"T: must be an integer in \[1, {MAX_T}\]"),
+        (dict(runs=10**9), rf"runs: must be an integer in \[1, {MAX_RUNS}\]"),
+        (dict(V=7.5), r"V: must be an integer"),
+    ],
+)
 def test_rejections_explorer_refuses_sizes_it_cannot_draw(kwargs, message):
     with pytest.raises(ValueError, match=message):
         rejections_update(**kwargs)
@@ -75,10 +78,17 @@ def test_refused_sizes_allocate_nothing_under_a_memory_cap():
             except ValueError as err:
                 print("refused:", str(err).split(", got")[0])
     """)
-    proc = subprocess.run([sys.executable, "-c", child], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-                               "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        [sys.executable, "-c", child],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "PATH": "/usr/bin:/bin"},
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.splitlines() == [
-        f"refused: V: must be an integer in [1, {MAX_V}]", "refused: V: number of tokens labelled must be an integer "
-        f"in [1, {MAX_TOKEN_LABELS}]", f"refused: K_max: lookahead must be an integer in [0, {MAX_PLOTTED_K}]"]
+        f"refused: V: must be an integer in [1, {MAX_V}]",
+        f"refused: V: number of tokens labelled must be an integer in [1, {MAX_TOKEN_LABELS}]",
+        f"refused: K_max: lookahead must be an integer in [0, {MAX_PLOTTED_K}]",
+    ]

@@ -19,8 +19,14 @@ def neox(layers=1, hidden=16, vocab=20, seed=0, *, init=0.3, context=64, dropout
     """A GPT-NeoX causal LM with ``layers`` layers of width ``hidden``, in eval mode, seeded."""
     torch.manual_seed(seed)
     cfg = transformers.GPTNeoXConfig(
-        vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=2,
-        intermediate_size=2 * hidden, max_position_embeddings=context, initializer_range=init,
-        hidden_dropout=dropout, attention_dropout=dropout,
+        vocab_size=vocab,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=2,
+        intermediate_size=2 * hidden,
+        max_position_embeddings=context,
+        initializer_range=init,
+        hidden_dropout=dropout,
+        attention_dropout=dropout,
     )
     return transformers.GPTNeoXForCausalLM(cfg).eval()

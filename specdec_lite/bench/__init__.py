@@ -44,10 +44,18 @@ GIB = 2**30
 __all__ = ["SECTIONS", "SIZES", "Section", "Sizes", "best_time", "machine", "main", "run", "targets"]
 
 
-def _target(section: str, what: str, target: str, value: float | None, met: bool | None, measured: str,
-            note: str = "") -> dict[str, Any]:
-    return {"section": section, "what": what, "target": target, "value": value, "measured": measured, "met": met,
-            "note": note}
+def _target(
+    section: str, what: str, target: str, value: float | None, met: bool | None, measured: str, note: str = ""
+) -> dict[str, Any]:
+    return {
+        "section": section,
+        "what": what,
+        "target": target,
+        "value": value,
+        "measured": measured,
+        "met": met,
+        "note": note,
+    }
 
 
 def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
@@ -59,26 +67,45 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         if r.get("baseline"):
             continue  # autoregressive sampling: context for the table, not a target
         if "skipped" in r:
-            out.append(_target("samplers", f"{name}: vectorised vs reference", "≥ 50×", None, None, "not measured",
-                             r["skipped"]))
+            out.append(
+                _target(
+                    "samplers", f"{name}: vectorised vs reference", "≥ 50×", None, None, "not measured", r["skipped"]
+                )
+            )
             continue
         where = f"V={r['V']}, T={r['T']}, {r['runs']:,} runs"
         if r.get("reference"):
             x = r["speedup_vs_reference"]
-            out.append(_target("samplers", f"{name}: vectorised vs per-run reference ({where})", "≥ 50×", x, x >= 50,
-                             f"{x:,.0f}×"))
+            out.append(
+                _target(
+                    "samplers", f"{name}: vectorised vs per-run reference ({where})", "≥ 50×", x, x >= 50, f"{x:,.0f}×"
+                )
+            )
         else:
-            out.append(_target("samplers", f"{name}: vectorised vs per-run reference", "≥ 50×", None, None,
-                             "no reference", r.get("note", "")))
+            out.append(
+                _target(
+                    "samplers",
+                    f"{name}: vectorised vs per-run reference",
+                    "≥ 50×",
+                    None,
+                    None,
+                    "no reference",
+                    r.get("note", ""),
+                )
+            )
         m = r["floor_multiple"]
-        out.append(_target("samplers", f"{name}: time / time to draw its uniforms ({where})", "≤ 5×", m, m <= 5,
-                         f"{m:.1f}×"))
+        out.append(
+            _target("samplers", f"{name}: time / time to draw its uniforms ({where})", "≤ 5×", m, m <= 5, f"{m:.1f}×")
+        )
     th = sec.get("theory_scaling", {}).get("cases", {}).get("theorem1", {})
     if "axes" in th:
         eT, eV = (th["axes"][a]["fit_tail"]["exponent"] for a in ("T", "V"))
         ok = all(th["axes"][a]["exponent_check"] == "consistent" for a in ("T", "V"))
-        out.append(_target("theory_scaling", "Theorem 1 cost exponents (T, V)", "T¹·V² (±0.3)", None, ok,
-                         f"T^{eT:.2f}·V^{eV:.2f}"))
+        out.append(
+            _target(
+                "theory_scaling", "Theorem 1 cost exponents (T, V)", "T¹·V² (±0.3)", None, ok, f"T^{eT:.2f}·V^{eV:.2f}"
+            )
+        )
     mem = sec.get("memory", {})
     if "runs" in mem:
         big = mem["runs"][-1]
@@ -91,21 +118,41 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
         else:
             b = mem["bytes_per_run_unchunked"] * 1_000_000
             label = f"{b / GIB:.2f} GiB (projected from {big:,} runs)"
-        out.append(_target("memory", f"speculative, a million runs unchunked (V={mem['V']}, T={mem['T']})", "≤ 1 GiB",
-                         b, b <= GIB, label))
+        out.append(
+            _target(
+                "memory",
+                f"speculative, a million runs unchunked (V={mem['V']}, T={mem['T']})",
+                "≤ 1 GiB",
+                b,
+                b <= GIB,
+                label,
+            )
+        )
         c = mem["tracemalloc_chunked_sum_bytes"][-1]
-        out.append(_target("memory", f"speculative, {big:,} runs with chunked_sum (chunk {mem['chunk_size']:,})",
-                         "≤ 1 GiB", c, c <= GIB, f"{c / 2**20:.1f} MiB"))
+        out.append(
+            _target(
+                "memory",
+                f"speculative, {big:,} runs with chunked_sum (chunk {mem['chunk_size']:,})",
+                "≤ 1 GiB",
+                c,
+                c <= GIB,
+                f"{c / 2**20:.1f} MiB",
+            )
+        )
     for key, w in sec.get("widgets", {}).get("updates", {}).items():
         ms = w["median_s"] * 1e3
-        out.append(_target("widgets", f"{key.split('.')[-1]} at defaults", "median < 100 ms", ms, ms < 100,
-                         f"{ms:.1f} ms"))
+        out.append(
+            _target("widgets", f"{key.split('.')[-1]} at defaults", "median < 100 ms", ms, ms < 100, f"{ms:.1f} ms")
+        )
     llm = sec.get("llm", {})
     w = llm.get("widget", {})
     if "median_s" in w:
         ms = w["median_s"] * 1e3
-        out.append(_target("widgets", f"{w['function']} at defaults (real models)", "median < 100 ms", ms, ms < 100,
-                         f"{ms:.1f} ms"))
+        out.append(
+            _target(
+                "widgets", f"{w['function']} at defaults (real models)", "median < 100 ms", ms, ms < 100, f"{ms:.1f} ms"
+            )
+        )
     if "fraction_of_predicted" in llm:
         f = llm["fraction_of_predicted"]
         out.append(_target("llm", "achieved / predicted speed-up", "≥ 80%", f, f >= 0.8, f"{100 * f:.0f}%"))
@@ -147,10 +194,19 @@ def run(mode: str = "quick", only: Sequence[str] | None = None, log: Any = print
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser = argparse.ArgumentParser(prog="python -m specdec_lite.bench", description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--mode", choices=tuple(SIZES), default="quick",
-                        help="problem sizes: tiny (tests), quick (CI, default), full (the book's figures)")
-    parser.add_argument("--only", nargs="+", metavar="SECTION", choices=[s.name for s in SECTIONS],
-                        help=f"run only these of {[s.name for s in SECTIONS]}")
+    parser.add_argument(
+        "--mode",
+        choices=tuple(SIZES),
+        default="quick",
+        help="problem sizes: tiny (tests), quick (CI, default), full (the book's figures)",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="SECTION",
+        choices=[s.name for s in SECTIONS],
+        help=f"run only these of {[s.name for s in SECTIONS]}",
+    )
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     if args.json:

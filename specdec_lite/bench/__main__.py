@@ -10,8 +10,11 @@ import os
 import sys
 
 if "OPENBLAS_NUM_THREADS" not in os.environ:
-    os.execve(sys.executable, [sys.executable, "-m", "specdec_lite.bench", *sys.argv[1:]],
-              {**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    os.execve(
+        sys.executable,
+        [sys.executable, "-m", "specdec_lite.bench", *sys.argv[1:]],
+        {**os.environ, "OPENBLAS_NUM_THREADS": "1"},
+    )
 
 from . import main  # noqa: E402
 

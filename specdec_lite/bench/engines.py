@@ -55,23 +55,43 @@ class ChainEngine:
 
 
 CHAIN_ENGINES: tuple[ChainEngine, ...] = (
-    ChainEngine("speculative", "speculative decoding (Algorithm 1, K = ∞)",
-                decoding.speculative, reference.speculative),
-    ChainEngine("batch", "batch speculative (Algorithm 4, M = 4 drafts)",
-                batch.batch_speculative, batch_reference.batch_speculative,
-                settings={"M": 4}),
-    ChainEngine("tree", "draft tree (M = 4 drafts)",
-                batch.tree_speculative, batch_reference.tree_speculative,
-                settings={"M": 4}),
-    ChainEngine("biased", "biased speculative (ε = 0.05, Decoding-OPT)",
-                biased.biased_speculative, None, settings={"eps": 0.05, "rejection_law": "opt"},
-                no_reference_note="the package has no per-run reference loop for biased verification"),
-    ChainEngine("lookahead", "finite lookahead (K = 4)",
-                lookahead.speculative_k, lookahead_reference.speculative_k,
-                settings={"K": 4}),
-    ChainEngine("autoregressive", "autoregressive sampling (Algorithm 3, baseline)",
-                decoding.autoregressive, None, needs_draft=False, baseline=True,
-                no_reference_note="baseline engine: there is no per-run reference loop for it"),
+    ChainEngine(
+        "speculative", "speculative decoding (Algorithm 1, K = ∞)", decoding.speculative, reference.speculative
+    ),
+    ChainEngine(
+        "batch",
+        "batch speculative (Algorithm 4, M = 4 drafts)",
+        batch.batch_speculative,
+        batch_reference.batch_speculative,
+        settings={"M": 4},
+    ),
+    ChainEngine(
+        "tree", "draft tree (M = 4 drafts)", batch.tree_speculative, batch_reference.tree_speculative, settings={"M": 4}
+    ),
+    ChainEngine(
+        "biased",
+        "biased speculative (ε = 0.05, Decoding-OPT)",
+        biased.biased_speculative,
+        None,
+        settings={"eps": 0.05, "rejection_law": "opt"},
+        no_reference_note="the package has no per-run reference loop for biased verification",
+    ),
+    ChainEngine(
+        "lookahead",
+        "finite lookahead (K = 4)",
+        lookahead.speculative_k,
+        lookahead_reference.speculative_k,
+        settings={"K": 4},
+    ),
+    ChainEngine(
+        "autoregressive",
+        "autoregressive sampling (Algorithm 3, baseline)",
+        decoding.autoregressive,
+        None,
+        needs_draft=False,
+        baseline=True,
+        no_reference_note="baseline engine: there is no per-run reference loop for it",
+    ),
 )
 
 
@@ -100,12 +120,34 @@ class TheoryCase:
 
 
 THEORY_CASES: tuple[TheoryCase, ...] = (
-    TheoryCase("theorem1", "Theorem 1: expected_rejections", theory.expected_rejections,
-               ("T", "V"), {"T": 1.0, "V": 2.0}),
-    TheoryCase("batch", "Theorem 3: expected_rejections_batch", batch.expected_rejections_batch,
-               ("T", "V", "M"), {"T": 1.0, "V": 2.0, "M": 1.0}, param="M", extra={"M": 4}),
-    TheoryCase("tree", "draft tree: expected_rejections_tree", batch.expected_rejections_tree,
-               ("M",), {"M": 2.0}, param="M", extra={"M": 4}),
-    TheoryCase("lookahead", "finite K: expected_rejections_k", lookahead.expected_rejections_k,
-               ("K",), {"K": 1.0}, param="K", extra={"K": 4}),
+    TheoryCase(
+        "theorem1", "Theorem 1: expected_rejections", theory.expected_rejections, ("T", "V"), {"T": 1.0, "V": 2.0}
+    ),
+    TheoryCase(
+        "batch",
+        "Theorem 3: expected_rejections_batch",
+        batch.expected_rejections_batch,
+        ("T", "V", "M"),
+        {"T": 1.0, "V": 2.0, "M": 1.0},
+        param="M",
+        extra={"M": 4},
+    ),
+    TheoryCase(
+        "tree",
+        "draft tree: expected_rejections_tree",
+        batch.expected_rejections_tree,
+        ("M",),
+        {"M": 2.0},
+        param="M",
+        extra={"M": 4},
+    ),
+    TheoryCase(
+        "lookahead",
+        "finite K: expected_rejections_k",
+        lookahead.expected_rejections_k,
+        ("K",),
+        {"K": 1.0},
+        param="K",
+        extra={"K": 4},
+    ),
 )

@@ -35,8 +35,12 @@ def _widget_latency(pair: Any, prompt: str, calls: int) -> dict[str, Any]:
     t0 = clock()
     update()
     first = clock() - t0
-    return {"function": "real_models:generation_update", "first_call_s": first,
-            "median_s": median_time(update, calls), "calls": calls}
+    return {
+        "function": "real_models:generation_update",
+        "first_call_s": first,
+        "median_s": median_time(update, calls),
+        "calls": calls,
+    }
 
 
 def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
@@ -59,9 +63,16 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        rows, costs = speed_benchmark(pair, prompts, max_new_tokens=cfg["new_tokens"],
-                                      lookaheads=(K,), hf_lookaheads=(K,), repeats=cfg["repeat"], hf=True,
-                                      progress=False)
+        rows, costs = speed_benchmark(
+            pair,
+            prompts,
+            max_new_tokens=cfg["new_tokens"],
+            lookaheads=(K,),
+            hf_lookaheads=(K,),
+            repeats=cfg["repeat"],
+            hf=True,
+            progress=False,
+        )
         widget = _widget_latency(pair, prompts[0], cfg.get("widget_calls", 3))
     finally:
         torch.set_num_threads(threads)
@@ -70,13 +81,24 @@ def llm_section(sizes: Any, log: Any, pair: Any = None) -> dict[str, Any]:
     hf_ar, hf_as = by.get(("HF autoregressive", 0)), by.get(("HF assisted", K))
     achieved = ours.tokens_per_second / ar.tokens_per_second
     out: dict[str, Any] = {
-        "pair": pair.describe(), "device": str(pair.device), "torch_threads": 1,
-        "lookahead": K, "new_tokens": cfg["new_tokens"], "prompts": prompts, "repeats": cfg["repeat"],
+        "pair": pair.describe(),
+        "device": str(pair.device),
+        "torch_threads": 1,
+        "lookahead": K,
+        "new_tokens": cfg["new_tokens"],
+        "prompts": prompts,
+        "repeats": cfg["repeat"],
         "rows": [{k: _num(v) if isinstance(v, float) else v for k, v in vars(r).items()} for r in rows],
-        "costs": {"draft_s": costs.draft, "target_s": costs.target, "c": costs.c,
-                  "verify_s": {str(k): v for k, v in costs.verify.items()}},
-        "acceptance_rate": ours.acceptance_rate, "achieved_speedup": achieved,
-        "predicted_speedup": ours.predicted_speedup, "fraction_of_predicted": achieved / ours.predicted_speedup,
+        "costs": {
+            "draft_s": costs.draft,
+            "target_s": costs.target,
+            "c": costs.c,
+            "verify_s": {str(k): v for k, v in costs.verify.items()},
+        },
+        "acceptance_rate": ours.acceptance_rate,
+        "achieved_speedup": achieved,
+        "predicted_speedup": ours.predicted_speedup,
+        "fraction_of_predicted": achieved / ours.predicted_speedup,
     }
     summary = {
         "pair": out["pair"],

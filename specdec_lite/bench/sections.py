@@ -60,33 +60,84 @@ class Sizes:
 
 SIZES: dict[str, Sizes] = {
     "tiny": Sizes(
-        V=3, T=5, runs=200, reference_runs=5, reference_budget_s=0.05, repeat=1, budget_s=0.1, fill_s=0.0,
-        scale_runs=(100, 200, 400), scale_T=(4, 8), scale_V=(3, 6), scale_base_runs=100,
+        V=3,
+        T=5,
+        runs=200,
+        reference_runs=5,
+        reference_budget_s=0.05,
+        repeat=1,
+        budget_s=0.1,
+        fill_s=0.0,
+        scale_runs=(100, 200, 400),
+        scale_T=(4, 8),
+        scale_V=(3, 6),
+        scale_base_runs=100,
         theory={"T": (8, 16, 32), "V": (4, 8, 16), "M": (1, 2, 4), "K": (1, 2, 4)},
         theory_base={"T": {"V": 5}, "V": {"T": 5}, "M": {"V": 5, "T": 10}, "K": {"V": 5, "T": 10}},
-        theorem1_pass=(5, 10), memory_runs=(1_000, 4_000), memory_chunk=500, memory_per_engine_runs=500,
-        rss=False, widget_calls=1,
-        llm={"new_tokens": 8, "lookahead": 4, "repeat": 1, "prompts": 1,
-             "off": "tiny mode does not load models (tests/test_bench.py runs this section on a tiny random pair)"},
+        theorem1_pass=(5, 10),
+        memory_runs=(1_000, 4_000),
+        memory_chunk=500,
+        memory_per_engine_runs=500,
+        rss=False,
+        widget_calls=1,
+        llm={
+            "new_tokens": 8,
+            "lookahead": 4,
+            "repeat": 1,
+            "prompts": 1,
+            "off": "tiny mode does not load models (tests/test_bench.py runs this section on a tiny random pair)",
+        },
     ),
     "quick": Sizes(
-        V=7, T=50, runs=10_000, reference_runs=50, reference_budget_s=0.3, repeat=2, budget_s=0.5, fill_s=0.1,
-        scale_runs=(1_000, 4_000, 16_000), scale_T=(10, 20, 40), scale_V=(4, 8, 16), scale_base_runs=2_000,
+        V=7,
+        T=50,
+        runs=10_000,
+        reference_runs=50,
+        reference_budget_s=0.3,
+        repeat=2,
+        budget_s=0.5,
+        fill_s=0.1,
+        scale_runs=(1_000, 4_000, 16_000),
+        scale_T=(10, 20, 40),
+        scale_V=(4, 8, 16),
+        scale_base_runs=2_000,
         theory={"T": (100, 200, 400), "V": (25, 50, 100), "M": (1, 2, 4), "K": (2, 4, 8)},
         theory_base={"T": {"V": 30}, "V": {"T": 20}, "M": {"V": 30, "T": 100}, "K": {"V": 30, "T": 100}},
-        theorem1_pass=(100, 200), memory_runs=(10_000, 40_000), memory_chunk=10_000, memory_per_engine_runs=10_000,
-        rss=False, widget_calls=3, llm={"new_tokens": 32, "lookahead": 4, "repeat": 1, "prompts": 1},
+        theorem1_pass=(100, 200),
+        memory_runs=(10_000, 40_000),
+        memory_chunk=10_000,
+        memory_per_engine_runs=10_000,
+        rss=False,
+        widget_calls=3,
+        llm={"new_tokens": 32, "lookahead": 4, "repeat": 1, "prompts": 1},
     ),
     "full": Sizes(
-        V=7, T=50, runs=10_000, reference_runs=500, reference_budget_s=4.0, repeat=3, budget_s=2.0, fill_s=0.3,
-        scale_runs=(1_000, 3_000, 10_000, 30_000, 100_000, 300_000), scale_T=(12, 25, 50, 100, 200, 400, 800),
-        scale_V=(4, 8, 16, 32, 64, 128, 256), scale_base_runs=10_000,
+        V=7,
+        T=50,
+        runs=10_000,
+        reference_runs=500,
+        reference_budget_s=4.0,
+        repeat=3,
+        budget_s=2.0,
+        fill_s=0.3,
+        scale_runs=(1_000, 3_000, 10_000, 30_000, 100_000, 300_000),
+        scale_T=(12, 25, 50, 100, 200, 400, 800),
+        scale_V=(4, 8, 16, 32, 64, 128, 256),
+        scale_base_runs=10_000,
         # Sizes at which every timed point takes 10 ms or more, so that fitted exponents are not timing noise.
-        theory={"T": (500, 700, 1_000, 1_400, 2_000, 2_800, 4_000), "V": (160, 200, 256, 320, 400, 512),
-                "M": (1, 2, 4, 8, 16, 32), "K": (1, 2, 4, 8, 16, 32, 64, 128)},
+        theory={
+            "T": (500, 700, 1_000, 1_400, 2_000, 2_800, 4_000),
+            "V": (160, 200, 256, 320, 400, 512),
+            "M": (1, 2, 4, 8, 16, 32),
+            "K": (1, 2, 4, 8, 16, 32, 64, 128),
+        },
         theory_base={"T": {"V": 64}, "V": {"T": 128}, "M": {"V": 100, "T": 200}, "K": {"V": 100, "T": 200}},
-        theorem1_pass=(200, 1_000), memory_runs=(10_000, 100_000, 1_000_000), memory_chunk=100_000,
-        memory_per_engine_runs=100_000, rss=True, widget_calls=15,
+        theorem1_pass=(200, 1_000),
+        memory_runs=(10_000, 100_000, 1_000_000),
+        memory_chunk=100_000,
+        memory_per_engine_runs=100_000,
+        rss=True,
+        widget_calls=15,
         llm={"new_tokens": 64, "lookahead": 4, "repeat": 3, "prompts": 3, "widget_calls": 10},
     ),
 }
@@ -132,25 +183,37 @@ def interleaved_best(fn: Callable[[], Any], floor: Callable[[], float], repeat: 
     return min(times), min(floors)
 
 
-def measure_sampler(engine: Any, V: int, T: int, runs: int, reference_runs: int, budget: float,
-                    repeat: int) -> dict[str, Any]:
+def measure_sampler(
+    engine: Any, V: int, T: int, runs: int, reference_runs: int, budget: float, repeat: int
+) -> dict[str, Any]:
     """Vectorised time, token-steps/s, random-number floor and (if any) the reference's time per run."""
     vec, ref = engine.samplers(V, T)
     uniforms = count_uniforms(lambda g: vec(runs, g))
     t_vec, floor = interleaved_best(lambda: vec(runs, 0), lambda: rng_floor(uniforms, 1), repeat)
     out: dict[str, Any] = {
-        "title": engine.title, "baseline": engine.baseline, "V": V, "T": T, "runs": runs,
+        "title": engine.title,
+        "baseline": engine.baseline,
+        "V": V,
+        "T": T,
+        "runs": runs,
         "settings": dict(engine.settings),
-        "vectorised_s": t_vec, "token_steps_per_s": runs * T / t_vec,
-        "uniforms": uniforms, "uniforms_per_token_step": uniforms / (runs * T),
-        "rng_floor_s": floor, "floor_multiple": t_vec / floor,
+        "vectorised_s": t_vec,
+        "token_steps_per_s": runs * T / t_vec,
+        "uniforms": uniforms,
+        "uniforms_per_token_step": uniforms / (runs * T),
+        "rng_floor_s": floor,
+        "floor_multiple": t_vec / floor,
     }
     if ref is None:
         out.update(reference=None, note=engine.no_reference_note)
         return out
     per_run_ref, done = _reference_time(ref, reference_runs, budget)
-    out.update(reference=qualified_name(engine.reference), reference_s_per_run=per_run_ref, reference_runs_timed=done,
-               speedup_vs_reference=per_run_ref / (t_vec / runs))
+    out.update(
+        reference=qualified_name(engine.reference),
+        reference_s_per_run=per_run_ref,
+        reference_runs_timed=done,
+        speedup_vs_reference=per_run_ref / (t_vec / runs),
+    )
     return out
 
 
@@ -158,16 +221,27 @@ def samplers(sizes: Sizes, log: Log) -> dict[str, Any]:
     engines: dict[str, Any] = {}
     for engine in CHAIN_ENGINES:
         # the headline figures: a few more repeats than the scaling points get
-        r = measure_sampler(engine, sizes.V, sizes.T, sizes.runs, sizes.reference_runs, sizes.reference_budget_s,
-                            max(sizes.repeat, 7))
+        r = measure_sampler(
+            engine, sizes.V, sizes.T, sizes.runs, sizes.reference_runs, sizes.reference_budget_s, max(sizes.repeat, 7)
+        )
         engines[engine.name] = r
-        ref = (f"reference {r['reference_s_per_run'] * 1e3:.2f} ms/run -> {r['speedup_vs_reference']:.0f}x"
-               if r["reference"] else "no reference loop")
-        log(f"  {engine.name}: {r['vectorised_s'] * 1e3:.1f} ms for {r['runs']:,} runs "
+        ref = (
+            f"reference {r['reference_s_per_run'] * 1e3:.2f} ms/run -> {r['speedup_vs_reference']:.0f}x"
+            if r["reference"]
+            else "no reference loop"
+        )
+        log(
+            f"  {engine.name}: {r['vectorised_s'] * 1e3:.1f} ms for {r['runs']:,} runs "
             f"({r['token_steps_per_s']:.3g} token-steps/s); {ref}; "
-            f"{r['floor_multiple']:.1f}x the time to draw its {r['uniforms']:,} uniforms")
-    return {"V": sizes.V, "T": sizes.T, "runs": sizes.runs, "engines": engines,
-            "inverse_cdf": inverse_cdf_cost(sizes.V, sizes.runs, sizes.repeat)}
+            f"{r['floor_multiple']:.1f}x the time to draw its {r['uniforms']:,} uniforms"
+        )
+    return {
+        "V": sizes.V,
+        "T": sizes.T,
+        "runs": sizes.runs,
+        "engines": engines,
+        "inverse_cdf": inverse_cdf_cost(sizes.V, sizes.runs, sizes.repeat),
+    }
 
 
 def inverse_cdf_cost(V: int, runs: int, repeat: int) -> dict[str, Any]:
@@ -230,9 +304,14 @@ def theory_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
             fit["exponent_check"] = _exponent_check(fit["fit_tail"]["exponent"], case.expected[axis])
             axes[axis] = fit
         cases[case.name] = {"title": case.title, "axes": axes}
-        log(f"  {case.name}: cost ~ " + ", ".join(
-            f"{a}^{axes[a]['fit_tail']['exponent']:.2f} (expected {axes[a]['expected_exponent']:g}, "
-            f"{axes[a]['exponent_check']})" for a in axes))
+        log(
+            f"  {case.name}: cost ~ "
+            + ", ".join(
+                f"{a}^{axes[a]['fit_tail']['exponent']:.2f} (expected {axes[a]['expected_exponent']:g}, "
+                f"{axes[a]['exponent_check']})"
+                for a in axes
+            )
+        )
     out: dict[str, Any] = {"cases": cases}
     if "axes" in cases.get("theorem1", {}):
         ax = cases["theorem1"]["axes"]
@@ -247,9 +326,11 @@ def theory_scaling(sizes: Sizes, log: Log) -> dict[str, Any]:
         log("  " + out["theorem1_summary"])
     V, T = sizes.theorem1_pass
     draft, target = pair(V, T, seed=0)
-    out["theorem1_pass"] = {"V": V, "T": T,
-                            "seconds": best_time(lambda: theory.expected_rejections(draft, target), sizes.repeat,
-                                                 warmup=1)}
+    out["theorem1_pass"] = {
+        "V": V,
+        "T": T,
+        "seconds": best_time(lambda: theory.expected_rejections(draft, target), sizes.repeat, warmup=1),
+    }
     log(f"  Theorem 1 forward pass, T={T} V={V}: {out['theorem1_pass']['seconds'] * 1e3:.1f} ms")
     return out
 
@@ -267,37 +348,60 @@ def memory(sizes: Sizes, log: Log) -> dict[str, Any]:
     unchunked, summed = [], []
     for runs in sizes.memory_runs:
         unchunked.append(peak_traced_bytes(lambda r=runs: decoding.speculative(draft, target, r, rng=0)))
-        summed.append(peak_traced_bytes(lambda r=runs: chunking.chunked_sum(
-            decoding.speculative, draft, target, runs=r, chunk_size=chunk, statistic=_rejections, rng=0)))
+        summed.append(
+            peak_traced_bytes(
+                lambda r=runs: chunking.chunked_sum(
+                    decoding.speculative, draft, target, runs=r, chunk_size=chunk, statistic=_rejections, rng=0
+                )
+            )
+        )
     big = sizes.memory_runs[-1]
     out: dict[str, Any] = {
-        "engine": "speculative", "V": sizes.V, "T": sizes.T, "chunk_size": chunk, "runs": list(sizes.memory_runs),
-        "tracemalloc_unchunked_bytes": unchunked, "tracemalloc_chunked_sum_bytes": summed,
+        "engine": "speculative",
+        "V": sizes.V,
+        "T": sizes.T,
+        "chunk_size": chunk,
+        "runs": list(sizes.memory_runs),
+        "tracemalloc_unchunked_bytes": unchunked,
+        "tracemalloc_chunked_sum_bytes": summed,
         "bytes_per_run_unchunked": unchunked[-1] / big,
         "unchunked_growth": scaling(sizes.memory_runs, unchunked)["fit_all"],
-        "tracemalloc_chunked_concatenated_bytes": peak_traced_bytes(lambda: chunking.chunked(
-            decoding.speculative, draft, target, runs=big, chunk_size=chunk, rng=0)),
+        "tracemalloc_chunked_concatenated_bytes": peak_traced_bytes(
+            lambda: chunking.chunked(decoding.speculative, draft, target, runs=big, chunk_size=chunk, rng=0)
+        ),
     }
-    log(f"  speculative V={sizes.V} T={sizes.T}: unchunked peak "
+    log(
+        f"  speculative V={sizes.V} T={sizes.T}: unchunked peak "
         + ", ".join(f"{b / 2**20:.1f} MiB @ {r:,}" for r, b in zip(sizes.memory_runs, unchunked, strict=True))
         + f"; chunked_sum (chunk {chunk:,}) "
-        + ", ".join(f"{b / 2**20:.1f} MiB" for b in summed))
+        + ", ".join(f"{b / 2**20:.1f} MiB" for b in summed)
+    )
     if sizes.rss:
-        setup = ("from specdec_lite import decoding, chunking\nfrom specdec_lite.bench.engines import pair\n"
-                 f"draft, target = pair({sizes.V}, {sizes.T})")
+        setup = (
+            "from specdec_lite import decoding, chunking\nfrom specdec_lite.bench.engines import pair\n"
+            f"draft, target = pair({sizes.V}, {sizes.T})"
+        )
         out["rss_unchunked"] = rss_in_subprocess(setup, f"r = decoding.speculative(draft, target, {big}, rng=0)")
         out["rss_chunked_sum"] = rss_in_subprocess(
-            setup, f"s = chunking.chunked_sum(decoding.speculative, draft, target, runs={big}, chunk_size={chunk}, "
-            "statistic=lambda r: r.rejections, rng=0)")
-        log(f"  resident memory for {big:,} runs: unchunked +{out['rss_unchunked']['increase_bytes'] / 2**20:.0f} MiB,"
-            f" chunked_sum +{out['rss_chunked_sum']['increase_bytes'] / 2**20:.0f} MiB")
+            setup,
+            f"s = chunking.chunked_sum(decoding.speculative, draft, target, runs={big}, chunk_size={chunk}, "
+            "statistic=lambda r: r.rejections, rng=0)",
+        )
+        log(
+            f"  resident memory for {big:,} runs: unchunked +{out['rss_unchunked']['increase_bytes'] / 2**20:.0f} MiB,"
+            f" chunked_sum +{out['rss_chunked_sum']['increase_bytes'] / 2**20:.0f} MiB"
+        )
     per_engine: dict[str, Any] = {}
     n = sizes.memory_per_engine_runs
     for engine in CHAIN_ENGINES:
         vec, _ = engine.samplers(sizes.V, sizes.T)
         peak = peak_traced_bytes(lambda f=vec: f(n, 0))
-        per_engine[engine.name] = {"runs": n, "peak_bytes": peak, "bytes_per_run": peak / n,
-                                   "projected_1e6_runs_bytes": peak / n * 1_000_000}
+        per_engine[engine.name] = {
+            "runs": n,
+            "peak_bytes": peak,
+            "bytes_per_run": peak / n,
+            "projected_1e6_runs_bytes": peak / n * 1_000_000,
+        }
     out["per_engine"] = per_engine
     log("  bytes per run: " + ", ".join(f"{k} {v['bytes_per_run']:.0f}" for k, v in per_engine.items()))
     return out
@@ -366,8 +470,12 @@ SECTIONS: tuple[Section, ...] = (
     Section("theory_scaling", "How the exact theory's cost grows with T, V, M and K", theory_scaling),
     Section("memory", "Peak memory over runs, and chunking", memory),
     Section("widgets", "Widget update latency at default settings", widget_latency),
-    Section("llm", "Real models: speculative vs autoregressive vs Hugging Face assisted generation", _llm,
-            requires=("torch", "transformers")),
+    Section(
+        "llm",
+        "Real models: speculative vs autoregressive vs Hugging Face assisted generation",
+        _llm,
+        requires=("torch", "transformers"),
+    ),
 )
 
 

@@ -27,8 +27,9 @@ ROOT = Path(__file__).resolve().parents[2]
 clock = time.process_time
 
 
-def best_time(fn: Callable[[], Any], repeat: int = 3, budget: float = float("inf"), warmup: int = 0,
-              fill: float = 0.0) -> float:
+def best_time(
+    fn: Callable[[], Any], repeat: int = 3, budget: float = float("inf"), warmup: int = 0, fill: float = 0.0
+) -> float:
     """Smallest time of ``repeat`` calls (seconds, by ``clock``): the least disturbed one.
 
     Stops repeating once the calls so far took more than ``budget`` seconds in all;
@@ -40,9 +41,7 @@ def best_time(fn: Callable[[], Any], repeat: int = 3, budget: float = float("inf
     for _ in range(warmup):
         fn()
     times: list[float] = []
-    while not times or (
-        sum(times) <= budget and (len(times) < repeat or (sum(times) < fill and len(times) < 200))
-    ):
+    while not times or (sum(times) <= budget and (len(times) < repeat or (sum(times) < fill and len(times) < 200))):
         t0 = clock()
         fn()
         times.append(clock() - t0)
@@ -159,17 +158,29 @@ def _version(name: str) -> str | None:
 
 def machine() -> dict[str, Any]:
     """What the figures were measured on: CPU, cores, memory, load, library versions, commit."""
-    cpu = next((line.split(":", 1)[1].strip() for line in _read("/proc/cpuinfo").splitlines()
-                if line.startswith("model name")), platform.processor())
-    mem = next((int(line.split()[1]) * 1024 for line in _read("/proc/meminfo").splitlines()
-                if line.startswith("MemTotal")), None)
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in _read("/proc/cpuinfo").splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
+    mem = next(
+        (int(line.split()[1]) * 1024 for line in _read("/proc/meminfo").splitlines() if line.startswith("MemTotal")),
+        None,
+    )
     try:
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = os.cpu_count()
     try:
-        commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True,
-                                text=True, timeout=10).stdout.strip() or None
+        commit = (
+            subprocess.run(
+                ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
+            ).stdout.strip()
+            or None
+        )
     except (OSError, subprocess.SubprocessError):
         commit = None
     return {

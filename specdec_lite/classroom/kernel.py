@@ -115,9 +115,7 @@ class PatientKernelClient(AsyncKernelClient):
     iopub_channel_class = Type(PatientChannel)  # type: ignore[arg-type]
     control_channel_class = Type(PatientChannel)  # type: ignore[arg-type]
 
-    max_message_bytes = Integer(0, help="Messages larger than this are refused unread (0: no limit).").tag(
-        config=True
-    )
+    max_message_bytes = Integer(0, help="Messages larger than this are refused unread (0: no limit).").tag(config=True)
 
     def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> zmq.Socket:
         sock = super()._create_connected_socket(channel, identity)

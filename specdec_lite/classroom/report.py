@@ -200,8 +200,10 @@ def _check(course: Path, gb, lab: str, student: str, submitted: bool, check_feed
     out += [Problem(lab, student, note, score, top)] if note else []
     cut = outputs_note(autograded.parent)
     out += [Problem(lab, student, cut, score, top)] if cut else []
-    out += [Problem(lab, student, f"to review by hand, its code uses {what}", score, top)
-            for what in to_review(course, lab, student)]
+    out += [
+        Problem(lab, student, f"to review by hand, its code uses {what}", score, top)
+        for what in to_review(course, lab, student)
+    ]
     if score is None:
         out.append(Problem(lab, student, "autograded but missing from the gradebook"))
     if check_feedback and not (course / "feedback" / student / lab / f"{lab}.html").is_file():

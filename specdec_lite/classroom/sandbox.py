@@ -47,9 +47,20 @@ HOME = "/home/student"
 #: The uid and gid a kernel runs as when the grader is root (``nobody`` on Debian).
 NOBODY = 65534
 #: Environment variables that reach the kernel (everything else, tokens and keys included, stays outside).
-_ENV_KEEP = ("LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONHASHSEED", "MPLBACKEND", "OMP_NUM_THREADS",
-             "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
-             "SPECDEC_LITE_GRADED")  # llm.budget.GRADED_VARIABLE: set by the grader
+_ENV_KEEP = (
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "PYTHONHASHSEED",
+    "MPLBACKEND",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+    "SPECDEC_LITE_GRADED",
+)  # llm.budget.GRADED_VARIABLE: set by the grader
 _ENV_PREFIXES = ("JPY_", "NBGRADER_", "SPECDEC_LITE_LOCKED")
 #: Files of the kernel's folder larger than this are not copied into the sandbox.
 _MAX_COPIED = 64 << 20
@@ -200,8 +211,15 @@ def wrap(
     if _as_root():
         a += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
         uid = str(limits.uid)
-        inner = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-                 "--no-new-privs", "--"] + inner
+        inner = [
+            "setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--no-new-privs",
+            "--",
+        ] + inner
     lim = [
         f"--cpu={limits.cpu_s}",
         f"--as={limits.memory_bytes}",
@@ -219,7 +237,7 @@ def missing() -> str | None:
     tools = ["bwrap", "prlimit"] + (["setpriv"] if _as_root() else [])
     absent = [t for t in tools if shutil.which(t) is None]
     if absent:
-        return (f"{', '.join(absent)} not found (Debian/Ubuntu: apt-get install bubblewrap util-linux)")
+        return f"{', '.join(absent)} not found (Debian/Ubuntu: apt-get install bubblewrap util-linux)"
     with tempfile.TemporaryDirectory(prefix="specdec-sandbox-probe-") as tmp:
         ipc = Path(tmp) / "ipc"
         ipc.mkdir()
@@ -292,8 +310,14 @@ class SandboxedKernelManager(PatientKernelManager):
             os.chown(self.connection_file, self.limits.uid, self.limits.uid)
         files = self._copy_files(Path(kw.get("cwd") or os.getcwd()))
         kw["cwd"] = str(self._run_dir)
-        cmd = wrap(kernel_cmd, files=files, ipc_dir=Path(self.connection_file).parent, env=kw.get("env") or {},
-                   limits=self.limits, hidden=[Path.cwd()])  # nbgrader runs in the course directory
+        cmd = wrap(
+            kernel_cmd,
+            files=files,
+            ipc_dir=Path(self.connection_file).parent,
+            env=kw.get("env") or {},
+            limits=self.limits,
+            hidden=[Path.cwd()],
+        )  # nbgrader runs in the course directory
         await super()._async_launch_kernel(cmd, **kw)
 
     def _copy_files(self, folder: Path) -> list[Path]:

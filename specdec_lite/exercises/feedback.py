@@ -506,7 +506,15 @@ def _reseal() -> None:
 _METHODS = {
     name: Feedback.__dict__[name]
     for name in (
-        "assert_correct", "__bool__", "__str__", "_repr_markdown_", "__repr__", "__init__", "ok", "message", "check",
+        "assert_correct",
+        "__bool__",
+        "__str__",
+        "_repr_markdown_",
+        "__repr__",
+        "__init__",
+        "ok",
+        "message",
+        "check",
         "_ipython_display_",
     )
 }

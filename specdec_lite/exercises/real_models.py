@@ -71,6 +71,7 @@ def _random_rounds(
 
 def _stated(p: np.ndarray, q: np.ndarray, drafts: np.ndarray, u: np.ndarray) -> str:
     """The round's inputs in full, for a message."""
+
     def full(x: np.ndarray) -> str:
         return " ".join(np.array2string(x, precision=4, suppress_small=True, threshold=10_000).split())
 

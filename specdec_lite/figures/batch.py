@@ -47,23 +47,53 @@ def running_means_figure(
         idx = plot_points(runs, 300)
         idx = idx[idx >= 1]
         exact = batch.expected_rejections_batch(draft, target, M)
-        fig.add_trace(go.Scatter(
-            x=np.r_[idx + 1, (idx + 1)[::-1]], y=np.r_[(mean + 2 * se)[idx], (mean - 2 * se)[idx][::-1]],
-            fill="toself", mode="lines", line=dict(width=0), fillcolor=color, opacity=0.2, showlegend=False,
-            hoverinfo="skip",
-        ))
-        fig.add_trace(go.Scatter(x=idx + 1, y=mean[idx], mode="lines", name=_("M = {M}: running mean").format(M=M),
-                                 line=dict(color=color)))
-        fig.add_trace(go.Scatter(x=[1, runs], y=[exact, exact], mode="lines",
-                                 name=_("M = {M}: Theorem 3 ({exact:.2f})").format(
-            M=M, exact=exact),
-                                 line=dict(color=color, dash="dash")))
+        fig.add_trace(
+            go.Scatter(
+                x=np.r_[idx + 1, (idx + 1)[::-1]],
+                y=np.r_[(mean + 2 * se)[idx], (mean - 2 * se)[idx][::-1]],
+                fill="toself",
+                mode="lines",
+                line=dict(width=0),
+                fillcolor=color,
+                opacity=0.2,
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=idx + 1,
+                y=mean[idx],
+                mode="lines",
+                name=_("M = {M}: running mean").format(M=M),
+                line=dict(color=color),
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[1, runs],
+                y=[exact, exact],
+                mode="lines",
+                name=_("M = {M}: Theorem 3 ({exact:.2f})").format(M=M, exact=exact),
+                line=dict(color=color, dash="dash"),
+            )
+        )
     thm1 = theory.expected_rejections(draft, target)
-    fig.add_trace(go.Scatter(x=[1, runs], y=[thm1, thm1], mode="lines", name=_("M = 1: Theorem 1 ({exact:.2f})").format(
-        exact=thm1),
-                             line=dict(color=COLORS["thm1"], dash="dot")))
-    fig.update_layout(xaxis_title=_("number of runs"), yaxis_title=_("rejections per run"), height=460,
-                      title=_("Algorithm 4 on two random chains (V = {V}, T = {T})").format(V=target.V, T=target.T))
+    fig.add_trace(
+        go.Scatter(
+            x=[1, runs],
+            y=[thm1, thm1],
+            mode="lines",
+            name=_("M = 1: Theorem 1 ({exact:.2f})").format(exact=thm1),
+            line=dict(color=COLORS["thm1"], dash="dot"),
+        )
+    )
+    fig.update_layout(
+        xaxis_title=_("number of runs"),
+        yaxis_title=_("rejections per run"),
+        height=460,
+        title=_("Algorithm 4 on two random chains (V = {V}, T = {T})").format(V=target.V, T=target.T),
+    )
     return fig
 
 
@@ -90,42 +120,67 @@ def rejections_vs_M_traces(
     limit = batch.batch_rejection_limit(draft, target)
     ends = [int(Ms.min()), int(Ms.max())]
     traces = [
-        go.Scatter(x=Ms, y=values, mode="lines+markers", name=_("Algorithm 4 (Theorem 3)"),
-                   line=dict(color=COLORS["batch"]), marker=dict(size=5)),
-        go.Scatter(x=ends, y=[limit, limit], mode="lines", name=_("limit M → ∞ (Proposition 1): {limit:.2f}").format(
-            limit=limit),
-                   line=dict(color=COLORS["limit"], dash="dash")),
+        go.Scatter(
+            x=Ms,
+            y=values,
+            mode="lines+markers",
+            name=_("Algorithm 4 (Theorem 3)"),
+            line=dict(color=COLORS["batch"]),
+            marker=dict(size=5),
+        ),
+        go.Scatter(
+            x=ends,
+            y=[limit, limit],
+            mode="lines",
+            name=_("limit M → ∞ (Proposition 1): {limit:.2f}").format(limit=limit),
+            line=dict(color=COLORS["limit"], dash="dash"),
+        ),
     ]
     if tree:
         tMs = np.asarray(tree_Ms if tree_Ms is not None else Ms, dtype=int)
         tvals = batch.rejections_by_M(draft, target, tMs, tree=True)
-        traces.append(go.Scatter(x=tMs, y=tvals, mode="lines+markers", name=_("draft tree (this book)"),
-                                 line=dict(color=COLORS["tree"]), marker=dict(size=5, symbol="diamond")))
+        traces.append(
+            go.Scatter(
+                x=tMs,
+                y=tvals,
+                mode="lines+markers",
+                name=_("draft tree (this book)"),
+                line=dict(color=COLORS["tree"]),
+                marker=dict(size=5, symbol="diamond"),
+            )
+        )
     if len(mc_Ms):
         gen = np.random.default_rng(seed)
         samplers = [("batch", _("Algorithm 4"), batch.batch_speculative)]
         samplers += [("tree", _("draft tree"), batch.tree_speculative)] if tree else []
         for key, label, sampler in samplers:
             stats = np.array([mean_and_se(sampler(draft, target, int(M), runs, gen).rejections) for M in mc_Ms])
-            traces.append(go.Scatter(
-                x=list(mc_Ms), y=stats[:, 0], mode="markers",
-                name=_("{label}: Monte Carlo ({runs} runs, ±2 SE)").format(
-                    label=label, runs=runs),
-                error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
-                marker=dict(color=COLORS[key], size=10, symbol="circle-open", line=dict(width=2)),
-            ))
+            traces.append(
+                go.Scatter(
+                    x=list(mc_Ms),
+                    y=stats[:, 0],
+                    mode="markers",
+                    name=_("{label}: Monte Carlo ({runs} runs, ±2 SE)").format(label=label, runs=runs),
+                    error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
+                    marker=dict(color=COLORS[key], size=10, symbol="circle-open", line=dict(width=2)),
+                )
+            )
     return traces
 
 
-def rejections_vs_M_figure(draft: MarkovChain, target: MarkovChain, M_max: int = 64, *, tree: bool = False,
-                           log_x: bool = True) -> go.Figure:
+def rejections_vs_M_figure(
+    draft: MarkovChain, target: MarkovChain, M_max: int = 64, *, tree: bool = False, log_x: bool = True
+) -> go.Figure:
     """Figure 2 (right): ``E[N_rej]`` for M = 1..M_max flattening to the Proposition 1 limit."""
     Ms = np.arange(1, M_max + 1)
     fig = go.Figure(rejections_vs_M_traces(draft, target, Ms, tree=tree, tree_Ms=draft_counts(M_max)))
     ticks = dict(tickvals=[1, 2, 4, 8, 16, 32, 64]) if log_x else {}
-    fig.update_layout(xaxis=dict(title=_("number of drafts M"), type="log" if log_x else "linear", **ticks),
-                      yaxis_title=_("expected rejections E[N_rej]"), height=440,
-                      title=_("More drafts help less and less (V = {V}, T = {T})").format(V=target.V, T=target.T))
+    fig.update_layout(
+        xaxis=dict(title=_("number of drafts M"), type="log" if log_x else "linear", **ticks),
+        yaxis_title=_("expected rejections E[N_rej]"),
+        height=440,
+        title=_("More drafts help less and less (V = {V}, T = {T})").format(V=target.V, T=target.T),
+    )
     return fig
 
 
@@ -149,15 +204,20 @@ def tree_vs_batch_slider(
         draft, target, _seed = pair(V, T, float(w), seed)
         traces = rejections_vs_M_traces(draft, target, Ms, tree=True, mc_Ms=mc_Ms, runs=runs, seed=seed)
         b, t = traces[0].y[-1], traces[2].y[-1]
-        title = _("M = {M}: Algorithm 4 {batch:.2f}, tree {tree:.2f} rejections").format(
-            M=M_max, batch=b, tree=t)
+        title = _("M = {M}: Algorithm 4 {batch:.2f}, tree {tree:.2f} rejections").format(M=M_max, batch=b, tree=t)
         steps.append((f"{w:.2f}", traces, {"title": title}))
     return slider_figure(
-        steps, label=_("draft quality"),
-        layout={"xaxis": {"title": {"text": _("number of drafts M"), "standoff": 4}, "type": "log",
-                          "tickvals": [1, 2, 4, 8, 16, 32, 64]},
-                "yaxis": {"title": "E[N_rej]"},
-                "height": 480},
+        steps,
+        label=_("draft quality"),
+        layout={
+            "xaxis": {
+                "title": {"text": _("number of drafts M"), "standoff": 4},
+                "type": "log",
+                "tickvals": [1, 2, 4, 8, 16, 32, 64],
+            },
+            "yaxis": {"title": "E[N_rej]"},
+            "height": 480,
+        },
     )
 
 
@@ -177,7 +237,11 @@ def batch_improvement_mc(
 def figure3(
     us: Sequence[float] = (0.6, 0.7, 0.8, 0.9),
     rs: Sequence[float] = (1.5, 2.0, 3.0, 6.0),
-    *, V: int = 12, M_max: int = 16, runs: int = 4000, seed: int = 0,
+    *,
+    V: int = 12,
+    M_max: int = 16,
+    runs: int = 4000,
+    seed: int = 0,
 ) -> go.Figure:
     """Batch improvement against M: Bernoulli (p = Ber(u), q = Ber(1/2)) and uniform (r = V/V').
 
@@ -187,32 +251,72 @@ def figure3(
     Ms = np.arange(1, M_max + 1)
     mc_Ms = np.array([1, 2, 3, 4, 6, 8, 12, 16])
     mc_Ms = mc_Ms[mc_Ms <= M_max]
-    layout, cells = grid(1, 2, (_("Bernoulli<br>p = Ber(u), q = Ber(1/2)"),
-                                _("uniform<br>p = Unif(V), q = Unif(V′), r = V/V′")), hspace=0.1)
+    layout, cells = grid(
+        1,
+        2,
+        (_("Bernoulli<br>p = Ber(u), q = Ber(1/2)"), _("uniform<br>p = Unif(V), q = Unif(V′), r = V/V′")),
+        hspace=0.1,
+    )
     traces: list[go.Scatter] = []
     panels = [
-        [(f"u = {u:g}", lambda M, u=u: batch.batch_improvement_bernoulli(u, 0.5, M), np.array([1 - u, u]),
-          np.array([0.5, 0.5])) for u in us],
-        [(f"r = {r:g}", lambda M, r=r: batch.batch_improvement_uniform(r, M), np.full(V, 1 / V),
-          np.r_[np.full(round(V / r), 1 / round(V / r)), np.zeros(V - round(V / r))]) for r in rs],
+        [
+            (
+                f"u = {u:g}",
+                lambda M, u=u: batch.batch_improvement_bernoulli(u, 0.5, M),
+                np.array([1 - u, u]),
+                np.array([0.5, 0.5]),
+            )
+            for u in us
+        ],
+        [
+            (
+                f"r = {r:g}",
+                lambda M, r=r: batch.batch_improvement_uniform(r, M),
+                np.full(V, 1 / V),
+                np.r_[np.full(round(V / r), 1 / round(V / r)), np.zeros(V - round(V / r))],
+            )
+            for r in rs
+        ],
     ]
     styles = [(_("Bernoulli"), "solid"), (_("uniform"), "dash")]
     for (xa, ya), panel, (group, dash) in zip(cells, panels, styles, strict=True):
         for i, (name, closed, p, q) in enumerate(panel):
             color = PALETTE[i % len(PALETTE)]
-            traces.append(go.Scatter(x=Ms, y=[closed(int(M)) for M in Ms], mode="lines",
-                                     name=_("{name} (closed form)").format(
-                name=name),
-                                     line=dict(color=color, dash=dash), xaxis=xa, yaxis=ya, legendgroup=group,
-                                     legendgrouptitle_text=group if i == 0 else None))
+            traces.append(
+                go.Scatter(
+                    x=Ms,
+                    y=[closed(int(M)) for M in Ms],
+                    mode="lines",
+                    name=_("{name} (closed form)").format(name=name),
+                    line=dict(color=color, dash=dash),
+                    xaxis=xa,
+                    yaxis=ya,
+                    legendgroup=group,
+                    legendgrouptitle_text=group if i == 0 else None,
+                )
+            )
             mc = np.array([batch_improvement_mc(p, q, int(M), runs, gen) for M in mc_Ms])
-            traces.append(go.Scatter(x=mc_Ms, y=mc[:, 0], mode="markers", name=_("{name} (Monte Carlo)").format(
-                name=name),
-                                     error_y=dict(type="data", array=2 * mc[:, 1], visible=True),
-                                     marker=dict(color=color, size=7, symbol="circle-open"), xaxis=xa, yaxis=ya,
-                                     showlegend=False, legendgroup=group))
+            traces.append(
+                go.Scatter(
+                    x=mc_Ms,
+                    y=mc[:, 0],
+                    mode="markers",
+                    name=_("{name} (Monte Carlo)").format(name=name),
+                    error_y=dict(type="data", array=2 * mc[:, 1], visible=True),
+                    marker=dict(color=color, size=7, symbol="circle-open"),
+                    xaxis=xa,
+                    yaxis=ya,
+                    showlegend=False,
+                    legendgroup=group,
+                )
+            )
     fig = go.Figure(traces, layout)
-    fig.update_layout(height=560, xaxis_title=_("number of drafts M"), xaxis2_title=_("number of drafts M"),
-                      yaxis_title=_("batch improvement TV − Π r_m"), margin=dict(t=70),
-                      legend=legend_below(560, top=70))
+    fig.update_layout(
+        height=560,
+        xaxis_title=_("number of drafts M"),
+        xaxis2_title=_("number of drafts M"),
+        yaxis_title=_("batch improvement TV − Π r_m"),
+        margin=dict(t=70),
+        legend=legend_below(560, top=70),
+    )
     return fig

@@ -51,30 +51,53 @@ def finite_k_figure(
     mc = [la.speculative_k(draft, target, K, runs, rng) for K in Ks]
     fig = go.Figure()
     series = [  # each Monte Carlo entry names its count: the two share a colour with their exact curve only
-        (_("exact E[oracle calls]"), _("oracle calls, Monte Carlo ({runs} runs, ±2 SE)").format(runs=runs),
-         [p.expected_oracle_calls for p in profs], [r.oracle_calls for r in mc],
-         theory.expected_oracle_calls(draft, target), PALETTE[0]),
-        (_("exact E[rejections]"), _("rejections, Monte Carlo ({runs} runs, ±2 SE)").format(runs=runs),
-         [p.expected_rejections for p in profs], [r.rejections for r in mc],
-         theory.expected_rejections(draft, target), PALETTE[1]),
+        (
+            _("exact E[oracle calls]"),
+            _("oracle calls, Monte Carlo ({runs} runs, ±2 SE)").format(runs=runs),
+            [p.expected_oracle_calls for p in profs],
+            [r.oracle_calls for r in mc],
+            theory.expected_oracle_calls(draft, target),
+            PALETTE[0],
+        ),
+        (
+            _("exact E[rejections]"),
+            _("rejections, Monte Carlo ({runs} runs, ±2 SE)").format(runs=runs),
+            [p.expected_rejections for p in profs],
+            [r.rejections for r in mc],
+            theory.expected_rejections(draft, target),
+            PALETTE[1],
+        ),
     ]
     limits = []
     for name, mc_name, exact, samples, limit, color in series:
         stats = np.array([mean_and_se(s) for s in samples])
         fig.add_trace(go.Scatter(x=Ks, y=exact, mode="lines", name=name, line=dict(color=color)))
-        fig.add_trace(go.Scatter(
-            x=Ks, y=stats[:, 0], mode="markers", name=mc_name,
-            marker=dict(color=color, symbol="circle-open", size=9),
-            error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=Ks,
+                y=stats[:, 0],
+                mode="markers",
+                name=mc_name,
+                marker=dict(color=color, symbol="circle-open", size=9),
+                error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
+            )
+        )
         # K = ∞ as a dashed line named in the legend (two labels on the lines would collide with the curves)
-        limits.append(go.Scatter(x=[min(Ks), max(Ks)], y=[limit, limit], mode="lines",
-                                 line=dict(color=color, dash="dash"),
-                                 name=_("K = ∞ (paper's Theorem 1): {limit:.2f}").format(limit=limit)))
+        limits.append(
+            go.Scatter(
+                x=[min(Ks), max(Ks)],
+                y=[limit, limit],
+                mode="lines",
+                line=dict(color=color, dash="dash"),
+                name=_("K = ∞ (paper's Theorem 1): {limit:.2f}").format(limit=limit),
+            )
+        )
     fig.add_traces(limits)
     fig.update_layout(
-        xaxis_title=_("lookahead K (drafted tokens per round)"), yaxis_title=_("expected count per sequence"),
-        height=500, legend=legend_below(500),
+        xaxis_title=_("lookahead K (drafted tokens per round)"),
+        yaxis_title=_("expected count per sequence"),
+        height=500,
+        legend=legend_below(500),
         title=_("Finite lookahead on a chain with V = {V}, T = {T}").format(V=target.V, T=target.T),
     )
     return fig
@@ -91,19 +114,32 @@ def leviathan_figure(
     Ks = [int(K) for K in Ks]
     grid = np.arange(0, max(Ks) + 1)
     fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=grid, y=[la.expected_tokens_per_call(alpha, K) for K in grid], mode="lines",
-        name=_("Leviathan et al., α = {alpha:.2f}").format(alpha=alpha), line=dict(color="black"),
-    ))
+    fig.add_trace(
+        go.Scatter(
+            x=grid,
+            y=[la.expected_tokens_per_call(alpha, K) for K in grid],
+            mode="lines",
+            name=_("Leviathan et al., α = {alpha:.2f}").format(alpha=alpha),
+            line=dict(color="black"),
+        )
+    )
     for i, (label, draft, target) in enumerate(pairs):
         calls = np.array([p.expected_oracle_calls for p in la.lookahead_profiles(draft, target, Ks)])
-        fig.add_trace(go.Scatter(
-            x=Ks, y=target.T / calls, mode="markers", name=_(label),
-            marker=dict(color=PALETTE[i % len(PALETTE)], size=9, symbol=["circle", "square", "diamond"][i % 3]),
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=Ks,
+                y=target.T / calls,
+                mode="markers",
+                name=_(label),
+                marker=dict(color=PALETTE[i % len(PALETTE)], size=9, symbol=["circle", "square", "diamond"][i % 3]),
+            )
+        )
     fig.update_layout(
-        xaxis_title=_("lookahead K"), yaxis_title=_("tokens per oracle call"), height=480,
-        legend=legend_below(480), title=_("Exact finite-K chains against the i.i.d. formula"),
+        xaxis_title=_("lookahead K"),
+        yaxis_title=_("tokens per oracle call"),
+        height=480,
+        legend=legend_below(480),
+        title=_("Exact finite-K chains against the i.i.d. formula"),
     )
     return fig
 
@@ -130,23 +166,43 @@ def speedup_traces(
     best = int(np.argmax(curve))
     traces = [
         go.Scatter(x=Ks, y=curve, mode="lines+markers", name=name, line=dict(color=color), marker=dict(size=4)),
-        go.Scatter(x=[best], y=[curve[best]], mode="markers", name=_("best K = {K}").format(K=best), showlegend=False,
-                   marker=dict(color=color, size=16, symbol="star", line=dict(color="black", width=1)),
-                   hovertemplate=_("{name}<br>best K = {K}<br>speed-up = {speedup:.2f}×").format(
-                       name=name, K=best, speedup=curve[best]) + "<extra></extra>"),
+        go.Scatter(
+            x=[best],
+            y=[curve[best]],
+            mode="markers",
+            name=_("best K = {K}").format(K=best),
+            showlegend=False,
+            marker=dict(color=color, size=16, symbol="star", line=dict(color="black", width=1)),
+            hovertemplate=_("{name}<br>best K = {K}<br>speed-up = {speedup:.2f}×").format(
+                name=name, K=best, speedup=curve[best]
+            )
+            + "<extra></extra>",
+        ),
     ]
     if iid:
         alpha = mean_acceptance(draft, target)
-        traces.append(go.Scatter(
-            x=Ks, y=[la.iid_speedup(alpha, int(K), c) for K in Ks], mode="lines", showlegend=False,
-            line=dict(color=color, dash="dot", width=1), name=_("i.i.d. formula, α = {alpha:.2f}").format(alpha=alpha),
-        ))
+        traces.append(
+            go.Scatter(
+                x=Ks,
+                y=[la.iid_speedup(alpha, int(K), c) for K in Ks],
+                mode="lines",
+                showlegend=False,
+                line=dict(color=color, dash="dot", width=1),
+                name=_("i.i.d. formula, α = {alpha:.2f}").format(alpha=alpha),
+            )
+        )
     return traces
 
 
 def best_k_slider_figure(
-    qualities: Sequence[float], costs: Sequence[float], *, K_max: int = 30, active: int = 0,
-    V: int = 7, T: int = 50, seed: int = 10,
+    qualities: Sequence[float],
+    costs: Sequence[float],
+    *,
+    K_max: int = 30,
+    active: int = 0,
+    V: int = 7,
+    T: int = 50,
+    seed: int = 10,
 ) -> go.Figure:
     """Speed-up against K for several draft qualities; the slider moves the cost ratio c."""
     steps = []
@@ -154,17 +210,28 @@ def best_k_slider_figure(
         traces, bests = [], []
         for i, quality in enumerate(qualities):
             draft, target = quality_pair(float(quality), V, T, seed)
-            traces += speedup_traces(draft, target, c, K_max, name=_("quality {quality:.2f}").format(quality=quality),
-                                     color=PALETTE[i % len(PALETTE)])
+            traces += speedup_traces(
+                draft,
+                target,
+                c,
+                K_max,
+                name=_("quality {quality:.2f}").format(quality=quality),
+                color=PALETTE[i % len(PALETTE)],
+            )
             bests.append(f"{quality:.2f} → {la.best_lookahead(draft, target, c, K_max=K_max)[0]}")
         title = _("cost ratio c = {c}; best K: {bests}").format(c=f"{c:g}", bests=", ".join(bests))
         steps.append((f"{c:g}", traces, dict(title=title)))
     return slider_figure(
-        steps, label=_("cost ratio c"), active=active,
-        layout=dict(xaxis_title=_("lookahead K"), yaxis_title=_("speed-up over autoregressive (wall-clock)"),
-                    height=520, legend=dict(x=1.02, y=1),
-                    shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=1, y1=1, line=dict(dash="dash",
-                                 color="gray"))]),
+        steps,
+        label=_("cost ratio c"),
+        active=active,
+        layout=dict(
+            xaxis_title=_("lookahead K"),
+            yaxis_title=_("speed-up over autoregressive (wall-clock)"),
+            height=520,
+            legend=dict(x=1.02, y=1),
+            shapes=[dict(type="line", xref="paper", x0=0, x1=1, y0=1, y1=1, line=dict(dash="dash", color="gray"))],
+        ),
     )
 
 
@@ -172,15 +239,26 @@ def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap:
     """Heat map of Leviathan et al.'s best K (closed form) over acceptance rate and cost ratio."""
     alphas, costs = np.asarray(alphas, float), np.asarray(costs, float)
     z = np.array([[min(la.best_lookahead_iid(a, c, K_max=K_cap), K_cap) for a in alphas] for c in costs])
-    fig = go.Figure(go.Heatmap(
-        x=alphas, y=costs, z=z, colorscale="Viridis", colorbar=dict(title=_("best K")),
-        hovertemplate=_("α = %{x:.2f}<br>c = %{y:.3f}<br>best K = %{z}") + "<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Heatmap(
+            x=alphas,
+            y=costs,
+            z=z,
+            colorscale="Viridis",
+            colorbar=dict(title=_("best K")),
+            hovertemplate=_("α = %{x:.2f}<br>c = %{y:.3f}<br>best K = %{z}") + "<extra></extra>",
+        )
+    )
     grid = alphas[(alphas >= costs.min()) & (alphas <= costs.max())]
-    fig.add_trace(go.Scatter(x=grid, y=grid, mode="lines", line=dict(color="white", dash="dash"),
-                             name=_("α = c: below it K = 0")))
-    fig.update_layout(xaxis_title=_("acceptance rate α = 1 − TV"), yaxis_title=_("cost ratio c (log scale)"),
-                      height=460, yaxis=dict(type="log", tickvals=[0.003, 0.01, 0.03, 0.1, 0.3, 1]),
-                      title=_("Best lookahead (i.i.d. acceptances; capped at {K_cap})").format(K_cap=K_cap),
-                      legend=legend_below(460))
+    fig.add_trace(
+        go.Scatter(x=grid, y=grid, mode="lines", line=dict(color="white", dash="dash"), name=_("α = c: below it K = 0"))
+    )
+    fig.update_layout(
+        xaxis_title=_("acceptance rate α = 1 − TV"),
+        yaxis_title=_("cost ratio c (log scale)"),
+        height=460,
+        yaxis=dict(type="log", tickvals=[0.003, 0.01, 0.03, 0.1, 0.3, 1]),
+        title=_("Best lookahead (i.i.d. acceptances; capped at {K_cap})").format(K_cap=K_cap),
+        legend=legend_below(460),
+    )
     return fig

@@ -71,10 +71,19 @@ def grid(
             layout[f"yaxis{sy}"] = {"domain": [top - h, top], "anchor": f"x{sx}"}
             cells.append((f"x{sx}", f"y{sy}"))
             if k <= len(titles):
-                layout["annotations"].append(dict(
-                    text=titles[k - 1], x=x0[c] + widths[c] / 2, y=top, xref="paper", yref="paper",
-                    xanchor="center", yanchor="bottom", showarrow=False, font={"size": 14},
-                ))
+                layout["annotations"].append(
+                    dict(
+                        text=titles[k - 1],
+                        x=x0[c] + widths[c] / 2,
+                        y=top,
+                        xref="paper",
+                        yref="paper",
+                        xanchor="center",
+                        yanchor="bottom",
+                        showarrow=False,
+                        font={"size": 14},
+                    )
+                )
     return layout, cells
 
 
@@ -113,7 +122,8 @@ def tv_slider_figure(q: Any, other: Any, qualities: Sequence[float] = tuple(np.l
         p = w * q + (1 - w) * other
         steps.append((f"{w:.2f}", tv_traces(p, q), {"title": _tv_title(p, q)}))
     return slider_figure(
-        steps, label=_("draft quality"),
+        steps,
+        label=_("draft quality"),
         layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": _("probability")}},
     )
 
@@ -132,11 +142,16 @@ def split_traces(p: Any, q: Any) -> list[Any]:
     return [
         go.Bar(x=x, y=accepted, name=_("accepted draft: p·min(1, q/p)"), marker_color=COLORS["accept"]),
         go.Bar(x=x, y=rejected, name=_("after a rejection: TV·[q − p]₊"), marker_color=COLORS["residual"]),
-        go.Scatter(x=x, y=p, mode="markers", name=_("draft p"),
-                   marker=dict(color=COLORS["p"], size=11, symbol="diamond")),
-        go.Scatter(x=x, y=q, mode="markers", name=_("target q"),
-                   marker=dict(color="black", size=13, symbol="line-ew-open",
-                                                                           line=dict(width=3))),
+        go.Scatter(
+            x=x, y=p, mode="markers", name=_("draft p"), marker=dict(color=COLORS["p"], size=11, symbol="diamond")
+        ),
+        go.Scatter(
+            x=x,
+            y=q,
+            mode="markers",
+            name=_("target q"),
+            marker=dict(color="black", size=13, symbol="line-ew-open", line=dict(width=3)),
+        ),
     ]
 
 
@@ -150,7 +165,8 @@ def split_slider_figure(q: Any, other: Any, qualities: Sequence[float] = tuple(n
         title = _("P(reject) = TV(p, q) = {tv:.3f}; green + pink = q on every token").format(tv=tv(p, q))
         steps.append((f"{w:.2f}", split_traces(p, q), {"title": title}))
     return slider_figure(
-        steps, label=_("draft quality"),
+        steps,
+        label=_("draft quality"),
         layout={"barmode": "stack", "yaxis": {"range": [0, top], "title": _("probability")}},
     )
 
@@ -178,12 +194,21 @@ def running_mean_traces(rejections: Any, exact: float, *, max_points: int = 400)
     band_y = np.concatenate([(mean + 2 * se)[idx_band], (mean - 2 * se)[idx_band][::-1]])
     return [
         go.Scatter(
-            x=band_x, y=band_y, fill="toself", mode="lines", line=dict(width=0), fillcolor="rgba(0,114,178,0.18)",
-            name=_("± 2 standard errors"), hoverinfo="skip",
+            x=band_x,
+            y=band_y,
+            fill="toself",
+            mode="lines",
+            line=dict(width=0),
+            fillcolor="rgba(0,114,178,0.18)",
+            name=_("± 2 standard errors"),
+            hoverinfo="skip",
         ),
         go.Scatter(x=runs, y=mean[idx], mode="lines", name=_("Monte Carlo running mean"), line=dict(color=COLORS["q"])),
         go.Scatter(
-            x=[1, n], y=[exact, exact], mode="lines", name=_("exact E[N_rej] (Theorem 1)"),
+            x=[1, n],
+            y=[exact, exact],
+            mode="lines",
+            name=_("exact E[N_rej] (Theorem 1)"),
             line=dict(color="black", dash="dash"),
         ),
     ]
@@ -244,12 +269,29 @@ def quality_sweep_traces(target: MarkovChain, qualities: Sequence[float], seed: 
     s = quality_sweep(target, qualities, seed)
     paper = np.where(np.isfinite(s["speedup_paper"]), s["speedup_paper"], np.nan)
     return [
-        go.Scatter(x=s["quality"], y=s["rejections"], name="E[N_rej]", mode="lines+markers",
-                   line=dict(color=COLORS["residual"])),
-        go.Scatter(x=s["quality"], y=s["speedup"], name=_("speed-up T / E[oracle calls]"), mode="lines+markers",
-                   yaxis="y2", line=dict(color=COLORS["accept"])),
-        go.Scatter(x=s["quality"], y=paper, name=_("paper's T / E[N_rej]"), mode="lines", yaxis="y2",
-                   line=dict(color=COLORS["accept"], dash="dot")),
+        go.Scatter(
+            x=s["quality"],
+            y=s["rejections"],
+            name="E[N_rej]",
+            mode="lines+markers",
+            line=dict(color=COLORS["residual"]),
+        ),
+        go.Scatter(
+            x=s["quality"],
+            y=s["speedup"],
+            name=_("speed-up T / E[oracle calls]"),
+            mode="lines+markers",
+            yaxis="y2",
+            line=dict(color=COLORS["accept"]),
+        ),
+        go.Scatter(
+            x=s["quality"],
+            y=paper,
+            name=_("paper's T / E[N_rej]"),
+            mode="lines",
+            yaxis="y2",
+            line=dict(color=COLORS["accept"], dash="dot"),
+        ),
     ]
 
 
@@ -264,8 +306,9 @@ def quality_sweep_slider(
     steps = []
     for T in Ts:
         target = MarkovChain.random(V, T, rng=seed)
-        steps.append((str(T), quality_sweep_traces(target, qualities, seed + 1), {"title": _("T = {T} tokens").format(
-            T=T)}))
+        steps.append(
+            (str(T), quality_sweep_traces(target, qualities, seed + 1), {"title": _("T = {T} tokens").format(T=T)})
+        )
     return slider_figure(
         steps,
         label="T",
@@ -274,8 +317,12 @@ def quality_sweep_slider(
             "xaxis": {"title": _("draft quality (0: unrelated chain, 1: the target itself)")},
             "yaxis": {"title": _("expected rejections E[N_rej]"), "rangemode": "tozero"},
             "yaxis2": {
-                "title": _("speed-up (log scale)"), "overlaying": "y", "side": "right", "type": "log",
-                "tickvals": [1, 2, 5, 10, 20, 50, 100, 200], "showgrid": False,
+                "title": _("speed-up (log scale)"),
+                "overlaying": "y",
+                "side": "right",
+                "type": "log",
+                "tickvals": [1, 2, 5, 10, 20, 50, 100, 200],
+                "showgrid": False,
             },
             "legend": {"orientation": "h", "x": 0, "y": 1.02, "yanchor": "bottom"},
             "margin": {"t": 110},
@@ -298,20 +345,28 @@ def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go
     order = np.argsort(law)[::-1][:top]
     labels = ["".join(map(str, np.unravel_index(i, (V,) * tokens.shape[1]))) for i in order]
     gof = chi_square(counts, law)
-    fig = go.Figure([
-        go.Bar(x=labels, y=counts[order] / runs, name=_("observed frequency"), marker_color=COLORS["mc"]),
-        go.Scatter(
-            x=labels, y=law[order], mode="markers", name=_("exact q(x_1:T) ± 2 SE"),
-            marker=dict(color=COLORS["q"], size=10, symbol="line-ew-open", line=dict(width=3)),
-            error_y=dict(type="data", array=2 * np.sqrt(law[order] * (1 - law[order]) / runs), color=COLORS["q"]),
-        ),
-    ])
+    fig = go.Figure(
+        [
+            go.Bar(x=labels, y=counts[order] / runs, name=_("observed frequency"), marker_color=COLORS["mc"]),
+            go.Scatter(
+                x=labels,
+                y=law[order],
+                mode="markers",
+                name=_("exact q(x_1:T) ± 2 SE"),
+                marker=dict(color=COLORS["q"], size=10, symbol="line-ew-open", line=dict(width=3)),
+                error_y=dict(type="data", array=2 * np.sqrt(law[order] * (1 - law[order]) / runs), color=COLORS["q"]),
+            ),
+        ]
+    )
     fig.update_layout(
         title=_("{runs} runs, {sequences} possible sequences; chi-square p-value {pvalue:.3f}").format(
             runs=runs, sequences=law.size, pvalue=gof.pvalue
         ),
-        xaxis=dict(title=_("sequence x_1 … x_T (the {top} most likely)").format(top=len(order)), tickangle=-90,
-                   tickfont=dict(size=11)),
+        xaxis=dict(
+            title=_("sequence x_1 … x_T (the {top} most likely)").format(top=len(order)),
+            tickangle=-90,
+            tickfont=dict(size=11),
+        ),
         yaxis_title=_("probability"),
         height=420,
     )

@@ -54,10 +54,29 @@ def front_dicts(tv_pq: float, *, xaxis: str = "x", yaxis: str = "y") -> list[dic
     """
     d = float(tv_pq)
     return [
-        dict(type="scatter", x=[0, d, 0, 0], y=[0, 0, d, 0], fill="toself", mode="lines", line=dict(width=0),
-             fillcolor=COLORS["unattainable"], name=_("unattainable"), hoverinfo="skip", xaxis=xaxis, yaxis=yaxis),
-        dict(type="scatter", x=[d, 0], y=[0, d], mode="lines", line=dict(color=COLORS["front"], width=3),
-             name=_("Pareto front (Theorem 5)"), xaxis=xaxis, yaxis=yaxis),
+        dict(
+            type="scatter",
+            x=[0, d, 0, 0],
+            y=[0, 0, d, 0],
+            fill="toself",
+            mode="lines",
+            line=dict(width=0),
+            fillcolor=COLORS["unattainable"],
+            name=_("unattainable"),
+            hoverinfo="skip",
+            xaxis=xaxis,
+            yaxis=yaxis,
+        ),
+        dict(
+            type="scatter",
+            x=[d, 0],
+            y=[0, d],
+            mode="lines",
+            line=dict(color=COLORS["front"], width=3),
+            name=_("Pareto front (Theorem 5)"),
+            xaxis=xaxis,
+            yaxis=yaxis,
+        ),
     ]
 
 
@@ -81,8 +100,19 @@ def panel_layout(titles: Sequence[str], widths: Sequence[float] | None = None, g
         k = "" if i == 0 else str(i + 1)
         layout[f"xaxis{k}"] = dict(domain=[left, left + w[i]], anchor=f"y{k}")
         layout[f"yaxis{k}"] = dict(anchor=f"x{k}")
-        layout["annotations"].append(dict(text=title, x=left + w[i] / 2, y=1.0, xref="paper", yref="paper",
-                                          xanchor="center", yanchor="bottom", showarrow=False, font=dict(size=14)))
+        layout["annotations"].append(
+            dict(
+                text=title,
+                x=left + w[i] / 2,
+                y=1.0,
+                xref="paper",
+                yref="paper",
+                xanchor="center",
+                yanchor="bottom",
+                showarrow=False,
+                font=dict(size=14),
+            )
+        )
         left += w[i] + gap
     return layout
 
@@ -120,22 +150,63 @@ def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
     pts = random_algorithms(p, q, n, seed)
     d = float(tv(*tradeoff.check_pair(p, q)))
     fig = go.Figure(front_traces(d))
-    fig.add_trace(go.Scatter(x=pts["any_reject"], y=pts["any_loss"], mode="markers", name=_("random (b, P)"),
-                             marker=dict(color=COLORS["random"], size=5)))
-    fig.add_trace(go.Scatter(x=pts["best_reject"], y=pts["best_loss"], mode="markers",
-                             name=_("random b, optimal P* (Theorem 4)"), marker=dict(color=COLORS["opt"], size=5)))
-    fig.add_trace(go.Scatter(x=pts["unbiased_reject"], y=pts["unbiased_loss"], mode="markers",
-                             name=_("random unbiased member of F"), marker=dict(color=COLORS["unbiased"], size=6,
-                                                                              symbol="diamond")))
+    fig.add_trace(
+        go.Scatter(
+            x=pts["any_reject"],
+            y=pts["any_loss"],
+            mode="markers",
+            name=_("random (b, P)"),
+            marker=dict(color=COLORS["random"], size=5),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=pts["best_reject"],
+            y=pts["best_loss"],
+            mode="markers",
+            name=_("random b, optimal P* (Theorem 4)"),
+            marker=dict(color=COLORS["opt"], size=5),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=pts["unbiased_reject"],
+            y=pts["unbiased_loss"],
+            mode="markers",
+            name=_("random unbiased member of F"),
+            marker=dict(color=COLORS["unbiased"], size=6, symbol="diamond"),
+        )
+    )
     # the labels of the two ends sit inside the unattainable triangle, where no point can be
-    fig.add_trace(go.Scatter(x=[d, 0], y=[0, d], mode="markers+text", text=[_("speculative"), ""],
-                             textposition="top left", name=_("ends of the front"),
-                             marker=dict(color=COLORS["front"], size=12, symbol="star")))
-    fig.add_annotation(x=0, y=d, ax=0.03 * d, ay=0.45 * d, axref="x", ayref="y", text=_("always accept"),
-                       xanchor="left", showarrow=True, arrowhead=0, arrowwidth=1)
+    fig.add_trace(
+        go.Scatter(
+            x=[d, 0],
+            y=[0, d],
+            mode="markers+text",
+            text=[_("speculative"), ""],
+            textposition="top left",
+            name=_("ends of the front"),
+            marker=dict(color=COLORS["front"], size=12, symbol="star"),
+        )
+    )
+    fig.add_annotation(
+        x=0,
+        y=d,
+        ax=0.03 * d,
+        ay=0.45 * d,
+        axref="x",
+        ayref="y",
+        text=_("always accept"),
+        xanchor="left",
+        showarrow=True,
+        arrowhead=0,
+        arrowwidth=1,
+    )
     fig.update_layout(
         title=_("Every algorithm lies on or above the front; TV(p, q) = {tv:.3f}").format(tv=d),
-        height=560, **front_axes(), legend=legend_below(560),
+        height=560,
+        **front_axes(),
+        legend=legend_below(560),
     )
     return fig
 
@@ -178,22 +249,67 @@ def sweep_steps(
         traces: list[Any] = front_traces(total_tv)
         for kind in ("opt", "uno"):
             name = "OPT: P = [q − p]₊" if kind == "opt" else "UNO: P = q"
-            traces.append(go.Scatter(x=sweep["reject"], y=sweep[kind], mode="lines",
-                                     name=_("{name} (all ε)").format(name=name),
-                                     line=dict(color=COLORS[kind], dash="dot")))
-            traces.append(go.Scatter(x=[sweep["reject"][i]], y=[sweep[kind][i]], mode="markers",
-                                     name=_("{name} at ε = {eps}").format(
-                                         name=name, eps=eps_label(eps)), marker=dict(color=COLORS[kind], size=14)))
-            traces.append(go.Scatter(x=xs_eps, y=sweep[kind], mode="lines+markers", showlegend=False,
-                                     line=dict(color=COLORS[kind]), xaxis="x2", yaxis="y2"))
-        traces.append(go.Scatter(x=xs_eps, y=sweep["reject"], mode="lines+markers", name=_("P(reject), both"),
-                                 line=dict(color=COLORS["out"], dash="dash"), xaxis="x2", yaxis="y2"))
-        traces.append(go.Scatter(x=[xs_eps[i]] * 2, y=[0, total_tv], mode="lines", showlegend=False,
-                                 line=dict(color="black", width=1), xaxis="x2", yaxis="y2"))
+            traces.append(
+                go.Scatter(
+                    x=sweep["reject"],
+                    y=sweep[kind],
+                    mode="lines",
+                    name=_("{name} (all ε)").format(name=name),
+                    line=dict(color=COLORS[kind], dash="dot"),
+                )
+            )
+            traces.append(
+                go.Scatter(
+                    x=[sweep["reject"][i]],
+                    y=[sweep[kind][i]],
+                    mode="markers",
+                    name=_("{name} at ε = {eps}").format(name=name, eps=eps_label(eps)),
+                    marker=dict(color=COLORS[kind], size=14),
+                )
+            )
+            traces.append(
+                go.Scatter(
+                    x=xs_eps,
+                    y=sweep[kind],
+                    mode="lines+markers",
+                    showlegend=False,
+                    line=dict(color=COLORS[kind]),
+                    xaxis="x2",
+                    yaxis="y2",
+                )
+            )
+        traces.append(
+            go.Scatter(
+                x=xs_eps,
+                y=sweep["reject"],
+                mode="lines+markers",
+                name=_("P(reject), both"),
+                line=dict(color=COLORS["out"], dash="dash"),
+                xaxis="x2",
+                yaxis="y2",
+            )
+        )
+        traces.append(
+            go.Scatter(
+                x=[xs_eps[i]] * 2,
+                y=[0, total_tv],
+                mode="lines",
+                showlegend=False,
+                line=dict(color="black", width=1),
+                xaxis="x2",
+                yaxis="y2",
+            )
+        )
         gap = sweep["uno"][i] - sweep["opt"][i]
-        title = _("{what}, ε = {eps}<br><sup>P(reject) {reject:.3f}; loss OPT {opt:.3f}, UNO {uno:.3f} "
-                  "(UNO − OPT = {gap:.3f})</sup>").format(
-            what=_(what), eps=eps_label(eps), reject=sweep["reject"][i], opt=sweep["opt"][i], uno=sweep["uno"][i],
+        title = _(
+            "{what}, ε = {eps}<br><sup>P(reject) {reject:.3f}; loss OPT {opt:.3f}, UNO {uno:.3f} "
+            "(UNO − OPT = {gap:.3f})</sup>"
+        ).format(
+            what=_(what),
+            eps=eps_label(eps),
+            reject=sweep["reject"][i],
+            opt=sweep["opt"][i],
+            uno=sweep["uno"][i],
             gap=gap,
         )
         steps.append((eps_label(eps), traces, {"title": title}))
@@ -204,11 +320,18 @@ def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, activ
     """An eps slider over ``sweep_steps``: OPT rides the front, UNO sits above it."""
     top = 1.05 * max(total_tv, float(np.max(sweep["uno"])))
     layout = dict(
-        height=620, margin=dict(t=190),
+        height=620,
+        margin=dict(t=190),
         xaxis=dict(domain=[0, 0.45], title="P(reject)", range=[0, 1.05 * total_tv]),
         yaxis=dict(title=_("loss TV(Pᴬ, q)"), range=[0, top]),
-        xaxis2=dict(domain=[0.58, 1], title=_("ε (log scale; ε = 0 drawn at the left edge)"), type="log", anchor="y2",
-                    tickvals=[0.01, 0.1], minor=dict(ticks="outside", tickvals=[0.003, 0.03, 0.3])),
+        xaxis2=dict(
+            domain=[0.58, 1],
+            title=_("ε (log scale; ε = 0 drawn at the left edge)"),
+            type="log",
+            anchor="y2",
+            tickvals=[0.01, 0.1],
+            minor=dict(ticks="outside", tickvals=[0.003, 0.03, 0.3]),
+        ),
         yaxis2=dict(title=_("loss / P(reject)"), range=[0, top], anchor="x2"),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
@@ -242,19 +365,37 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
     for kind in ("opt", "uno"):
         name = "OPT" if kind == "opt" else "UNO"
         d = s[kind]
-        fig.add_trace(go.Scatter(x=d["reject"], y=d["seq_tv"], mode="lines+markers",
-                                 name=_("{name}: sequence TV").format(name=name),
-                                 text=[f"ε = {e:g}" for e in s["eps"]], line=dict(color=COLORS[kind])))
-        fig.add_trace(go.Scatter(x=d["reject"], y=d["summed_loss"], mode="lines",
-                                 name=_("{name}: Σ_n per-position loss").format(name=name),
-                                 line=dict(color=COLORS[kind], dash="dot")))
-    fig.add_hline(y=biased.sequence_tv(draft, target), line=dict(color=COLORS["p"], dash="dash"),
-                  annotation_text=_("TV(draft, target) over sequences (always accept)"))
-    fig.update_layout(height=480, title=_("Whole sequences of length T = {T} (V = {V}), exact").format(
-                          T=target.T, V=target.V),
-                      xaxis=dict(title=_("E[N_rej] (exact)"), rangemode="tozero"),
-                      yaxis=dict(title=_("TV between sequence laws"), rangemode="tozero"),
-                      legend=legend_below(480))
+        fig.add_trace(
+            go.Scatter(
+                x=d["reject"],
+                y=d["seq_tv"],
+                mode="lines+markers",
+                name=_("{name}: sequence TV").format(name=name),
+                text=[f"ε = {e:g}" for e in s["eps"]],
+                line=dict(color=COLORS[kind]),
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=d["reject"],
+                y=d["summed_loss"],
+                mode="lines",
+                name=_("{name}: Σ_n per-position loss").format(name=name),
+                line=dict(color=COLORS[kind], dash="dot"),
+            )
+        )
+    fig.add_hline(
+        y=biased.sequence_tv(draft, target),
+        line=dict(color=COLORS["p"], dash="dash"),
+        annotation_text=_("TV(draft, target) over sequences (always accept)"),
+    )
+    fig.update_layout(
+        height=480,
+        title=_("Whole sequences of length T = {T} (V = {V}), exact").format(T=target.T, V=target.V),
+        xaxis=dict(title=_("E[N_rej] (exact)"), rangemode="tozero"),
+        yaxis=dict(title=_("TV between sequence laws"), rangemode="tozero"),
+        legend=legend_below(480),
+    )
     return fig
 
 
@@ -272,9 +413,13 @@ def unbiased_members_figure(p: Any, q: Any, n: int = 300, seed: int = 0) -> go.F
     fig = go.Figure(go.Histogram(x=reject, nbinsx=40, name=_("random members of F"), marker_color=COLORS["unbiased"]))
     fig.add_vline(x=d, line=dict(color=COLORS["front"], width=3), annotation_text=f"TV(p, q) = {d:.3f}")
     fig.update_layout(
-        height=380, xaxis=dict(title="P(reject)", range=[0, 1]), yaxis_title=_("members"),
-        title=_("{n} random unbiased algorithms<br><sup>min P(reject) = {low:.3f} ≥ TV(p, q) = {tv:.3f}; "
-                "max bias {bias:.1e}</sup>").format(n=n, low=reject.min(), tv=d, bias=bias.max()),
+        height=380,
+        xaxis=dict(title="P(reject)", range=[0, 1]),
+        yaxis_title=_("members"),
+        title=_(
+            "{n} random unbiased algorithms<br><sup>min P(reject) = {low:.3f} ≥ TV(p, q) = {tv:.3f}; "
+            "max bias {bias:.1e}</sup>"
+        ).format(n=n, low=reject.min(), tv=d, bias=bias.max()),
     )
     return fig
 
@@ -294,29 +439,56 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
         traces = [
             go.Bar(x=x, y=q, name=_("q (target)"), marker_color=COLORS["q"]),
             go.Bar(x=x, y=out, name=_("output law, best P"), marker_color=COLORS["out"]),
-            go.Scatter(x=x, y=b, mode="markers", name="b = min(1, (q + ε)/p)",
-                       marker=dict(symbol="diamond", size=11, color=COLORS["opt"])),
+            go.Scatter(
+                x=x,
+                y=b,
+                mode="markers",
+                name="b = min(1, (q + ε)/p)",
+                marker=dict(symbol="diamond", size=11, color=COLORS["opt"]),
+            ),
             *front_traces(d, xaxis="x2", yaxis="y2"),
-            go.Scatter(x=[d, d], y=[0, d], mode="lines", name=_("bound TV(p, q)"), xaxis="x2", yaxis="y2",
-                       line=dict(color=COLORS["front"], dash="dash")),
-            go.Scatter(x=[pt[0] for pt in path], y=[pt[1] for pt in path], mode="lines", name=_("all ε"),
-                       line=dict(color=COLORS["random"]), xaxis="x2", yaxis="y2"),
-            go.Scatter(x=[r], y=[loss], mode="markers", name=f"ε = {e:g}", xaxis="x2", yaxis="y2",
-                       marker=dict(color="black", size=14, symbol="x")),
+            go.Scatter(
+                x=[d, d],
+                y=[0, d],
+                mode="lines",
+                name=_("bound TV(p, q)"),
+                xaxis="x2",
+                yaxis="y2",
+                line=dict(color=COLORS["front"], dash="dash"),
+            ),
+            go.Scatter(
+                x=[pt[0] for pt in path],
+                y=[pt[1] for pt in path],
+                mode="lines",
+                name=_("all ε"),
+                line=dict(color=COLORS["random"]),
+                xaxis="x2",
+                yaxis="y2",
+            ),
+            go.Scatter(
+                x=[r],
+                y=[loss],
+                mode="markers",
+                name=f"ε = {e:g}",
+                xaxis="x2",
+                yaxis="y2",
+                marker=dict(color="black", size=14, symbol="x"),
+            ),
         ]
         side = _("unbiased (ε ≤ 0)") if loss <= 1e-12 else _("biased (ε > 0 somewhere it matters)")
-        title = _("ε = {eps}: {side}<br><sup>P(reject) = {reject:.3f} vs TV(p, q) = {tv:.3f}; "
-                  "bias with the best P = {loss:.3f}</sup>").format(
-            eps=f"{e:g}", side=side, reject=float(r), tv=d, loss=float(loss)
-        )
+        title = _(
+            "ε = {eps}: {side}<br><sup>P(reject) = {reject:.3f} vs TV(p, q) = {tv:.3f}; "
+            "bias with the best P = {loss:.3f}</sup>"
+        ).format(eps=f"{e:g}", side=side, reject=float(r), tv=d, loss=float(loss))
         steps.append((f"{e:g}", traces, {"title": title}))
     # the gap holds the right panel's tick labels and its y-axis title clear of the left panel
     layout = panel_layout((_("output law vs target (bars), rule b (diamonds)"), _("rejection vs bias")), gap=0.13)
     layout["yaxis"].update(range=[0, 1.05])
     layout["xaxis2"].update(title="P(reject)", range=[0, 1])
     layout["yaxis2"].update(title=_("bias TV(Pᴬ, q)"), range=[0, max(d, 0.05) * 1.1])
-    layout.update(height=620, margin=dict(t=190), barmode="group",
-                  legend=dict(orientation="h", x=0, y=1.12, yanchor="bottom"))
+    layout.update(
+        height=620, margin=dict(t=190), barmode="group", legend=dict(orientation="h", x=0, y=1.12, yanchor="bottom")
+    )
     centre = int(np.argmin(np.abs(grid))) if active is None else active
     return slider_figure(steps, label="ε", layout=layout, active=centre)
 
@@ -327,16 +499,27 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
 
     bound = float(biased.rejection_profile_of(draft, *biased.over_accept_rule(draft, target, 0.0, "opt")).sum())
     gen = np.random.default_rng(seed)
-    values = np.array([
-        biased.rejection_profile_of(draft, *random_unbiased_chain_member(draft, target, gen, spread=gen.random())).sum()
-        for _member in range(n)
-    ])
+    values = np.array(
+        [
+            biased.rejection_profile_of(
+                draft, *random_unbiased_chain_member(draft, target, gen, spread=gen.random())
+            ).sum()
+            for _member in range(n)
+        ]
+    )
     fig = go.Figure(go.Histogram(x=values, nbinsx=40, name=_("random members of F"), marker_color=COLORS["unbiased"]))
-    fig.add_vline(x=bound, line=dict(color=COLORS["front"], width=3),
-                  annotation_text=_("speculative decoding: {bound:.2f}").format(bound=bound))
-    fig.update_layout(height=380, xaxis_title=_("E[N_rej] (exact)"), yaxis_title=_("members"),
-                      title=_("{n} random unbiased algorithms on a chain (V = {V}, T = {T})<br><sup>smallest "
-                              "E[N_rej] = {low:.2f} ≥ speculative decoding's {bound:.2f}</sup>").format(
-                          n=n, V=target.V, T=target.T, low=values.min(), bound=bound))
+    fig.add_vline(
+        x=bound,
+        line=dict(color=COLORS["front"], width=3),
+        annotation_text=_("speculative decoding: {bound:.2f}").format(bound=bound),
+    )
+    fig.update_layout(
+        height=380,
+        xaxis_title=_("E[N_rej] (exact)"),
+        yaxis_title=_("members"),
+        title=_(
+            "{n} random unbiased algorithms on a chain (V = {V}, T = {T})<br><sup>smallest "
+            "E[N_rej] = {low:.2f} ≥ speculative decoding's {bound:.2f}</sup>"
+        ).format(n=n, V=target.V, T=target.T, low=values.min(), bound=bound),
+    )
     return fig
-

@@ -69,10 +69,18 @@ def training_figure(losses: Mapping[str, Sequence[float]], label: str) -> go.Fig
     """Training loss per step of each model (the draft's is a distillation loss when it learned from the target)."""
     fig = go.Figure()
     for (role, hist), color in zip(losses.items(), (BLUE, ORANGE, GREEN), strict=False):
-        fig.add_trace(go.Scatter(x=np.arange(1, len(hist) + 1), y=list(hist), mode="lines", name=role_name(role),
-                                 line=dict(color=color)))
-    _finish(fig, _title(_("Training the offline pair"), label), 420, xaxis_title=_("step"),
-            yaxis_title=_("loss (nats per token)"))
+        fig.add_trace(
+            go.Scatter(
+                x=np.arange(1, len(hist) + 1), y=list(hist), mode="lines", name=role_name(role), line=dict(color=color)
+            )
+        )
+    _finish(
+        fig,
+        _title(_("Training the offline pair"), label),
+        420,
+        xaxis_title=_("step"),
+        yaxis_title=_("loss (nats per token)"),
+    )
     return fig
 
 
@@ -82,45 +90,77 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
     pred = np.array([r.predicted for r in rows])
     lo, hi = float(min(obs.min(), pred.min())) * 0.9, float(max(obs.max(), pred.max())) * 1.1
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=[lo, hi], y=[lo, hi], mode="lines", name=_("observed = predicted"),
-                             line=dict(color="grey", dash="dash")))
-    fig.add_trace(go.Scatter(
-        x=pred, y=obs, mode="markers", name=_("prompts"),
-        marker=dict(size=10, color=BLUE),
-        error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows])),
-        error_x=dict(type="data", array=2 * np.array([r.predicted_se for r in rows])),
-        text=[repr(r.prompt) for r in rows],
-        hovertemplate=_("%{text}<br>predicted %{x:.2f}<br>observed %{y:.2f}") + "<extra></extra>",
-    ))
-    _finish(fig, _title(_("Theorem 1 on real models: rejections per run, ±2 SE"), label), 480,
-            xaxis_title=_("predicted: mean of Σ TV(p_n, q_n) over drafted positions"),
-            yaxis_title=_("observed: mean number of rejections"))
+    fig.add_trace(
+        go.Scatter(
+            x=[lo, hi], y=[lo, hi], mode="lines", name=_("observed = predicted"), line=dict(color="grey", dash="dash")
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=pred,
+            y=obs,
+            mode="markers",
+            name=_("prompts"),
+            marker=dict(size=10, color=BLUE),
+            error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows])),
+            error_x=dict(type="data", array=2 * np.array([r.predicted_se for r in rows])),
+            text=[repr(r.prompt) for r in rows],
+            hovertemplate=_("%{text}<br>predicted %{x:.2f}<br>observed %{y:.2f}") + "<extra></extra>",
+        )
+    )
+    _finish(
+        fig,
+        _title(_("Theorem 1 on real models: rejections per run, ±2 SE"), label),
+        480,
+        xaxis_title=_("predicted: mean of Σ TV(p_n, q_n) over drafted positions"),
+        yaxis_title=_("observed: mean number of rejections"),
+    )
     return fig
 
 
 def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
     """Rejection rate against the exact per-token TV loss for Decoding-OPT and Decoding-UNO across eps."""
-    fig = _per_law(rows, lambda sel: dict(
-        x=[r.reject_prob for r in sel], y=[r.loss for r in sel], mode="lines+markers",
-        text=[f"ε = {r.eps:g}" for r in sel], hovertemplate="%{text}<br>%{x:.3f}, %{y:.3f}<extra></extra>",
-    ))
+    fig = _per_law(
+        rows,
+        lambda sel: dict(
+            x=[r.reject_prob for r in sel],
+            y=[r.loss for r in sel],
+            mode="lines+markers",
+            text=[f"ε = {r.eps:g}" for r in sel],
+            hovertemplate="%{text}<br>%{x:.3f}, %{y:.3f}<extra></extra>",
+        ),
+    )
     # one label per value of ε, at the point of the law that lies further out, only where it has room
     for note in _eps_labels(rows):
         fig.add_annotation(**note)
-    _finish(fig, _title(_("The quality/speed trade-off, per drafted token"), label), 480,
-            xaxis_title=_("rejection probability Σ(1 − b)p (mean over drafted positions)"),
-            yaxis_title=_("TV(Pᴬ, q): exact loss per token"))
+    _finish(
+        fig,
+        _title(_("The quality/speed trade-off, per drafted token"), label),
+        480,
+        xaxis_title=_("rejection probability Σ(1 − b)p (mean over drafted positions)"),
+        yaxis_title=_("TV(Pᴬ, q): exact loss per token"),
+    )
     return fig
 
 
 def loglik_figure(rows: Sequence[Any], label: str) -> go.Figure:
     """The target's mean log-likelihood per generated token (a quality proxy) against eps, ±2 SE."""
-    fig = _per_law(rows, lambda sel: dict(
-        x=[r.eps for r in sel], y=[r.loglik for r in sel], mode="lines+markers",
-        error_y=dict(type="data", array=[2 * r.loglik_se for r in sel]),
-    ))
-    _finish(fig, _title(_("Quality proxy: the target's log-likelihood of the generated text"), label), 460,
-            xaxis_title=_("ε (over-acceptance)"), yaxis_title=_("mean log q(x_n | x_<n) per token"))
+    fig = _per_law(
+        rows,
+        lambda sel: dict(
+            x=[r.eps for r in sel],
+            y=[r.loglik for r in sel],
+            mode="lines+markers",
+            error_y=dict(type="data", array=[2 * r.loglik_se for r in sel]),
+        ),
+    )
+    _finish(
+        fig,
+        _title(_("Quality proxy: the target's log-likelihood of the generated text"), label),
+        460,
+        xaxis_title=_("ε (over-acceptance)"),
+        yaxis_title=_("mean log q(x_n | x_<n) per token"),
+    )
     return fig
 
 
@@ -130,24 +170,55 @@ def speed_figure(rows: Sequence[Any], label: str) -> go.Figure:
     ours = sorted((r for r in rows if r.method == "speculative"), key=lambda r: r.lookahead)
     hf = sorted((r for r in rows if r.method == "HF assisted"), key=lambda r: r.lookahead)
     ks = [r.lookahead for r in ours]
-    fig.add_trace(go.Scatter(x=ks, y=[r.speedup for r in ours], mode="lines+markers", name=_("ours, measured"),
-                             line=dict(color=BLUE)))
-    fig.add_trace(go.Scatter(x=ks, y=[r.predicted_speedup for r in ours], mode="lines", name=_("ours, predicted"),
-                             line=dict(color=BLUE, dash="dot")))
+    fig.add_trace(
+        go.Scatter(
+            x=ks, y=[r.speedup for r in ours], mode="lines+markers", name=_("ours, measured"), line=dict(color=BLUE)
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=ks,
+            y=[r.predicted_speedup for r in ours],
+            mode="lines",
+            name=_("ours, predicted"),
+            line=dict(color=BLUE, dash="dot"),
+        )
+    )
     if hf:
-        fig.add_trace(go.Scatter(x=[r.lookahead for r in hf], y=[r.speedup for r in hf], mode="markers",
-                                 name=_("HF assisted generation"),
-                                 marker=dict(color=ORANGE, size=11, symbol="diamond")))
+        fig.add_trace(
+            go.Scatter(
+                x=[r.lookahead for r in hf],
+                y=[r.speedup for r in hf],
+                mode="markers",
+                name=_("HF assisted generation"),
+                marker=dict(color=ORANGE, size=11, symbol="diamond"),
+            )
+        )
     # the two baselines as dashed lines named in the legend (labels on the lines would collide: they are close)
     ends = [min(ks), max(ks)] if ks else [0, 1]
     for r in rows:
         if r.method == "HF autoregressive":
-            fig.add_trace(go.Scatter(x=ends, y=[r.speedup] * 2, mode="lines", name=_("HF sampling"),
-                                     line=dict(color=ORANGE, dash="dash")))
-    fig.add_trace(go.Scatter(x=ends, y=[1.0, 1.0], mode="lines", name=_("our autoregressive sampling"),
-                             line=dict(color="grey", dash="dash")))
-    _finish(fig, _title(_("Wall-clock speed-up over autoregressive sampling of the target"), label), 480,
-            xaxis_title=_("lookahead K"), yaxis_title=_("speed-up (tokens per second ratio)"))
+            fig.add_trace(
+                go.Scatter(
+                    x=ends, y=[r.speedup] * 2, mode="lines", name=_("HF sampling"), line=dict(color=ORANGE, dash="dash")
+                )
+            )
+    fig.add_trace(
+        go.Scatter(
+            x=ends,
+            y=[1.0, 1.0],
+            mode="lines",
+            name=_("our autoregressive sampling"),
+            line=dict(color="grey", dash="dash"),
+        )
+    )
+    _finish(
+        fig,
+        _title(_("Wall-clock speed-up over autoregressive sampling of the target"), label),
+        480,
+        xaxis_title=_("lookahead K"),
+        yaxis_title=_("speed-up (tokens per second ratio)"),
+    )
     return fig
 
 
@@ -168,8 +239,19 @@ def _eps_labels(rows: Sequence[Any]) -> list[dict[str, Any]]:
         if any(abs(x - px) < 0.2 * span_x and abs(y - py) < 0.15 * span_y for px, py in placed):
             continue
         placed.append((x, y))
-        notes.append(dict(x=x, y=y, text=f"ε = {eps:g}", showarrow=False, xanchor="left", yanchor="bottom",
-                          xshift=4, yshift=2, font=dict(size=11)))
+        notes.append(
+            dict(
+                x=x,
+                y=y,
+                text=f"ε = {eps:g}",
+                showarrow=False,
+                xanchor="left",
+                yanchor="bottom",
+                xshift=4,
+                yshift=2,
+                font=dict(size=11),
+            )
+        )
     return notes
 
 
@@ -186,23 +268,40 @@ def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = No
     fig = go.Figure()
     for kind, color in (("accepted", GREEN), ("rejected", RED), ("bonus", SKY)):
         sel = kinds == kind
-        fig.add_trace(go.Bar(
-            x=x[sel], y=height[sel], name=KIND_NAMES[kind](), marker_color=color,
-            text=None if tokens is None else [repr(tokens[i]) for i in np.flatnonzero(sel)],
-            hovertemplate=_("position %{x}<br>TV %{y:.3f}<br>%{text}") + "<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Bar(
+                x=x[sel],
+                y=height[sel],
+                name=KIND_NAMES[kind](),
+                marker_color=color,
+                text=None if tokens is None else [repr(tokens[i]) for i in np.flatnonzero(sel)],
+                hovertemplate=_("position %{x}<br>TV %{y:.3f}<br>%{text}") + "<extra></extra>",
+            )
+        )
     summed_tv = float(np.nansum(result.tv[result.drafted]))
     expected = result.predicted_rejections  # sum of (1 - b) p: the summed TV only when eps = 0
-    values = dict(rejections=result.rejections, summed_tv=summed_tv, expected=expected,
-                  per_call=n / result.oracle_calls)
+    values = dict(
+        rejections=result.rejections, summed_tv=summed_tv, expected=expected, per_call=n / result.oracle_calls
+    )
     if abs(expected - summed_tv) < 1e-6:
-        head = _("{rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f}, "
-                 "{per_call:.2f} tokens per target call").format(**values)
+        head = _(
+            "{rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f}, "
+            "{per_call:.2f} tokens per target call"
+        ).format(**values)
     else:
-        head = _("{rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f} (expected rejections under "
-                 "this rule {expected:.2f}), {per_call:.2f} tokens per target call").format(**values)
-    _finish(fig, _title(head, label), 420, xaxis_title=_("generated position n"),
-            yaxis_title="TV(p_n, q_n)", yaxis_range=[0, 1], barmode="overlay")
+        head = _(
+            "{rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f} (expected rejections under "
+            "this rule {expected:.2f}), {per_call:.2f} tokens per target call"
+        ).format(**values)
+    _finish(
+        fig,
+        _title(head, label),
+        420,
+        xaxis_title=_("generated position n"),
+        yaxis_title="TV(p_n, q_n)",
+        yaxis_range=[0, 1],
+        barmode="overlay",
+    )
     return fig
 
 
@@ -243,18 +342,29 @@ def annotated_html(pieces: Sequence[str], result: Any) -> str:
         for k, text in TOKEN_KINDS.items()
     )
     styles = html.escape(_("token styles"))
-    return (f"<style>{token_css()}</style>"
-            f'<pre class="sdl-tokens">{"".join(spans)}</pre>'
-            f'<ul class="sdl-legend" aria-label="{styles}">{legend}</ul>')
+    return (
+        f"<style>{token_css()}</style>"
+        f'<pre class="sdl-tokens">{"".join(spans)}</pre>'
+        f'<ul class="sdl-legend" aria-label="{styles}">{legend}</ul>'
+    )
 
 
 #: One colour and one dash per lookahead K = 1..8 of the predicted speed-up curves (Okabe-Ito, then grey).
-K_STYLES = [(BLUE, "solid"), (ORANGE, "dash"), (GREEN, "dot"), (PINK, "dashdot"), (RED, "longdash"),
-            (SKY, "longdashdot"), ("#000000", "solid"), ("#999999", "dash")]
+K_STYLES = [
+    (BLUE, "solid"),
+    (ORANGE, "dash"),
+    (GREEN, "dot"),
+    (PINK, "dashdot"),
+    (RED, "longdash"),
+    (SKY, "longdashdot"),
+    ("#000000", "solid"),
+    ("#999999", "dash"),
+]
 
 
-def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Sequence[float]], best: Sequence[int],
-                             label: str) -> go.Figure:
+def predicted_speedup_figure(
+    alphas: Sequence[float], curves: Mapping[int, Sequence[float]], best: Sequence[int], label: str
+) -> go.Figure:
     """Speed-up predicted from measured call costs against the acceptance rate, a curve per K, the best K marked.
 
     ``curves[K][i]`` is the prediction at ``alphas[i]``, ``best[i]`` the K with the largest one there, ``K = 0``
@@ -263,20 +373,42 @@ def predicted_speedup_figure(alphas: Sequence[float], curves: Mapping[int, Seque
     """
     fig = go.Figure()
     for (K, ys), (color, dash) in zip(sorted(curves.items()), K_STYLES, strict=False):
-        fig.add_trace(go.Scatter(x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}",
-                                 line=dict(color=color, dash=dash, width=1.5)))
-    fig.add_trace(go.Scatter(x=[min(alphas), max(alphas)], y=[1.0, 1.0], mode="lines",
-                             name=_("autoregressive sampling"), line=dict(color="grey", dash="dash")))
+        fig.add_trace(
+            go.Scatter(
+                x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}", line=dict(color=color, dash=dash, width=1.5)
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=[min(alphas), max(alphas)],
+            y=[1.0, 1.0],
+            mode="lines",
+            name=_("autoregressive sampling"),
+            line=dict(color="grey", dash="dash"),
+        )
+    )
     top = [1.0 if int(K) == 0 else float(curves[int(K)][i]) for i, K in enumerate(best)]
     names = [_("best K = 0 (no drafting)") if int(K) == 0 else _("best K = {K}").format(K=int(K)) for K in best]
-    fig.add_trace(go.Scatter(x=list(alphas), y=top, mode="markers", name=_("best K at this α (K = 0: no drafting)"),
-                             marker=dict(color="#000000", size=5), text=names,
-                             hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}")
-                             + "<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=list(alphas),
+            y=top,
+            mode="markers",
+            name=_("best K at this α (K = 0: no drafting)"),
+            marker=dict(color="#000000", size=5),
+            text=names,
+            hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}") + "<extra></extra>",
+        )
+    )
     for note in _best_k_labels(alphas, top, best):
         fig.add_annotation(**note)
-    _finish(fig, _title(_("Predicted speed-up from measured call costs (not a measured speed-up)"), label), 500,
-            xaxis_title=_("acceptance rate α"), yaxis_title=_("predicted speed-up (wall-clock model)"))
+    _finish(
+        fig,
+        _title(_("Predicted speed-up from measured call costs (not a measured speed-up)"), label),
+        500,
+        xaxis_title=_("acceptance rate α"),
+        yaxis_title=_("predicted speed-up (wall-clock model)"),
+    )
     return fig
 
 
@@ -296,9 +428,19 @@ def _best_k_labels(alphas: Sequence[float], top: Sequence[float], best: Sequence
         # up and to the left of its marker, clear of the curves (they lie below the best one), except near the
         # left edge, where it reads to the right
         left = alphas[i] - min(alphas) < 0.15 * span
-        notes.append(dict(x=alphas[i], y=top[i], text=f"K = {int(K)}", showarrow=False,
-                          xanchor="left" if left else "right", xshift=2 if left else -2,
-                          yanchor="bottom", yshift=5 + 15 * level, font=dict(size=11)))
+        notes.append(
+            dict(
+                x=alphas[i],
+                y=top[i],
+                text=f"K = {int(K)}",
+                showarrow=False,
+                xanchor="left" if left else "right",
+                xshift=2 if left else -2,
+                yanchor="bottom",
+                yshift=5 + 15 * level,
+                font=dict(size=11),
+            )
+        )
     return notes
 
 
@@ -310,9 +452,9 @@ def panel_title(machine: str, draft: str, target: str, context: int) -> str:
     )
 
 
-def predicted_speedup_panels(alphas: Sequence[float],
-                             panels: Sequence[tuple[str, str, str, int, Mapping[int, Sequence[float]], Sequence[int]]]
-                             ) -> go.Figure:
+def predicted_speedup_panels(
+    alphas: Sequence[float], panels: Sequence[tuple[str, str, str, int, Mapping[int, Sequence[float]], Sequence[int]]]
+) -> go.Figure:
     """Figure 8.9: one panel of ``predicted_speedup_figure`` per shapes file, one under another, each headed by
     ``panel_title``; ``panels`` holds ``(machine, draft, target, context, curves, best)`` per file.
 
@@ -321,9 +463,12 @@ def predicted_speedup_panels(alphas: Sequence[float],
     """
     from ..plotting import legend_below, stack
 
-    figures = [predicted_speedup_figure(alphas, curves, best, f"{draft} → {target}")
-               for _machine, draft, target, _context, curves, best in panels]
-    fig = stack(figures, titles=[panel_title(m, d, t, c) for m, d, t, c, _curves, _best in panels],
-                title=BOOK_TITLES[0])
+    figures = [
+        predicted_speedup_figure(alphas, curves, best, f"{draft} → {target}")
+        for _machine, draft, target, _context, curves, best in panels
+    ]
+    fig = stack(
+        figures, titles=[panel_title(m, d, t, c) for m, d, t, c, _curves, _best in panels], title=BOOK_TITLES[0]
+    )
     fig.update_layout(legend=legend_below(fig.layout.height, top=fig.layout.margin.t or 100, gap_px=70))
     return fig

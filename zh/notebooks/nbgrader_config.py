@@ -58,7 +58,13 @@ c.HTMLExporter.sanitize_html = True
 c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, SanitizeFeedback]
 # A master's MyST twin holds the solutions: never copy it into release/, autograded/ or feedback/.
 c.CourseDirectory.ignore = [
-    ".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.md", "jupytext.toml", ".grading.json",
+    ".ipynb_checkpoints",
+    "*.pyc",
+    "__pycache__",
+    "feedback",
+    "*.md",
+    "jupytext.toml",
+    ".grading.json",
 ]
 # The Chinese labs (zh/notebooks): everything above is the English course's configuration, byte for byte
 # (tests/test_labs_zh.py); the student copies show these in place of a model answer and of model code
