@@ -16,9 +16,11 @@ grade it. For each run:
 The medians are printed per lab. ``--lab8-rule`` also grades Lab 8's master, a wrong answer and the untouched
 copy with the measurement section at its smallest plan (the grader's rule) and at the lab's budget, and
 records every score of both. ``--compare DIR`` also grades each submission with the ``specdec_lite``
-of ``DIR`` (a checkout of an earlier commit), the two in turn; ``--json`` writes the numbers.
+of ``DIR`` (a checkout of an earlier commit), the two in turn; ``--zygote`` also grades each in a fresh
+child of a zygote that imported nbgrader once (``classroom.zygote``: what ``--jobs N`` and a Dask worker
+run), its own seconds before the run left out; ``--json`` writes the numbers.
 
-    python benchmarks/grading_cost.py [--labs LAB ...] [--runs 3] [--compare DIR] [--lab8-rule] [--json PATH]
+    python benchmarks/grading_cost.py [--labs LAB ...] [--runs 3] [--compare DIR] [--zygote] [--lab8-rule] [--json PATH]
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ import threading
 import time
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -71,13 +74,26 @@ def course_copy(tmp: Path, labs: list[str], env: dict[str, str]) -> Path:
     return course
 
 
+#: Children that stay between runs (a zygote): ``_reap`` does not wait for them.
+STAYING: set[int] = set()
+
+
 def _reap() -> None:
-    """Wait for every descendant left (orphans re-parented here), so that their CPU time is counted."""
+    """Wait for every descendant left (orphans re-parented here) but ``STAYING``, so that their CPU time is
+    counted."""
+    me = os.getpid()
     while True:
         try:
-            os.waitpid(-1, 0)
+            pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
+        if pid:
+            continue
+        tasks = os.scandir(f"/proc/{me}/task")
+        children = {int(c) for t in tasks for c in Path(t.path, "children").read_text().split()}
+        if not children - STAYING:
+            return
+        time.sleep(0.01)
 
 
 class ProcessCPU:
@@ -90,8 +106,9 @@ class ProcessCPU:
     init dies with it), one that exits does. ``kernel``: the processes of uid ``NOBODY`` (the sandboxed
     kernel, when grading as root)."""
 
-    def __init__(self, root: int, every: float = 0.02) -> None:
+    def __init__(self, root: int, every: float = 0.02, count_root: bool = True) -> None:
         self.root, self.every, self.last, self.kernel = root, every, {}, set()
+        self.count_root = count_root  # False: a zygote's own seconds (its imports, before the run) are left out
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -104,6 +121,8 @@ class ProcessCPU:
                 try:
                     uid = entry.stat().st_uid
                     fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+                    if int(entry.name) == self.root and not self.count_root:
+                        continue
                     if int(entry.name) != self.root and not self._descends(int(fields[1])):
                         continue
                 except (OSError, IndexError, ValueError):
@@ -202,6 +221,31 @@ def grade_once(course: Path, lab: str, env: dict[str, str]) -> dict:
     }
 
 
+def grade_once_zygote(course: Path, lab: str, env: dict[str, str], zygote: Any) -> dict:
+    """The same run as ``grade_once``, in a fresh child of ``zygote`` (what ``--jobs N`` and Dask's workers do)."""
+    _reap()
+    log = course / f".zygote-{lab}.log"
+    start, t0 = time.time(), time.perf_counter()
+    args = ["autograde", lab, "--student=full", "--force", f"--Application.log_format={LOG_FORMAT}"]
+    with ProcessCPU(zygote.proc.pid, count_root=False) as cpu:
+        code = zygote.run(args, course, env, log)
+        wall, end = time.perf_counter() - t0, time.time()
+    _reap()
+    said = log.read_text()
+    if code != 0:
+        raise RuntimeError(f"nbgrader autograde {lab} failed in the zygote's child:\n{said[-3000:]}")
+    parts = breakdown(said, start, end)
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu.seconds, 2),
+        "grader_cpu_s": round(cpu.seconds - cpu.kernel_seconds, 2),
+        "kernel_cpu_s": round(cpu.kernel_seconds, 2),
+        "cells_s": round(parts["cells"], 2),
+        "overhead_s": round(wall - parts["cells"], 2),
+        "parts_s": {k: round(v, 2) for k, v in parts.items()},
+    }
+
+
 def lab8_rule(tmp: Path, env: dict[str, str]) -> dict:
     """Lab 8 graded with its measurement at the smallest plan (the grader's rule) and at the lab's budget
     (``--GradingExecute.measurements=full``): the master, the master with a wrong ``verify_round`` and the untouched
@@ -276,6 +320,9 @@ def main() -> None:
     )
     ap.add_argument("--compare-label", help="what DIR is, in a few words (e.g. the commit it was taken from)")
     ap.add_argument("--lab8-rule", action="store_true", help="also grade Lab 8 at its smallest and full measurement")
+    ap.add_argument(
+        "--zygote", action="store_true", help="also grade each run in a child of a zygote (classroom.zygote), in turn"
+    )
     ap.add_argument("--json", help="write the numbers here")
     args = ap.parse_args()
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -291,14 +338,26 @@ def main() -> None:
         "specdec_lite": {"this": str(ROOT), "compared": args.compare, "compared_label": args.compare_label},
         "labs": {},
     }
+    zygote = None
+    if args.zygote:
+        from specdec_lite.classroom.zygote import Zygote
+
+        zygote = Zygote(envs["this"])
+        STAYING.add(zygote.proc.pid)
+        out["specdec_lite"]["zygote"] = "this checkout, each run in a fresh child of one zygote"
     with tempfile.TemporaryDirectory(prefix="grading-cost-") as tmp:
         course = course_copy(Path(tmp), args.labs, envs["this"])
         for lab in args.labs:
-            runs: dict[str, list] = {name: [] for name in envs}
-            for _ in range(args.runs):  # the two versions in turn, so that both meet the same load
-                for name, env in envs.items():
+            ways = [*envs, *(["zygote"] if zygote else [])]
+            runs: dict[str, list] = {name: [] for name in ways}
+            for _ in range(args.runs):  # the ways in turn, so that all meet the same load
+                for name in ways:
                     load = os.getloadavg()[0]
-                    runs[name].append({**grade_once(course, lab, env), "load_before": round(load, 2)})
+                    if name == "zygote":
+                        row = grade_once_zygote(course, lab, envs["this"], zygote)
+                    else:
+                        row = grade_once(course, lab, envs[name])
+                    runs[name].append({**row, "load_before": round(load, 2)})
             out["labs"][lab] = {}
             for name, rows in runs.items():
                 median = {k: statistics.median(r[k] for r in rows) for k in KEYS}
@@ -307,6 +366,8 @@ def main() -> None:
                 print(lab, name, json.dumps(median), "loads", [r["load_before"] for r in rows], flush=True)
         if args.lab8_rule:
             out["lab8_rule"] = lab8_rule(Path(tmp), envs["this"])
+    if zygote is not None:
+        zygote.close()
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 

@@ -2,7 +2,7 @@
 
 ``graded_class()`` builds a course directory (Lab 1's master, ``generate_assignment``, a
 roster), places one notebook per student in ``submitted/``, runs
-``python -m specdec_lite.classroom autograde`` (nbgrader, student by student, each kernel
+``python -m specdec_lite.classroom autograde --jobs 1`` (nbgrader, student by student, each kernel
 in bubblewrap), then ``report`` and ``nbgrader export``. The students:
 
 * ``attacker``: stubs, and a cell that tries every access the sandbox denies (read the
@@ -275,7 +275,9 @@ def _graded_class() -> dict:
         (course / "submitted" / "broken" / LAB / f"{LAB}.ipynb").write_text('{"cells": [ not json')
         out["honest_submitted"] = (course / "submitted" / "honest" / LAB / f"{LAB}.ipynb").read_bytes()
         out["master_bytes"] = (course / "source" / LAB / f"{LAB}.ipynb").read_bytes()
-        out["runs"]["autograde"] = _run([sys.executable, "-m", "specdec_lite.classroom", "autograde", LAB], course)
+        out["runs"]["autograde"] = _run(
+            [sys.executable, "-m", "specdec_lite.classroom", "autograde", LAB, "--jobs", "1"], course
+        )
         out["survivors"] = survivors()
         out["received"] = list(listener.received)
     finally:

@@ -36,7 +36,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
     known = _check_course(args.course)
     _check_labs(list(getattr(args, "labs", None) or []) + ([args.lab] if getattr(args, "lab", None) else []), known)
-    if getattr(args, "jobs", 1) < 1:
+    if (getattr(args, "jobs", None) or 1) < 1:
         raise UsageError(_("--jobs: grade at least one submission at a time"))
     if getattr(args, "scheduler", None) is not None:
         from .cluster import SchedulerRefused, check_address
@@ -97,8 +97,12 @@ def _autograde(args: argparse.Namespace) -> int:
     for line in sandbox.statement(sandboxed=not args.unsandboxed):
         print(line)
     sandboxed = not args.unsandboxed
+    if args.jobs is None:
+        args.jobs = default_jobs()
     if args.jobs == 1 and args.scheduler is None:
-        runs = autograde_each(args.course, args.labs, student=args.student, force=args.force, sandboxed=sandboxed)
+        runs = autograde_each(
+            args.course, args.labs, student=args.student, force=args.force, sandboxed=sandboxed, progress=None
+        )
     else:
         outcome = _grade_class(args, sandboxed)
         runs = outcome.status
@@ -119,6 +123,13 @@ def _autograde(args: argparse.Namespace) -> int:
         if args.student in (None, problem.student):
             print(problem.line())
     return 0
+
+
+def default_jobs() -> int:
+    """Submissions graded at once by default: one per core this process may run on."""
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
 def _grade_class(args: argparse.Namespace, sandboxed: bool):
@@ -185,8 +196,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     aut.add_argument(
         "--jobs",
         type=int,
-        default=1,
-        help=_("grade this many submissions at once, one core each (default 1: one at a time)"),
+        default=None,
+        help=_(
+            "grade this many submissions at once, one core each (default: one per core of this machine; 1: one plain "
+            "nbgrader run after another)"
+        ),
     )
     aut.add_argument(
         "--scheduler",

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from .progress import Progress
 from .release import COURSE, masters, nbgrader_env
 
 
@@ -40,17 +41,23 @@ def autograde_each(
     student: str | None = None,
     force: bool = False,
     sandboxed: bool = True,
+    progress: bool | None = False,
 ) -> dict[str, dict[str, int]]:
-    """Run ``nbgrader autograde <lab> --student <id>`` per submission; ``{lab: {student: exit status}}``."""
+    """Run ``nbgrader autograde <lab> --student <id>`` per submission; ``{lab: {student: exit status}}``.
+
+    ``progress``: the progress bar (``None``: when standard error is a terminal)."""
     course = Path(course)
     known = [m.stem for m in masters(course)]
     unknown = sorted(set(labs or ()) - set(known))
     if unknown:
         raise ValueError(f"labs: no master for {unknown} in {course / 'source'}")
     status: dict[str, dict[str, int]] = {}
+    classes = {}
     for lab in labs or known:
         pattern = f"{student}/{lab}" if student else f"*/{lab}"
-        students = sorted(p.parent.name for p in (course / "submitted").glob(pattern) if p.is_dir())
+        classes[lab] = sorted(p.parent.name for p in (course / "submitted").glob(pattern) if p.is_dir())
+    bar = Progress(sum(map(len, classes.values())), progress)
+    for lab, students in classes.items():
         if not students:
             continue
         parts, status[lab] = [], {}
@@ -61,7 +68,9 @@ def autograde_each(
             proc = subprocess.run(args, cwd=course, env=nbgrader_env(), capture_output=True, text=True)
             parts.append(f"=== {who}/{lab} (nbgrader exited with {proc.returncode}) ===\n{proc.stdout}{proc.stderr}")
             status[lab][who] = proc.returncode
+            bar.step(proc.returncode == 0)
         log = log_path(course, lab)
         log.parent.mkdir(parents=True, exist_ok=True)
         log.write_text("".join(parts))
+    bar.close()
     return status

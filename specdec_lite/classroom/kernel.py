@@ -14,6 +14,10 @@ message larger than that (ZMQ's ``MAXMSGSIZE``: the grader never holds a 400 MiB
 memory) and hold at most ``RCVHWM`` received messages: ZMQ drops the connection that sent it,
 the channel connects again at once and counts the refusal (``refused``), which the grader
 reports as output cut.
+
+Once the kernel has answered its first request, the client drains what IOPub holds until it has
+been silent ``DRAIN_S`` seconds (jupyter_client waits 0.2 s, for every kernel a notebook starts;
+nbclient reads only the messages of the cell it runs).
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ WATCH_S = 0.05
 REFUSED_AFTER_S = 0.3
 #: Received messages a size-limited socket holds before ZMQ stops reading (the kernel's side keeps the rest).
 RCVHWM = 16
+#: Seconds of silence that end the draining of IOPub once the kernel has answered (jupyter_client waits 0.2 s).
+DRAIN_S = 0.01
 
 #: Sockets being watched for a refused message, by id: (monitor, url, the monitor's owner), claimed by their channel.
 _WATCHED: dict[int, tuple[zmq.Socket, str, zmq.Socket]] = {}
@@ -58,6 +64,8 @@ class PatientChannel(AsyncZMQSocketChannel):
         #: Called on each refused message.
         self.on_refused: Callable[[], None] | None = None
         self._dropped_at: float | None = None
+        #: Set while the client drains what the kernel sent before its first reply (its status messages).
+        self.draining = False
 
     def _reconnect_dropped(self) -> None:
         """Connect again after a refused message: a disconnection ZMQ does not retry by itself (a kernel that
@@ -88,6 +96,8 @@ class PatientChannel(AsyncZMQSocketChannel):
             self.socket.connect(url)
 
     async def get_msg(self, timeout: float | None = None) -> dict[str, Any]:  # type: ignore[override]
+        if self.draining:
+            timeout = DRAIN_S if timeout is None else min(timeout, DRAIN_S)
         deadline = None if timeout is None else monotonic() + timeout
         step = SLICE_S if self._watch is None else WATCH_S
         while True:
@@ -116,6 +126,19 @@ class PatientKernelClient(AsyncKernelClient):
     control_channel_class = Type(PatientChannel)  # type: ignore[arg-type]
 
     max_message_bytes = Integer(0, help="Messages larger than this are refused unread (0: no limit).").tag(config=True)
+
+    def _handle_kernel_info_reply(self, msg: dict[str, Any]) -> None:
+        super()._handle_kernel_info_reply(msg)
+        # jupyter_client's ``wait_for_ready`` now drains IOPub until it has been silent 0.2 s; nbclient reads only
+        # the messages of the cell it runs, so the silence to wait for is DRAIN_S (a fifth of a second per kernel)
+        self.iopub_channel.draining = True
+
+    async def wait_for_ready(self, timeout: float | None = None) -> None:  # type: ignore[override]
+        """jupyter_client's, its last step (draining IOPub) ended after ``DRAIN_S`` of silence."""
+        try:
+            await super()._async_wait_for_ready(timeout)
+        finally:
+            self.iopub_channel.draining = False
 
     def _create_connected_socket(self, channel: str, identity: bytes | None = None) -> zmq.Socket:
         sock = super()._create_connected_socket(channel, identity)

@@ -40,6 +40,7 @@ from typing import Any
 
 from .._i18n import _
 from .grade import log_path
+from .progress import Progress
 from .release import COURSE, masters
 from .worker import RESULT_KEYS, Job, Result, grade_submission
 
@@ -289,40 +290,6 @@ class Outcome:
     merge_s: float = 0.0  #: seconds the instructor's process spent checking and writing results
 
 
-class _Progress:
-    """graded / failed / remaining and an ETA on the instructor's terminal (tqdm); nothing when not a terminal."""
-
-    def __init__(self, total: int, show: bool | None) -> None:
-        import sys
-
-        from tqdm import tqdm
-
-        show = sys.stderr.isatty() if show is None else show
-        self.bar = tqdm(total=total, desc=_("grading"), unit=_("submission"), disable=not show, file=sys.stderr)
-        self.graded = self.failed = 0
-        self.total = total
-        self._post()
-
-    def _post(self) -> None:
-        left = self.total - self.graded - self.failed
-        self.bar.set_postfix_str(
-            _("{graded} graded, {failed} failed, {left} remaining").format(
-                graded=self.graded, failed=self.failed, left=left
-            )
-        )
-
-    def step(self, ok: bool) -> None:
-        if ok:
-            self.graded += 1
-        else:
-            self.failed += 1
-        self._post()
-        self.bar.update(1)
-
-    def close(self) -> None:
-        self.bar.close()
-
-
 def _failure_log(student: str, lab: str, why: str) -> str:
     return f"=== {student}/{lab} (grading job failed) ===\n[AutogradeApp | ERROR] {why}\n"
 
@@ -378,7 +345,7 @@ def grade_class(
         done: queue.Queue = queue.Queue()
         stop = threading.Event()
         previous = _on_sigint(stop)
-        bar = _Progress(len(todo), progress)
+        bar = Progress(len(todo), progress)
         futures = {}
         try:
             for lab, who in todo:

@@ -5,10 +5,12 @@
 the course's ``nbgrader_config.py`` and a copy of its gradebook holding the labs and no
 student), builds a scratch course in a temporary folder, runs
 ``nbgrader autograde <lab> --student <id>`` there exactly as ``grade.autograde_each`` does
-in the course (each kernel in the sandbox, with today's limits), and returns what the run
-produced (``Result``), as plain values. It never opens the instructor's course directory,
-gradebook or masters: on a cluster it may run on another machine. The instructor's
-process checks the result (``parallel.check_result``) and alone writes it into the course.
+in the course (each kernel in the sandbox, with today's limits), in a fresh child of a
+zygote that imported nbgrader once (``zygote``), and returns what the run produced
+(``Result``), as plain values. It never
+opens the instructor's course directory, gradebook or masters: on a cluster it may run on
+another machine. The instructor's process checks the result (``parallel.check_result``)
+and alone writes it into the course.
 
 What nbgrader wrote to the scratch gradebook is told apart from what it left alone by
 seeding the submission with marks no grader writes (``UNSET_SCORE``, ``UNSET_COMMENT``,
@@ -18,17 +20,14 @@ half-way leaves the course's gradebook as a one-at-a-time run would.
 
 from __future__ import annotations
 
-import ctypes
-import os
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import warnings
 from datetime import timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from .zygote import Zygotes
 
 #: Marks seeded into the scratch gradebook: values that nbgrader never writes.
 UNSET_SCORE = -1.0
@@ -55,26 +54,26 @@ RESULT_KEYS: dict[str, type | tuple[type, ...]] = {
 #: Bytes of nbgrader's output kept in a result (its end is kept when longer).
 MAX_LOG_BYTES = 1 << 20
 
-#: The ``nbgrader`` processes this process's jobs are running (``stop_running`` ends them).
-_RUNNING: set[subprocess.Popen] = set()
+#: The zygotes this process grades through (``zygote``): each job borrows one, and its fresh child runs nbgrader.
+_ZYGOTES: Zygotes | None = None
 _LOCK = threading.Lock()
 
 
-#: ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` for the ``nbgrader`` run: it ends when its worker dies (a killed Dask worker).
-_LIBC = ctypes.CDLL(None, use_errno=True) if sys.platform == "linux" else None
+def zygotes() -> Zygotes:
+    """This process's pool of zygotes, started with nbgrader's environment (``release.nbgrader_env``)."""
+    global _ZYGOTES
+    from .release import nbgrader_env
 
-
-def _end_with_parent() -> None:
-    if _LIBC is not None:
-        _LIBC.prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+    with _LOCK:
+        if _ZYGOTES is None:
+            _ZYGOTES = Zygotes(nbgrader_env)
+        return _ZYGOTES
 
 
 def stop_running() -> None:
     """End the ``nbgrader`` runs of this process's jobs (their kernels end with them: ``--die-with-parent``)."""
-    with _LOCK:
-        for proc in list(_RUNNING):
-            if proc.poll() is None:
-                proc.terminate()
+    if _ZYGOTES is not None:
+        _ZYGOTES.stop_children()
 
 
 def _write(root: Path, files: dict[str, bytes]) -> None:
@@ -151,33 +150,15 @@ def grade_submission(job: Job) -> Result:
         _write(course / "source" / lab, job["source"])
         _write(course / "submitted" / student / lab, job["submission"])
         _seed(course, job)
-        args = [sys.executable, "-m", "nbgrader", "autograde", lab, f"--student={student}"]
+        args = ["autograde", lab, f"--student={student}"]
         args += [] if job["sandboxed"] else ["--GradingExecute.sandbox=off"]
-        proc = subprocess.Popen(
-            args,
-            cwd=course,
-            env=nbgrader_env(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            preexec_fn=_end_with_parent,  # noqa: PLW1509 - one call into libc, nothing that takes a lock
-        )
-        with _LOCK:
-            _RUNNING.add(proc)
-        if job.get("core") is not None:
-            try:  # one core for the job (its kernels inherit it)
-                os.sched_setaffinity(proc.pid, {int(job["core"])})
-            except OSError:
-                pass
+        pool = zygotes()
+        zygote = pool.borrow()
         try:
-            out, _ = proc.communicate()
-        except BaseException:
-            proc.kill()
-            proc.wait()
-            raise
+            returncode = zygote.run(args, course, nbgrader_env(), Path(tmp) / "nbgrader.log", job.get("core"))
         finally:
-            with _LOCK:
-                _RUNNING.discard(proc)
+            pool.give_back(zygote)
+        out = (Path(tmp) / "nbgrader.log").read_bytes().decode(errors="replace")
         log = out.replace(str(course), job.get("course", str(course)))
         if len(log.encode()) > MAX_LOG_BYTES:
             log = log.encode()[-MAX_LOG_BYTES:].decode(errors="replace")
@@ -185,7 +166,7 @@ def grade_submission(job: Job) -> Result:
         return {
             "lab": lab,
             "student": student,
-            "returncode": proc.returncode,
+            "returncode": returncode,
             "log": log,
             "files": _outputs(course / "autograded" / student / lab),
             "grades": grades,
