@@ -8,19 +8,21 @@ one (it tries to read the grader's files, open a socket and leave a process behi
 class is graded, from scratch each time, by:
 
 * ``one_at_a_time``: ``grade.autograde_each`` (one ``nbgrader autograde`` after another, in the course);
-* ``jobs1``, ``jobs2``: ``parallel.grade_class`` with 1 and 2 local jobs (one core each);
+* ``jobs1``, ``jobs2``: ``parallel.grade_class`` with 1 and 2 local jobs (one core each), each
+  submission's nbgrader a fresh child of a zygote (``classroom.zygote``; the zygotes' start counted);
 * ``dask1``, ``dask2``: ``parallel.grade_class`` through a ``distributed.LocalCluster`` of 1 and 2
   single-threaded workers (the path a ``--scheduler`` cluster runs).
 
 Per lab and way: wall seconds, submissions per minute, the speed-up over one at a time, the
-CPU seconds per submission (this process's children, local ways only), the instructor's
+CPU seconds per submission (the whole machine's busy seconds over the class, divided by
+its size: run it on a machine doing nothing else), the instructor's
 seconds per submission spent checking and writing results, and the predicted time of a
 300-student class. The prediction for 100 Dask workers assumes each worker grades at the
 measured rate of one worker (its own core, as here) and that the scheduler and the transfers
 cost nothing next to a submission's seconds; the instructor's writing of results, measured,
-caps it. Usage::
+caps it. Every lab by default. Usage::
 
-    python benchmarks/grading_class.py --students 5 --labs lab01_markov_chains --json benchmarks/grading_class.json
+    python benchmarks/grading_class.py --students 5 [--labs LAB ...] --json benchmarks/grading_class.json
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import os
 import platform
-import resource
 import shutil
 import sqlite3
 import subprocess
@@ -44,8 +46,8 @@ import nbformat
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specdec_lite.classroom import grade, parallel  # noqa: E402
-from specdec_lite.classroom.release import nbgrader_env  # noqa: E402
+from specdec_lite.classroom import grade, parallel, worker  # noqa: E402
+from specdec_lite.classroom.release import COURSE, masters, nbgrader_env  # noqa: E402
 
 KINDS = ("honest", "empty", "crashing", "printing", "hostile")
 CLASS_SIZE = 300
@@ -107,15 +109,17 @@ def reset(course: Path) -> None:
     db.close()
 
 
-def _children_cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
+def _busy_cpu() -> float:
+    """CPU seconds the whole machine has spent busy (``/proc/stat``: every state but idle and iowait)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(course: Path, lab: str, way: str, n: int) -> dict:
     """Grade the class one way, from scratch; wall and CPU seconds, and the instructor's writing seconds."""
     reset(course)
-    cpu, start, merge_s = _children_cpu(), time.perf_counter(), None
+    worker.zygotes().close()  # each way starts its own zygotes, and pays for them
+    cpu, start, merge_s = _busy_cpu(), time.perf_counter(), None
     if way == "one_at_a_time":
         status = grade.autograde_each(course, [lab])[lab]
     elif way.startswith("jobs"):
@@ -130,14 +134,13 @@ def measure(course: Path, lab: str, way: str, n: int) -> dict:
             ) as cluster,
             Client(cluster) as client,
         ):
-            start = time.perf_counter()  # the cluster's start is not the class's
+            start, cpu = time.perf_counter(), _busy_cpu()  # the cluster's start is not the class's
             out = parallel.grade_class(course, [lab], client=client, progress=False)
         status, merge_s = out.status[lab], out.merge_s
     wall = time.perf_counter() - start
     graded = sum(1 for s in status.values() if s == 0)
     row = {"wall_s": round(wall, 1), "per_minute": round(60 * n / wall, 2), "graded_ok": graded, "students": n}
-    if not way.startswith("dask"):
-        row["cpu_s_per_submission"] = round((_children_cpu() - cpu) / n, 2)
+    row["cpu_s_per_submission"] = round((_busy_cpu() - cpu) / n, 2)
     if merge_s is not None:
         row["merge_s_per_submission"] = round(merge_s / n, 3)
     return row
@@ -146,12 +149,12 @@ def measure(course: Path, lab: str, way: str, n: int) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--students", type=int, default=5)
-    parser.add_argument("--labs", nargs="*", default=["lab01_markov_chains"])
+    parser.add_argument("--labs", nargs="*", default=[m.stem for m in masters(COURSE)])
     parser.add_argument("--ways", nargs="*", default=["one_at_a_time", "jobs1", "jobs2", "dask1", "dask2"])
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     result: dict = {
-        "machine": f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} CPU cores, "
+        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPU cores, "
         f"Python {platform.python_version()}",
         "date": date.today().isoformat(),
         "students": args.students,

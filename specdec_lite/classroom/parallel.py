@@ -435,32 +435,34 @@ def class_runs(path: Path = CLASS_RUNS) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
 
 
+#: The columns of ``class_runs_table``: the ways a class is graded, each as its time for the whole class.
+CLASS_WAYS = ("one_at_a_time", "jobs1", "jobs2", "dask1", "dask2", "dask100_predicted")
+
+
 def class_runs_table(bench: dict[str, Any]) -> str:
-    """``class_runs()`` as a Markdown table in the reader's language: per lab and way, the rate and the class's time."""
-    ways = {
-        "one_at_a_time": _("one at a time"),
-        "jobs1": _("`grade_class`, 1 job (from Python)"),
+    """``class_runs()`` as a Markdown table in the reader's language: per lab, the predicted minutes of a class of
+    ``class_size`` graded each way, ``--jobs 2``'s speed-up and CPU seconds per submission, and the course's sum."""
+    names = {
+        "one_at_a_time": _("one at a time (`--jobs 1`)"),
+        "jobs1": _("1 job"),
         "jobs2": _("`--jobs 2`"),
         "dask1": _("Dask, 1 worker"),
         "dask2": _("Dask, 2 workers"),
         "dask100_predicted": _("Dask, {workers} workers (predicted)").format(workers=bench["workers_predicted"]),
     }
-    header = [
-        _("Lab"),
-        _("Way"),
-        _("Submissions per minute"),
-        _("Speed-up"),
-        _("CPU s per submission"),
-        _("{students} students").format(students=bench["class_size"]),
-    ]
-    rows = ["| " + " | ".join(header) + " |", "| --- | --- | ---: | ---: | ---: | ---: |"]
+    ways = [w for w in CLASS_WAYS if any(w in rows for rows in bench["labs"].values())]
+    header = [_("Lab"), *(names[w] for w in ways), _("`--jobs 2`: speed-up"), _("CPU s per submission")]
+    rows = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
+
+    def minutes(x: float | None) -> str:
+        return "—" if x is None else _("{minutes:.1f} min").format(minutes=x)
+
     for lab, measured in bench["labs"].items():
-        for key, label in ways.items():
-            row = measured.get(key)
-            if row is None:
-                continue
-            speedup = f"{row['speedup']:.2f}×" if row.get("speedup") else "—"
-            cpu = f"{row['cpu_s_per_submission']:.1f}" if "cpu_s_per_submission" in row else "—"
-            minutes = _("{minutes:.0f} min").format(minutes=row["class_min"])
-            rows.append(f"| `{lab}` | {label} | {row['per_minute']:.1f} | {speedup} | {cpu} | {minutes} |")
+        jobs2 = measured.get("jobs2", {})
+        cells = [minutes(measured.get(w, {}).get("class_min")) for w in ways]
+        speedup = f"{jobs2['speedup']:.2f}×" if jobs2.get("speedup") else "—"
+        cpu = f"{jobs2['cpu_s_per_submission']:.1f}" if "cpu_s_per_submission" in jobs2 else "—"
+        rows.append(f"| `{lab}` | " + " | ".join([*cells, speedup, cpu]) + " |")
+    total = [minutes(bench["course_min"].get(w)) for w in ways]
+    rows.append("| " + " | ".join([_("**the course**"), *total, "", ""]) + " |")
     return "\n".join(rows)
