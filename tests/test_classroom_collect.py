@@ -312,6 +312,7 @@ def test_wrong_paths_and_arguments_are_one_line_errors(tmp_path):
         (("report", "lab99"), "no lab named 'lab99'"),
         (("autograde", LAB, "--student", "../../etc", "--force"), "--student: student id '../../etc' is not a plain"),
         (("autograde", "--student", "jane\n"), "is not a plain name"),
+        (("autograde", LAB, "--jobs", "0"), "--jobs: grade at least one submission at a time"),
         (("release", "nope"), "no lab named 'nope'"),
     ]
     commands = [(*args, "--course", str(course)) for args, _ in cases]

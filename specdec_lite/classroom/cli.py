@@ -36,7 +36,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
     known = _check_course(args.course)
     _check_labs(list(getattr(args, "labs", None) or []) + ([args.lab] if getattr(args, "lab", None) else []), known)
-    if (getattr(args, "jobs", None) or 1) < 1:
+    if getattr(args, "jobs", None) is not None and args.jobs < 1:
         raise UsageError(_("--jobs: grade at least one submission at a time"))
     if getattr(args, "scheduler", None) is not None:
         from .cluster import SchedulerRefused, check_address
