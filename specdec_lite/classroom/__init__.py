@@ -6,7 +6,7 @@ master per lab in ``notebooks/source/<lab>/``). The command line::
     python -m specdec_lite.classroom release [--check]        # student copies from the masters
     python -m specdec_lite.classroom collect DOWNLOADS [--lab LAB]   # downloads -> submitted/
     python -m specdec_lite.classroom autograde [LAB ...] [--student S] [--force] [--unsandboxed]
-                                   [--jobs N | --scheduler tls://HOST:PORT]   # many at a time
+                                   [--jobs N | --scheduler tls://HOST:PORT]   # one per core by default
     python -m specdec_lite.classroom report [LAB ...]         # every submission not fully graded
 
 Modules: ``release`` (student copies and points), ``timeouts`` (each lab's per-cell limit),
@@ -17,8 +17,9 @@ submission lost, put back), ``review`` (what the checks cannot stop in-process, 
 person), ``collect`` (placing downloaded notebooks), ``grade`` (autograde lab by lab,
 student by student), ``parallel`` (many submissions at a time, locally or on Dask, the
 instructor's process the gradebook's one writer), ``worker`` (one submission graded in a
-scratch course, what a job runs), ``cluster`` (the Dask scheduler: TLS, or plain TCP on
-loopback only) and ``report``.
+scratch course, what a job runs), ``zygote`` (a process that imported nbgrader once and forks
+each submission's run), ``progress`` (the instructor's progress bar), ``cluster`` (the Dask
+scheduler: TLS, or plain TCP on loopback only) and ``report``.
 The book's *For instructors* appendix runs the whole cycle.
 """
 
