@@ -200,6 +200,8 @@ def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
         **front_axes(),
         legend=legend_below(560),
     )
+    # the end at (0, TV) lies on the vertical axis, beside its tick labels: they keep clear of its marker
+    fig.update_yaxes(ticklabelstandoff=8)
     return fig
 
 
@@ -277,6 +279,7 @@ def sweep_steps(
                     mode="markers",
                     name=_("{name} at ε = {eps}").format(name=name, eps=eps_label(eps)),
                     marker=dict(color=COLORS[kind], size=14),
+                    cliponaxis=False,  # at the ends of the front the point lies on an axis
                 )
             )
             traces.append(
