@@ -361,8 +361,9 @@ K_STYLES = [
     ("#000000", "solid"),
     ("#999999", "dash"),
 ]
-#: The colour of a predicted speed-up curve whose K is the best choice at no acceptance rate.
-K_OTHER = "#BBBBBB"
+#: The colour of a predicted speed-up curve whose K is the best choice at no acceptance rate: half-transparent
+#: grey, faint on a light and on a dark plot alike (the dark theme keeps a translucent colour as it is).
+K_OTHER = "rgba(128, 128, 128, 0.55)"
 
 
 def predicted_speedup_figure(
