@@ -80,9 +80,9 @@ def test_best_k_slider_figure_steps():
     assert len(fig.data) == 2 * 2 * 3 and len(fig.layout.sliders[0].steps) == 2
     draft, target = F.quality_pair(0.9)
     K, s = la.best_lookahead(draft, target, 0.2, K_max=10)
-    stars = [t for t in fig.data if t.name == f"best K = {K}" and t.visible]
+    stars = [t for t in fig.data if t.name in (f"best K = {K}", f"best K ≥ {K}") and t.visible]  # ≥: range end
     assert any(t.y[0] == pytest.approx(s) for t in stars)
-    assert "0.90 → " + str(K) in fig.layout.title.text
+    assert "0.90 → " + F.best_k_text(K, 10, target.T) in fig.layout.title.text
 
 
 def test_best_k_map_matches_closed_form():

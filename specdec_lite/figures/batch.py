@@ -211,7 +211,7 @@ def tree_vs_batch_slider(
         label=_("draft quality"),
         layout={
             "xaxis": {
-                "title": {"text": _("number of drafts M"), "standoff": 4},
+                "title": {"text": _("number of drafts M"), "standoff": 14},
                 "type": "log",
                 "tickvals": [1, 2, 4, 8, 16, 32, 64],
             },
@@ -315,7 +315,7 @@ def figure3(
         height=560,
         xaxis_title=_("number of drafts M"),
         xaxis2_title=_("number of drafts M"),
-        yaxis_title=_("batch improvement TV − Π r_m"),
+        yaxis_title=_("batch improvement TV − Π r<sub>m</sub>"),
         margin=dict(t=70),
         legend=legend_below(560, top=70),
     )

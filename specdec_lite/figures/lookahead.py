@@ -123,17 +123,23 @@ def leviathan_figure(
             line=dict(color="black"),
         )
     )
+    # the pairs' points often coincide: the first pair's open circles, larger, are drawn last (on top) and
+    # still listed first (legendrank); the others are filled
+    markers = [dict(symbol="circle-open", size=14, line=dict(width=2)), dict(symbol="square"), dict(symbol="diamond")]
+    traces = []
     for i, (label, draft, target) in enumerate(pairs):
         calls = np.array([p.expected_oracle_calls for p in la.lookahead_profiles(draft, target, Ks)])
-        fig.add_trace(
+        traces.append(
             go.Scatter(
                 x=Ks,
                 y=target.T / calls,
                 mode="markers",
                 name=_(label),
-                marker=dict(color=PALETTE[i % len(PALETTE)], size=9, symbol=["circle", "square", "diamond"][i % 3]),
+                legendrank=1000 + i,
+                marker={"size": 9, "color": PALETTE[i % len(PALETTE)], **markers[i % 3]},
             )
         )
+    fig.add_traces(traces[::-1])
     fig.update_layout(
         xaxis_title=_("lookahead K"),
         yaxis_title=_("tokens per oracle call"),
@@ -151,8 +157,22 @@ def leviathan_figure(
 MAX_PLOTTED_K = 1000
 
 
+def best_k_text(K: int, K_max: int, T: int) -> str:
+    """A best K as a figure writes it: ``≥ K_max`` where the best K found is the end of a range that stops
+    short of ``T`` (a longer lookahead might be better still)."""
+    return f"≥ {K}" if K == K_max < T else str(K)
+
+
 def speedup_traces(
-    draft: MarkovChain, target: MarkovChain, c: float, K_max: int, *, name: str, color: str, iid: bool = True
+    draft: MarkovChain,
+    target: MarkovChain,
+    c: float,
+    K_max: int,
+    *,
+    name: str,
+    color: str,
+    iid: bool = True,
+    star_size: int = 16,
 ) -> list[go.Scatter]:
     """Exact wall-clock speed-up against K, a star at the best K and (dashed) the i.i.d. prediction.
 
@@ -164,19 +184,21 @@ def speedup_traces(
     curve = la.speedup_curve(draft, target, c, range(top + 1))
     curve = np.concatenate([curve, np.full(K_max - top, curve[-1])])
     best = int(np.argmax(curve))
+    if best_k_text(best, K_max, target.T) == str(best):
+        star, hover = _("best K = {K}"), _("{name}<br>best K = {K}<br>speed-up = {speedup:.2f}×")
+    else:  # the end of the plotted range, not an optimum
+        star = _("best K ≥ {K}")
+        hover = _("{name}<br>best K ≥ {K} (the end of the plotted range)<br>speed-up = {speedup:.2f}×")
     traces = [
         go.Scatter(x=Ks, y=curve, mode="lines+markers", name=name, line=dict(color=color), marker=dict(size=4)),
         go.Scatter(
             x=[best],
             y=[curve[best]],
             mode="markers",
-            name=_("best K = {K}").format(K=best),
+            name=star.format(K=best),
             showlegend=False,
-            marker=dict(color=color, size=16, symbol="star", line=dict(color="black", width=1)),
-            hovertemplate=_("{name}<br>best K = {K}<br>speed-up = {speedup:.2f}×").format(
-                name=name, K=best, speedup=curve[best]
-            )
-            + "<extra></extra>",
+            marker=dict(color=color, size=star_size, symbol="star", line=dict(color="black", width=1)),
+            hovertemplate=hover.format(name=name, K=best, speedup=curve[best]) + "<extra></extra>",
         ),
     ]
     if iid:
@@ -217,8 +239,11 @@ def best_k_slider_figure(
                 K_max,
                 name=_("quality {quality:.2f}").format(quality=quality),
                 color=PALETTE[i % len(PALETTE)],
+                # each star smaller than the one before: stars at the same K stay visible, one inside the other
+                star_size=22 - 12 * i // max(len(qualities) - 1, 1),
             )
-            bests.append(f"{quality:.2f} → {la.best_lookahead(draft, target, c, K_max=K_max)[0]}")
+            best = la.best_lookahead(draft, target, c, K_max=K_max)[0]
+            bests.append(f"{quality:.2f} → {best_k_text(best, K_max, target.T)}")
         title = _("cost ratio c = {c}; best K: {bests}").format(c=f"{c:g}", bests=", ".join(bests))
         steps.append((f"{c:g}", traces, dict(title=title)))
     return slider_figure(
@@ -245,7 +270,7 @@ def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap:
             y=costs,
             z=z,
             colorscale="Viridis",
-            colorbar=dict(title=_("best K")),
+            colorbar=dict(title=dict(text=_("best K"), side="right")),
             hovertemplate=_("α = %{x:.2f}<br>c = %{y:.3f}<br>best K = %{z}") + "<extra></extra>",
         )
     )
@@ -257,7 +282,12 @@ def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap:
         xaxis_title=_("acceptance rate α = 1 − TV"),
         yaxis_title=_("cost ratio c (log scale)"),
         height=460,
-        yaxis=dict(type="log", tickvals=[0.003, 0.01, 0.03, 0.1, 0.3, 1]),
+        # the range is the heat map's own extent (plotly would pad it with an empty strip)
+        yaxis=dict(
+            type="log",
+            tickvals=[0.003, 0.01, 0.03, 0.1, 0.3, 1],
+            range=[float(np.log10(costs.min())), float(np.log10(costs.max()))],
+        ),
         title=_("Best lookahead (i.i.d. acceptances; capped at {K_cap})").format(K_cap=K_cap),
         legend=legend_below(460),
     )

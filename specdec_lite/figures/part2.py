@@ -177,37 +177,31 @@ def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
             marker=dict(color=COLORS["unbiased"], size=6, symbol="diamond"),
         )
     )
-    # the labels of the two ends sit inside the unattainable triangle, where no point can be
-    fig.add_trace(
-        go.Scatter(
-            x=[d, 0],
-            y=[0, d],
-            mode="markers+text",
-            text=[_("speculative"), ""],
-            textposition="top left",
-            name=_("ends of the front"),
-            marker=dict(color=COLORS["front"], size=12, symbol="star"),
+    # the two ends of the front are named in the legend: the unattainable triangle is too small for
+    # their labels on a phone, and anywhere else a label would lie on the front or on the points
+    ends = (
+        (d, 0.0, _("speculative decoding: (TV, 0)"), "star"),
+        (0.0, d, _("always accept: (0, TV)"), "star-square"),
+    )
+    for x, y, name, symbol in ends:
+        fig.add_trace(
+            go.Scatter(
+                x=[x],
+                y=[y],
+                mode="markers",
+                name=name,
+                cliponaxis=False,
+                marker=dict(color=COLORS["front"], size=14, symbol=symbol, line=dict(color="white", width=1)),
+            )
         )
-    )
-    fig.add_annotation(
-        x=0,
-        y=d,
-        ax=0.03 * d,
-        ay=0.45 * d,
-        axref="x",
-        ayref="y",
-        text=_("always accept"),
-        xanchor="left",
-        showarrow=True,
-        arrowhead=0,
-        arrowwidth=1,
-    )
     fig.update_layout(
         title=_("Every algorithm lies on or above the front; TV(p, q) = {tv:.3f}").format(tv=d),
         height=560,
         **front_axes(),
         legend=legend_below(560),
     )
+    # the end at (0, TV) lies on the vertical axis, beside its tick labels: they keep clear of its marker
+    fig.update_yaxes(ticklabelstandoff=8)
     return fig
 
 
@@ -224,7 +218,11 @@ def token_sweep(p: Any, q: Any, eps_grid: Sequence[float] = EPS_GRID) -> dict[st
 
 
 def chain_sweep(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[float] = EPS_GRID) -> dict[str, np.ndarray]:
-    """``biased.chain_front_point`` (target-weighted sums over positions) of OPT and UNO along ``eps_grid``."""
+    """``biased.chain_front_point`` (target-weighted sums over positions) of OPT and UNO along ``eps_grid``.
+
+    ``positions`` holds the number of positions summed over (``target.T``): ``sweep_figure`` then names its
+    axes as the sums they are (a sum of probabilities over positions, not a probability).
+    """
     out: dict[str, list[float]] = {"reject": [], "opt": [], "uno": []}
     for eps in eps_grid:
         r, l_opt = biased.chain_front_point(draft, target, eps, "opt")
@@ -232,7 +230,22 @@ def chain_sweep(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[floa
         out["reject"].append(r)
         out["opt"].append(l_opt)
         out["uno"].append(l_uno)
-    return {"eps": np.asarray(eps_grid, dtype=np.float64), **{k: np.asarray(v) for k, v in out.items()}}
+    return {
+        "eps": np.asarray(eps_grid, dtype=np.float64),
+        **{k: np.asarray(v) for k, v in out.items()},
+        "positions": np.asarray(target.T),
+    }
+
+
+def sweep_names(sweep: dict[str, np.ndarray]) -> dict[str, str]:
+    """What a sweep's rejection and loss are called: per token, or summed over a chain's positions."""
+    if "positions" in sweep:
+        return {
+            "reject": _("Σ<sub>n</sub> P(reject at n)"),
+            "loss": _("Σ<sub>n</sub> loss at n"),
+            "both": _("Σ<sub>n</sub> loss / Σ<sub>n</sub> P(reject)"),
+        }
+    return {"reject": "P(reject)", "loss": _("loss TV(Pᴬ, q)"), "both": _("loss / P(reject)")}
 
 
 def sweep_steps(
@@ -243,6 +256,7 @@ def sweep_steps(
     ``eps_axis`` (default ``sweep["eps"]``) is where each eps is drawn on the right panel's
     axis, e.g. a small positive stand-in for 0 on a log axis.
     """
+    names = sweep_names(sweep)
     steps = []
     xs_eps = np.asarray(sweep["eps"] if eps_axis is None else eps_axis, dtype=np.float64)
     for i, eps in enumerate(sweep["eps"]):
@@ -265,6 +279,7 @@ def sweep_steps(
                     mode="markers",
                     name=_("{name} at ε = {eps}").format(name=name, eps=eps_label(eps)),
                     marker=dict(color=COLORS[kind], size=14),
+                    cliponaxis=False,  # at the ends of the front the point lies on an axis
                 )
             )
             traces.append(
@@ -283,7 +298,7 @@ def sweep_steps(
                 x=xs_eps,
                 y=sweep["reject"],
                 mode="lines+markers",
-                name=_("P(reject), both"),
+                name=_("{reject}, both").format(reject=names["reject"]),
                 line=dict(color=COLORS["out"], dash="dash"),
                 xaxis="x2",
                 yaxis="y2",
@@ -302,10 +317,11 @@ def sweep_steps(
         )
         gap = sweep["uno"][i] - sweep["opt"][i]
         title = _(
-            "{what}, ε = {eps}<br><sup>P(reject) {reject:.3f}; loss OPT {opt:.3f}, UNO {uno:.3f} "
+            "{what}, ε = {eps}<br><sup>{measure} {reject:.3f}; loss OPT {opt:.3f}, UNO {uno:.3f} "
             "(UNO − OPT = {gap:.3f})</sup>"
         ).format(
             what=_(what),
+            measure=names["reject"],
             eps=eps_label(eps),
             reject=sweep["reject"][i],
             opt=sweep["opt"][i],
@@ -319,11 +335,12 @@ def sweep_steps(
 def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, active: int = 4) -> go.Figure:
     """An eps slider over ``sweep_steps``: OPT rides the front, UNO sits above it."""
     top = 1.05 * max(total_tv, float(np.max(sweep["uno"])))
+    names = sweep_names(sweep)
     layout = dict(
         height=620,
         margin=dict(t=190),
-        xaxis=dict(domain=[0, 0.45], title="P(reject)", range=[0, 1.05 * total_tv]),
-        yaxis=dict(title=_("loss TV(Pᴬ, q)"), range=[0, top]),
+        xaxis=dict(domain=[0, 0.45], title=names["reject"], range=[0, 1.05 * total_tv]),
+        yaxis=dict(title=names["loss"], range=[0, top]),
         xaxis2=dict(
             domain=[0.58, 1],
             title=_("ε (log scale; ε = 0 drawn at the left edge)"),
@@ -332,7 +349,7 @@ def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, activ
             tickvals=[0.01, 0.1],
             minor=dict(ticks="outside", tickvals=[0.003, 0.03, 0.3]),
         ),
-        yaxis2=dict(title=_("loss / P(reject)"), range=[0, top], anchor="x2"),
+        yaxis2=dict(title=names["both"], range=[0, top], anchor="x2"),
         legend=dict(orientation="h", x=0, y=1.02, yanchor="bottom"),
     )
     positive = sweep["eps"][sweep["eps"] > 0]
@@ -380,14 +397,22 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
                 x=d["reject"],
                 y=d["summed_loss"],
                 mode="lines",
-                name=_("{name}: Σ_n per-position loss").format(name=name),
+                name=_("{name}: Σ<sub>n</sub> per-position loss").format(name=name),
                 line=dict(color=COLORS[kind], dash="dot"),
             )
         )
-    fig.add_hline(
-        y=biased.sequence_tv(draft, target),
-        line=dict(color=COLORS["p"], dash="dash"),
-        annotation_text=_("TV(draft, target) over sequences (always accept)"),
+    # a legend entry rather than a label on the line: a label as wide as the plot is crossed by the curves
+    always = biased.sequence_tv(draft, target)
+    right = max(float(np.max(s[kind]["reject"])) for kind in ("opt", "uno"))
+    fig.add_trace(
+        go.Scatter(
+            x=[0, right],
+            y=[always, always],
+            mode="lines",
+            name=_("always accept: TV(draft, target) over sequences"),
+            line=dict(color=COLORS["p"], dash="dash"),
+            hoverinfo="skip",
+        )
     )
     fig.update_layout(
         height=480,

@@ -112,7 +112,7 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
         fig,
         _title(_("Theorem 1 on real models: rejections per run, ±2 SE"), label),
         480,
-        xaxis_title=_("predicted: mean of Σ TV(p_n, q_n) over drafted positions"),
+        xaxis_title=_("predicted: mean of Σ TV(p<sub>n</sub>, q<sub>n</sub>) over drafted positions"),
         yaxis_title=_("observed: mean number of rejections"),
     )
     return fig
@@ -159,7 +159,7 @@ def loglik_figure(rows: Sequence[Any], label: str) -> go.Figure:
         _title(_("Quality proxy: the target's log-likelihood of the generated text"), label),
         460,
         xaxis_title=_("ε (over-acceptance)"),
-        yaxis_title=_("mean log q(x_n | x_<n) per token"),
+        yaxis_title=_("mean log q(x<sub>n</sub> | x<sub>1:n−1</sub>) per token"),
     )
     return fig
 
@@ -298,7 +298,7 @@ def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = No
         _title(head, label),
         420,
         xaxis_title=_("generated position n"),
-        yaxis_title="TV(p_n, q_n)",
+        yaxis_title="TV(p<sub>n</sub>, q<sub>n</sub>)",
         yaxis_range=[0, 1],
         barmode="overlay",
     )
@@ -349,7 +349,8 @@ def annotated_html(pieces: Sequence[str], result: Any) -> str:
     )
 
 
-#: One colour and one dash per lookahead K = 1..8 of the predicted speed-up curves (Okabe-Ito, then grey).
+#: One colour and one dash per lookahead K of the predicted speed-up curves that is the best choice somewhere
+#: (Okabe-Ito, then black), in the order of K; the other curves are drawn thin in ``K_OTHER``.
 K_STYLES = [
     (BLUE, "solid"),
     (ORANGE, "dash"),
@@ -360,6 +361,9 @@ K_STYLES = [
     ("#000000", "solid"),
     ("#999999", "dash"),
 ]
+#: The colour of a predicted speed-up curve whose K is the best choice at no acceptance rate: half-transparent
+#: grey, faint on a light and on a dark plot alike (the dark theme keeps a translucent colour as it is).
+K_OTHER = "rgba(128, 128, 128, 0.55)"
 
 
 def predicted_speedup_figure(
@@ -372,19 +376,22 @@ def predicted_speedup_figure(
     autoregressive sampling where it is ``K = 0``), and a label where the best K changes.
     """
     fig = go.Figure()
-    for (K, ys), (color, dash) in zip(sorted(curves.items()), K_STYLES, strict=False):
-        fig.add_trace(
-            go.Scatter(
-                x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}", line=dict(color=color, dash=dash, width=1.5)
-            )
-        )
+    # in colour only the curves of a K that is the best choice somewhere: the others cross them near α = 1
+    shown = sorted({int(K) for K in best} - {0})
+    for K, ys in sorted(curves.items()):
+        if int(K) in shown:
+            color, dash = K_STYLES[shown.index(int(K)) % len(K_STYLES)]
+            line = dict(color=color, dash=dash, width=2)
+        else:
+            line = dict(color=K_OTHER, width=1)
+        fig.add_trace(go.Scatter(x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}", line=line))
     fig.add_trace(
         go.Scatter(
             x=[min(alphas), max(alphas)],
             y=[1.0, 1.0],
             mode="lines",
             name=_("autoregressive sampling"),
-            line=dict(color="grey", dash="dash"),
+            line=dict(color="#000000", dash="dot", width=1),
         )
     )
     top = [1.0 if int(K) == 0 else float(curves[int(K)][i]) for i, K in enumerate(best)]

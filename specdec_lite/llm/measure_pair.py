@@ -564,7 +564,7 @@ def results_label(results: dict[str, Any]) -> str:
             if "load_average" in d
             else ""
         )
-        where = _("CPU ({name}, {threads} thread(s){load})").format(
+        where = _("CPU ({name}, threads: {threads}{load})").format(
             name=d["name"], threads=d["torch_threads"], load=load
         )
     return _("{where}; {dtype}; draft {draft} → target {target}; measured {date}").format(

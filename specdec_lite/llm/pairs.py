@@ -165,9 +165,13 @@ class ModelPair:
     dtype: torch.dtype
     info: dict[str, Any] = field(default_factory=dict)
 
-    def describe(self) -> str:
-        """One line naming the pair, for printing next to every figure."""
+    def describe(self, *, short: bool = False) -> str:
+        """One line naming the pair, for printing next to every figure; ``short``: only the two models, the
+        device and the dtype (a figure's subtitle, which must fit a phone in a line or two)."""
         where = f"{self.device.type}, {str(self.dtype).removeprefix('torch.')}"
+        if short:
+            draft, target = (_SIZE.split(name)[0] for name in (self.draft_name, self.target_name))
+            return f"{draft} → {target} ({where})"
         if self.source == "fallback":
             return _(
                 "offline pair trained by specdec_lite on the Python standard library: draft {draft}, "
