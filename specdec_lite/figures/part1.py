@@ -275,6 +275,7 @@ def quality_sweep_traces(target: MarkovChain, qualities: Sequence[float], seed: 
             name="E[N<sub>rej</sub>]",
             mode="lines+markers",
             line=dict(color=COLORS["residual"]),
+            cliponaxis=False,  # the marker at quality 1 (no rejections) sits on the x axis: drawn whole
         ),
         go.Scatter(
             x=s["quality"],
@@ -283,6 +284,7 @@ def quality_sweep_traces(target: MarkovChain, qualities: Sequence[float], seed: 
             mode="lines+markers",
             yaxis="y2",
             line=dict(color=COLORS["accept"]),
+            cliponaxis=False,
         ),
         go.Scatter(
             x=s["quality"],
