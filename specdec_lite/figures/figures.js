@@ -289,7 +289,7 @@
     }
     function wrapTo(text, size, room) {
       // rewrap to fit ``room`` pixels, from the measured ``size`` of its widest line
-      var lines = String(text).split(/<br\s*\/?>/i);
+      var lines = glued(text).split(/<br\s*\/?>/i);
       var longest = Math.max.apply(null, lines.map(visible));
       var width = Math.max(8, Math.floor(longest * room / size * 0.9));  // lines of Chinese and Latin differ in pixels per column
       return lines.map(function (l) { return wrapLine(l, width); }).join("<br>");

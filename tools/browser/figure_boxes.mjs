@@ -34,7 +34,7 @@ async function measure(page) {
         const axis = layer ? layer.getAttribute("class") + " " + (plot ? plot.getAttribute("class") : "") : "";
         items.push({ kind, axis, text: text(el).slice(0, 80), ...r });
       };
-      gd.querySelectorAll(".g-gtitle .gtitle").forEach((el) => add("title", el));
+      gd.querySelectorAll(".g-gtitle .gtitle, .g-gtitle .gtitle-subtitle").forEach((el) => add("title", el));
       gd.querySelectorAll(".legend .bg").forEach((el) => {
         const r = rect(el);
         if (r.width > 0 && r.height > 0) items.push({ kind: "legend", text: "legend", ...r });
