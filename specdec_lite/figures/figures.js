@@ -581,8 +581,9 @@
 
   // --- sliders by keyboard -----------------------------------------------------------------
   function plain(html) {
+    // as specdec_lite.figure_data.plain: E[N<sub>rej</sub>] reads E[N_rej]
     var d = document.createElement("div");
-    d.innerHTML = String(html === undefined || html === null ? "" : html);
+    d.innerHTML = String(html === undefined || html === null ? "" : html).replace(/<sub>/gi, "_");
     return d.textContent;
   }
   function plainTitle(text) {

@@ -99,6 +99,7 @@ def round_stepper_html(r: WorkedRound, title: str) -> str:
     )
     first = html.escape(step_label(0, names))
     label_of = json.dumps(_("step {k} of {n}: {stage}"))
+    aria = html.escape(_("step of the round"))
     # the control as the book's figure sliders are (figures.css's .sd-slider): a visible label, the slider at a
     # fixed place, the step's words under it (their length changes; nothing moves); the input says the step
     # (aria-valuetext), the readout is not read twice
@@ -115,7 +116,7 @@ def round_stepper_html(r: WorkedRound, title: str) -> str:
     return (
         f'<div id="{root}" class="sd-round-stepper">'
         '<div class="sd-slider sd-step-slider">'
-        f'<label for="{root}-step">{html.escape(_("step of the round"))}</label>'
+        f'<label for="{root}-step">{aria}</label>'
         f'<input type="range" id="{root}-step" min="0" max="{len(names) - 1}" value="0" step="1"'
         f' aria-valuetext="{first}">'
         f'<output for="{root}-step" class="sd-step-label" aria-hidden="true">{first}</output>'
