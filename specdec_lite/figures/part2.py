@@ -490,7 +490,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
     # lines and of the tick labels, and the two "0" labels at the right panel's origin stay apart
     top = max(d, 0.05) * 1.1
     layout["yaxis"].update(range=[-0.05, 1.08])
-    layout["xaxis2"].update(title="P(reject)", range=[-0.04, 1.04])
+    layout["xaxis2"].update(title="P(reject)", range=[-0.08, 1.04])  # the ✖ at (0, TV) clear of the "0.3" label
     layout["yaxis2"].update(title=_("bias TV(Pᴬ, q)"), range=[-0.04 * top, top])
     layout.update(
         height=620, margin=dict(t=190), barmode="group", legend=dict(orientation="h", x=0, y=1.12, yanchor="bottom")
