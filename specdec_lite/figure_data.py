@@ -27,12 +27,13 @@ MAX_COLUMNS = 25
 
 
 def plain(text: Any) -> str:
-    """Text without plotly's HTML tags (``<br>`` becomes a space, or nothing after full-width punctuation) and
-    entities."""
+    """Text without plotly's HTML tags (``<br>`` becomes a space, or nothing after full-width punctuation; ``<sub>``
+    becomes ``_``) and entities."""
     if text is None:
         return ""
     s = re.sub(r"(?<=[\u3000-\u303f\uff00-\uffef])\s*<br\s*/?>\s*", "", str(text), flags=re.I)
     s = re.sub(r"<br\s*/?>", " ", s, flags=re.I)
+    s = re.sub(r"<sub>", "_", s, flags=re.I)  # E[N<sub>rej</sub>] as E[N_rej]: not one word "Nrej"
     s = html.unescape(re.sub(r"<[^>]*>", "", s))
     return re.sub(r"\s+", " ", s).strip()
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
@@ -78,10 +79,12 @@ def display_width(text: str) -> int:
 
 def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", "；", ", ", "，", " ")) -> str:
     """``text`` broken with ``<br>`` into lines of at most about ``width`` columns (``display_width``), at the
-    first of ``separators`` that appears in it (kept at the line's end, less its trailing space)."""
+    first of ``separators`` that appears in it (kept at the line's end, less its trailing space). A relation keeps
+    its two sides' ends together: the spaces around "=", "≤", "≥" and "≈" become no-break spaces."""
     sep = next((s for s in separators if s in text), None)
     if sep is None or display_width(text) <= width:
         return text
+    text = re.sub(r" ([=≤≥≈]) ", "\u00a0\\1\u00a0", text)
     lines, line = [], ""
     for piece in text.split(sep):
         candidate = piece if not line else line + sep + piece

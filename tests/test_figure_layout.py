@@ -38,6 +38,10 @@ pytestmark = [
 VIEWPORTS = [{"name": "laptop", "width": 1280, "column": 690}, {"name": "phone", "width": 390, "column": 358}]
 
 
+#: Figures (name prefixes) not checked yet for markers cut at the plot's edge (see ``problems``).
+MARKERS_CUT_LATER = ("ch05-",)
+
+
 def overlap(a: dict, b: dict, tol: float = 1.0) -> bool:
     width = min(a["right"], b["right"]) - max(a["left"], b["left"])
     height = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
@@ -59,6 +63,10 @@ def problems(report: dict) -> list[str]:
                     or it["bottom"] > box["bottom"] + 1
                 ):
                     out.append(f"{where}: {it['kind']} cut at the edge: {it['text']!r}")
+            # Chapters 1-4 so far; Chapter 5's figures (the Pareto front's stars and points, the sweeps' markers at
+            # eps = 0) still have markers cut at the edge (the reader's findings EN 5, ZH 19), fixed apart
+            for name in f.get("cutMarkers", []) if not f["name"].startswith(MARKERS_CUT_LATER) else []:
+                out.append(f"{where}: a marker of {name!r} is cut at the plot's edge (cliponaxis, or pad the range)")
             if f.get("legendScrolls"):
                 out.append(f"{where}: the legend scrolls (its entries do not fit the room plotly gives it)")
             for it in f["items"]:
@@ -120,3 +128,11 @@ def test_the_measure_sees_an_overlap_and_a_cut():
     c = {"kind": "annotation", "axis": "", "text": "c", "left": 80, "top": 60, "right": 120, "bottom": 70}
     found = problems({"laptop": {"errors": [], "figures": [{"name": "f", "figure": figure, "items": [a, b, c]}]}})
     assert found == ["laptop f: annotation cut at the edge: 'c'", "laptop f: title 'a' overlaps legend 'legend'"]
+
+
+def test_the_measure_sees_a_cut_marker():
+    """A marker that the plot's edge cuts is named, except in the figures not checked for it yet."""
+    figure = {"left": 0, "top": 0, "right": 100, "bottom": 100}
+    figures = [{"name": n, "figure": figure, "items": [], "cutMarkers": ["m"]} for n in ("ch04-f", "ch05-f")]
+    found = problems({"laptop": {"errors": [], "figures": figures}})
+    assert found == ["laptop ch04-f: a marker of 'm' is cut at the plot's edge (cliponaxis, or pad the range)"]

@@ -20,7 +20,7 @@
 //    background and text at 4.5:1 in both themes.
 (function () {
   "use strict";
-  var VERSION = 2;
+  var VERSION = 3;
   if (window.sdFigures && window.sdFigures.version >= VERSION) return; // a second copy, or a re-run cell
 
   // --- the script's own words, in the page's language ----------------------------------------
@@ -48,7 +48,7 @@
   // --- the narrow-screen layout ----------------------------------------------------------
   // A slider step that sets a new title gets it wrapped too.
   function narrowScreen(gd, NARROW) {
-    var TITLE_PX = 15, saved = null, savedBars = [], savedStyleHeight = ["", ""], busy = false;
+    var TITLE_PX = 15, SUBTITLE_PX = 11, saved = null, savedBars = [], savedStyleHeight = ["", ""], busy = false;
     if (!document.getElementById("sd-narrow-style")) {
       // on a narrow screen the tool bar would cover the title (and a phone has no hover)
       var style = document.createElement("style");
@@ -105,9 +105,27 @@
       if (cur !== "") lines.push(cur);
       return lines.join("<br>");
     }
+    function glued(text) {
+      // a relation stays on one line with its two sides' ends ("T = 50", not "T =" and "50"): no-break spaces
+      return String(text).replace(/ ([=≤≥≈]) /g, "\u00a0$1\u00a0");
+    }
     function wrap(text, px) {
       var width = Math.max(16, Math.floor((gd.clientWidth - 24) / (px * 0.56)));
-      return String(text).split(/<br\s*\/?>/i).map(function (l) { return wrapLine(l, width); }).join("<br>");
+      return glued(text).split(/<br\s*\/?>/i).map(function (l) { return wrapLine(l, width); }).join("<br>");
+    }
+    function split(title) {
+      // a title "main<br><sup>subtitle</sup>": its two parts (plotly's own subtitle gets the second, drawn in
+      // its own size with its own line spacing, a gap below the title); null for a title without one
+      var m = /^([\s\S]*?)<br\s*\/?>\s*<sup>([\s\S]*)<\/sup>\s*$/i.exec(String(title));
+      return m && m[2].indexOf("<sup>") < 0 ? { main: m[1], sub: m[2] } : null;
+    }
+    function titleUpdate(title) {
+      // the relayout that shows ``title`` wrapped, its subtitle apart
+      var parts = split(title), upd = {};
+      upd["title.text"] = wrap(parts ? parts.main : title, TITLE_PX);
+      upd["title.subtitle.text"] = parts ? wrap(parts.sub, SUBTITLE_PX) : "";
+      upd["title.subtitle.font.size"] = SUBTITLE_PX;
+      return upd;
     }
     function setHeight(px) {
       // plotly's HTML fixes the height of the figure's element and of its wrapper too
@@ -124,6 +142,7 @@
         "title.text": title === undefined ? null : title,
         "title.font.size": L.title && L.title.font ? L.title.font.size : null,
         "title.y": null, "title.yref": null, "title.yanchor": null,
+        "title.subtitle.text": null, "title.subtitle.font.size": null,
         "margin.l": L.margin ? L.margin.l : null, "margin.r": L.margin ? L.margin.r : null,
         "margin.b": L.margin ? L.margin.b : null, "margin.t": L.margin ? L.margin.t : null,
         height: L.height === undefined ? null : L.height,
@@ -131,7 +150,7 @@
       };
       if (title) {
         // from the figure's top edge down, pushing the plot as far as its lines need
-        upd["title.text"] = wrap(title, TITLE_PX);
+        Object.assign(upd, titleUpdate(title));
         upd["title.font.size"] = TITLE_PX;
         upd["title.y"] = 1; upd["title.yref"] = "container"; upd["title.yanchor"] = "top";
       }
@@ -172,7 +191,7 @@
         var height = height0 + extra;
         setHeight(height + "px");
         return Plotly.relayout(gd, { "margin.b": bottom0 + extra, height: height });
-      }).then(fitTexts).then(spacePanels).then(placeTitle).then(done, done);
+      }).then(fitTexts).then(spacePanels).then(placeTitle).then(function () { return trimBottom(gd); }).then(done, done);
     }
     function axes() {
       return Object.keys(gd._fullLayout).filter(function (k) { return /^[xy]axis\d*$/.test(k); });
@@ -270,7 +289,7 @@
     }
     function wrapTo(text, size, room) {
       // rewrap to fit ``room`` pixels, from the measured ``size`` of its widest line
-      var lines = String(text).split(/<br\s*\/?>/i);
+      var lines = glued(text).split(/<br\s*\/?>/i);
       var longest = Math.max.apply(null, lines.map(visible));
       var width = Math.max(8, Math.floor(longest * room / size * 0.9));  // lines of Chinese and Latin differ in pixels per column
       return lines.map(function (l) { return wrapLine(l, width); }).join("<br>");
@@ -315,14 +334,37 @@
       var t = titleOf(gd.layout);
       if (!t) return;
       if (stepSetsTitle) saved["title.text"] = t; // the wide layout gets this step's title back, not the first one's
-      var w = wrap(t, TITLE_PX);
-      if (w === t) return;
+      var upd = stepSetsTitle ? titleUpdate(t) : { "title.text": wrap(t, TITLE_PX) };
+      if (upd["title.text"] === t && !stepSetsTitle) return;
       busy = true;
-      Plotly.relayout(gd, { "title.text": w }).then(placeTitle).then(done, done);
+      Plotly.relayout(gd, upd).then(placeTitle).then(done, done);
     });
     var timer = null;
     window.addEventListener("resize", function () { clearTimeout(timer); timer = setTimeout(fit, 150); });
     fit();
+  }
+
+  // --- the foot of a figure ------------------------------------------------------------------
+  function trimBottom(gd) {
+    // the figure ends a little under its lowest text: the room plotly kept for its own slider (hidden: the
+    // range input under the figure replaces it) or the default bottom margin is not left as an empty band.
+    // A legend at the figure's foot (the narrow layout) moves up with it.
+    var full = gd._fullLayout, box = gd.getBoundingClientRect();
+    if (!full || !full._size || !box.height) return null;
+    var foot = full.showlegend && full.legend && full.legend.yref === "container";
+    var lowest = box.top + full._size.t + full._size.h, floor = box.bottom;
+    gd.querySelectorAll(".main-svg text, .legend .bg").forEach(function (el) {
+      var r = el.getBoundingClientRect();
+      if (!(r.width > 0 && r.height > 0)) return;
+      if (foot && el.closest(".legend")) floor = Math.min(floor, r.top);
+      else lowest = Math.max(lowest, r.bottom);
+    });
+    var slack = Math.floor(floor - lowest - 12);
+    if (slack < 8 || slack > full._size.b) return null;
+    var height = full.height - slack;
+    gd.style.height = height + "px";
+    if (gd.parentElement && gd.parentElement.style.height) gd.parentElement.style.height = height + "px";
+    return Plotly.relayout(gd, { height: height, "margin.b": Math.max(0, full._size.b - slack) });
   }
 
   // --- colours ---------------------------------------------------------------------------
@@ -365,6 +407,22 @@
       if (contrast(mixed, back) >= min) return hex(mixed);
     }
     return hex(to);
+  }
+  function visibleFill(c, bg) {
+    // a translucent fill (a band, a shaded region) seen on ``bg``: its colour as it is where it shows
+    // (1.6:1 against ``bg``, over it), else the same hue mixed towards white or black, at least 0.3 opaque
+    var rgb = parse(c), back = parse(bg), FILL = 1.6;
+    if (!rgb || !back || rgb[3] >= 1) return c;
+    var alpha = Math.max(rgb[3], 0.3), to = luminance(back) > 0.18 ? [0, 0, 0] : [255, 255, 255];
+    function over(col) { return col.map(function (x, i) { return i < 3 ? x * alpha + back[i] * (1 - alpha) : 1; }); }
+    if (alpha === rgb[3] && contrast(over(rgb), back) >= FILL) return c;
+    for (var t = 0; t <= 1.0001; t += 0.05) {
+      var mixed = rgb.map(function (x, i) { return i < 3 ? Math.round(x + (to[i] - x) * t) : 1; });
+      if (contrast(over(mixed), back) >= FILL || t > 0.99) {
+        return "rgba(" + mixed.slice(0, 3).join(", ") + ", " + alpha + ")";
+      }
+    }
+    return c;
   }
   var GRAPHIC = 3.05, TEXT = 4.55; // WCAG 2.1 AA: 3:1 for graphics, 4.5:1 for text (a hair above, for rounding)
 
@@ -423,9 +481,13 @@
       });
       if (idx.length) traces[attr] = { idx: idx, vals: vals };
     });
+    var fills = { idx: [], vals: [] };
+    (gd.data || []).forEach(function (t, i) {
+      if (typeof t.fillcolor === "string") { fills.idx.push(i); fills.vals.push(t.fillcolor); }
+    });
     var full = gd._fullLayout;
     gd._sdTheme = {
-      layout: layout, shapes: shapes, notes: notes, traces: traces, theme: "light",
+      layout: layout, shapes: shapes, notes: notes, traces: traces, fills: fills, theme: "light",
       light: { plot: full.plot_bgcolor, paper: full.paper_bgcolor, colorway: full.colorway.slice() },
     };
     return gd._sdTheme;
@@ -472,6 +534,15 @@
         u[attr] = vals;
         chain = chain.then(function () { return Plotly.restyle(gd, u, t.idx); });
       });
+      var f = st.fills;
+      if (f.idx.length) {
+        // the light theme's fills as authored; on a dark plot a faint dark band would vanish
+        var fills = f.vals.map(function (c) { return dark ? visibleFill(c, plot) : c; });
+        var nowFills = f.idx.map(function (i) { return gd.data[i].fillcolor; });
+        if (JSON.stringify(nowFills) !== JSON.stringify(fills)) {
+          chain = chain.then(function () { return Plotly.restyle(gd, { fillcolor: fills }, f.idx); });
+        }
+      }
       return chain;
     });
   }
@@ -510,8 +581,9 @@
 
   // --- sliders by keyboard -----------------------------------------------------------------
   function plain(html) {
+    // as specdec_lite.figure_data.plain: E[N<sub>rej</sub>] reads E[N_rej]
     var d = document.createElement("div");
-    d.innerHTML = String(html === undefined || html === null ? "" : html);
+    d.innerHTML = String(html === undefined || html === null ? "" : html).replace(/<sub>/gi, "_");
     return d.textContent;
   }
   function plainTitle(text) {
@@ -660,6 +732,8 @@
     var first = Promise.resolve(controls).then(function () { return themeState(gd) && applyTheme(gd, pageTheme()); });
     gd._sdThemeBusy = first.catch(function () { return null; });
     gd._sdThemeBusy.then(function () {
+      return gd.clientWidth >= narrowPx ? trimBottom(gd) : null;
+    }).catch(function () { return null; }).then(function () {
       narrowScreen(gd, narrowPx);
       follow(); // the theme may have changed meanwhile
     });

@@ -470,6 +470,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                 mode="markers",
                 name="b = min(1, (q + ε)/p)",
                 marker=dict(symbol="diamond", size=11, color=COLORS["opt"]),
+                cliponaxis=False,  # a diamond at b = 0 or 1 is drawn whole, over the axis line
             ),
             *front_traces(d, xaxis="x2", yaxis="y2"),
             go.Scatter(
@@ -486,7 +487,8 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                 y=[pt[1] for pt in path],
                 mode="lines",
                 name=_("all ε"),
-                line=dict(color=COLORS["random"]),
+                # over the front and along the x axis: dotted and dark, so it shows on both
+                line=dict(color=COLORS["out"], width=2.5, dash="dot"),
                 xaxis="x2",
                 yaxis="y2",
             ),
@@ -498,6 +500,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                 xaxis="x2",
                 yaxis="y2",
                 marker=dict(color="black", size=14, symbol="x"),
+                cliponaxis=False,  # whole at the panel's corners (ε = 0, ±0.3)
             ),
         ]
         side = _("unbiased (ε ≤ 0)") if loss <= 1e-12 else _("biased (ε > 0 somewhere it matters)")
@@ -508,9 +511,12 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
         steps.append((f"{e:g}", traces, {"title": title}))
     # the gap holds the right panel's tick labels and its y-axis title clear of the left panel
     layout = panel_layout((_("output law vs target (bars), rule b (diamonds)"), _("rejection vs bias")), gap=0.13)
-    layout["yaxis"].update(range=[0, 1.05])
-    layout["xaxis2"].update(title="P(reject)", range=[0, 1])
-    layout["yaxis2"].update(title=_("bias TV(Pᴬ, q)"), range=[0, max(d, 0.05) * 1.1])
+    # the ranges reach a little below 0 and past 1: the markers at the edges keep clear of the axis
+    # lines and of the tick labels, and the two "0" labels at the right panel's origin stay apart
+    top = max(d, 0.05) * 1.1
+    layout["yaxis"].update(range=[-0.05, 1.08])
+    layout["xaxis2"].update(title="P(reject)", range=[-0.08, 1.04])  # the ✖ at (0, TV) clear of the "0.3" label
+    layout["yaxis2"].update(title=_("bias TV(Pᴬ, q)"), range=[-0.04 * top, top])
     layout.update(
         height=620, margin=dict(t=190), barmode="group", legend=dict(orientation="h", x=0, y=1.12, yanchor="bottom")
     )
@@ -532,19 +538,38 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
             for _member in range(n)
         ]
     )
-    fig = go.Figure(go.Histogram(x=values, nbinsx=40, name=_("random members of F"), marker_color=COLORS["unbiased"]))
+    # the bins start at the bound, so no bar reaches left of the line (no member is below it)
+    size = max(float(values.max()) - bound, 1e-9) / 40
+    fig = go.Figure(
+        go.Histogram(
+            x=values,
+            xbins=dict(start=bound, end=bound + 40.5 * size, size=size),
+            name=_("random members of F"),
+            marker_color=COLORS["unbiased"],
+        )
+    )
     fig.add_vline(
         x=bound,
         line=dict(color=COLORS["front"], width=3),
-        annotation_text=_("speculative decoding: {bound:.2f}").format(bound=bound),
+        # above the plot, where no bar can run into it
+        annotation=dict(
+            text=_("speculative decoding: {bound:.2f}").format(bound=bound),
+            y=1,
+            yref="paper",
+            yanchor="bottom",
+            xanchor="left",
+            showarrow=False,
+        ),
     )
     fig.update_layout(
         height=380,
-        xaxis_title=_("E[N_rej] (exact)"),
+        # a bin's width of room left of the line: nothing is drawn there
+        xaxis=dict(range=[bound - 1.5 * size, bound + 40.5 * size]),
+        xaxis_title=_("E[N<sub>rej</sub>] (exact)"),
         yaxis_title=_("members"),
         title=_(
             "{n} random unbiased algorithms on a chain (V = {V}, T = {T})<br><sup>smallest "
-            "E[N_rej] = {low:.2f} ≥ speculative decoding's {bound:.2f}</sup>"
+            "E[N<sub>rej</sub>] = {low:.2f} ≥ speculative decoding's {bound:.2f}</sup>"
         ).format(n=n, V=target.V, T=target.T, low=values.min(), bound=bound),
     )
     return fig

@@ -292,9 +292,13 @@ def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int
         rows, y = _round_rows(r, y, title, upto)
         parts += rows
         y += 14
+    # the language named, for the Chinese glyphs and a screen reader
+    lang = ' xml:lang="zh-CN" lang="zh-CN"' if language() == "zh_CN" else ""
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {y:.0f}" width="{width}" height="{y:.0f}"'
-        f' font-family="Helvetica, Arial, sans-serif" role="img" aria-label="{label}">'
+        # a sans face for Chinese too: a viewer without one of these falls back to a serif face
+        " font-family=\"Helvetica, Arial, 'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', "
+        f'\'Microsoft YaHei\', sans-serif"{lang} role="img" aria-label="{label}">'
         f"<title>{label}</title>"
         f'<rect width="100%" height="100%" fill="{BACKGROUND}"/>' + "".join(parts) + "</svg>"
     )

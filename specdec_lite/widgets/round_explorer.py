@@ -100,6 +100,9 @@ def round_stepper_html(r: WorkedRound, title: str) -> str:
     first = html.escape(step_label(0, names))
     label_of = json.dumps(_("step {k} of {n}: {stage}"))
     aria = html.escape(_("step of the round"))
+    # the control as the book's figure sliders are (figures.css's .sd-slider): a visible label, the slider at a
+    # fixed place, the step's words under it (their length changes; nothing moves); the input says the step
+    # (aria-valuetext), the readout is not read twice
     script = (
         "(function () {"
         f'var root = document.getElementById("{root}"), names = {json.dumps(names)}, label_of = {label_of};'
@@ -107,13 +110,15 @@ def round_stepper_html(r: WorkedRound, title: str) -> str:
         "function show() { var k = +input.value;"
         ' root.querySelectorAll("[data-step]").forEach(function (d) { d.hidden = +d.dataset.step !== k; });'
         ' label.textContent = label_of.replace("{k}", k + 1).replace("{n}", names.length)'
-        '.replace("{stage}", names[k]); }'
+        '.replace("{stage}", names[k]); input.setAttribute("aria-valuetext", label.textContent); }'
         ' input.addEventListener("input", show); show(); })();'
     )
     return (
         f'<div id="{root}" class="sd-round-stepper">'
-        f'<label style="display:block;margin-bottom:0.5em">'
-        f'<input type="range" min="0" max="{len(names) - 1}" value="0" step="1" aria-label="{aria}"'
-        ' style="width:min(20em, 100%);vertical-align:middle"> '
-        f'<span class="sd-step-label">{first}</span></label>{pictures}</div><script>{script}</script>'
+        '<div class="sd-slider sd-step-slider">'
+        f'<label for="{root}-step">{aria}</label>'
+        f'<input type="range" id="{root}-step" min="0" max="{len(names) - 1}" value="0" step="1"'
+        f' aria-valuetext="{first}">'
+        f'<output for="{root}-step" class="sd-step-label" aria-hidden="true">{first}</output>'
+        f"</div>{pictures}</div><script>{script}</script>"
     )

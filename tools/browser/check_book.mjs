@@ -254,8 +254,9 @@ async function stepTitles([index, waitMs]) {
     return d.textContent.replace(/[\s\u200b]+/g, ""); // plotly sets zero-width spaces around <sub>, <sup>
   };
   const shown = () => {
-    const el = gd.querySelector(".g-gtitle .gtitle");
-    return el ? el.textContent : "";
+    // on a narrow screen figures.js draws a title's "<br><sup>" part as plotly's subtitle, under it
+    const el = gd.querySelector(".g-gtitle .gtitle"), sub = gd.querySelector(".g-gtitle .gtitle-subtitle");
+    return (el ? el.textContent : "") + (sub ? sub.textContent : "");
   };
   const ownTitle = (layout) => {
     if (!layout || typeof layout !== "object") return undefined;

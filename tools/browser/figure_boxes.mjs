@@ -34,7 +34,7 @@ async function measure(page) {
         const axis = layer ? layer.getAttribute("class") + " " + (plot ? plot.getAttribute("class") : "") : "";
         items.push({ kind, axis, text: text(el).slice(0, 80), ...r });
       };
-      gd.querySelectorAll(".g-gtitle .gtitle").forEach((el) => add("title", el));
+      gd.querySelectorAll(".g-gtitle .gtitle, .g-gtitle .gtitle-subtitle").forEach((el) => add("title", el));
       gd.querySelectorAll(".legend .bg").forEach((el) => {
         const r = rect(el);
         if (r.width > 0 && r.height > 0) items.push({ kind: "legend", text: "legend", ...r });
@@ -61,7 +61,26 @@ async function measure(page) {
         const r = el.getBoundingClientRect();
         return r.width > 0 && r.height > 0;
       });
-      return { name: box.dataset.name, figure: g, items, plots, legendScrolls: scrolls };
+      // markers that the plot area's edge cuts: a point drawn (its centre inside the plot) whose box reaches
+      // past the edge, in a trace that plotly clips to its axes (cliponaxis)
+      const cutMarkers = [];
+      gd.querySelectorAll("g.trace.scatter").forEach((el) => {
+        const trace = el.__data__ && el.__data__[0] && el.__data__[0].trace;
+        if (!trace || trace.visible !== true || trace.cliponaxis === false) return;
+        const sub = (gd._fullLayout._plots || {})[(trace.xaxis || "x") + (trace.yaxis || "y")];
+        if (!sub || !sub.xaxis || !sub.yaxis) return;
+        const left = g.left + sub.xaxis._offset, right = left + sub.xaxis._length;
+        const top = g.top + sub.yaxis._offset, bottom = top + sub.yaxis._length;
+        const cut = [...el.querySelectorAll("path.point")].some((pt) => {
+          const r = pt.getBoundingClientRect();
+          if (!(r.width > 0 && r.height > 0)) return false;
+          const cx = (r.left + r.right) / 2, cy = (r.top + r.bottom) / 2;
+          if (cx < left || cx > right || cy < top || cy > bottom) return false;
+          return r.left < left - 1 || r.right > right + 1 || r.top < top - 1 || r.bottom > bottom + 1;
+        });
+        if (cut) cutMarkers.push(String(trace.name || "").slice(0, 60));
+      });
+      return { name: box.dataset.name, figure: g, items, plots, legendScrolls: scrolls, cutMarkers };
     });
   });
 }
