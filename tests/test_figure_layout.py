@@ -38,10 +38,6 @@ pytestmark = [
 VIEWPORTS = [{"name": "laptop", "width": 1280, "column": 690}, {"name": "phone", "width": 390, "column": 358}]
 
 
-#: Figures (name prefixes) not checked yet for markers cut at the plot's edge (see ``problems``).
-MARKERS_CUT_LATER = ("ch05-",)
-
-
 def overlap(a: dict, b: dict, tol: float = 1.0) -> bool:
     width = min(a["right"], b["right"]) - max(a["left"], b["left"])
     height = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
@@ -63,9 +59,7 @@ def problems(report: dict) -> list[str]:
                     or it["bottom"] > box["bottom"] + 1
                 ):
                     out.append(f"{where}: {it['kind']} cut at the edge: {it['text']!r}")
-            # Chapters 1-4 so far; Chapter 5's figures (the Pareto front's stars and points, the sweeps' markers at
-            # eps = 0) still have markers cut at the edge (the reader's findings EN 5, ZH 19), fixed apart
-            for name in f.get("cutMarkers", []) if not f["name"].startswith(MARKERS_CUT_LATER) else []:
+            for name in f.get("cutMarkers", []):
                 out.append(f"{where}: a marker of {name!r} is cut at the plot's edge (cliponaxis, or pad the range)")
             if f.get("legendScrolls"):
                 out.append(f"{where}: the legend scrolls (its entries do not fit the room plotly gives it)")
