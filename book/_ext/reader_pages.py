@@ -6,6 +6,8 @@
 * Code names in tables (HTML only): a long dotted name or test id may break after its dots,
   slashes, colons and underscores (``<wbr>``), never inside a word, and a short link or cell in a
   table ("Lab 1", "实验 1") stays on one line.
+* The Notation page's tables (``sd-symbol-table``): on a phone each row reads as a block, its symbol
+  above its meaning, instead of three squeezed columns.
 * Inline formulas (HTML only): a formula and the punctuation that closes it (", which", "。") or the
   bracket that opens it stay on one line (``sd-math-punct``): a line never starts with an orphaned
   comma or full stop after a formula.
@@ -226,6 +228,9 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
     if app.builder.format != "html":
         return
     _tables(doctree)
+    if docname.endswith("notation"):  # its tables of symbols: one row over two lines on a phone
+        for table in doctree.findall(nodes.table):
+            table["classes"].append("sd-symbol-table")
     _math_punctuation(doctree)
     if _LAB.match(docname):
         _lab_page(app, doctree)

@@ -28,7 +28,8 @@
     box.classList.toggle("sdl-more-left", more > 1 && box.scrollLeft > 1);
     box.classList.toggle("sdl-more-right", more > 1 && box.scrollLeft < more - 1);
   }
-  var SCROLLERS = "mjx-container.sdl-scrolls, mjx-container.sdl-scrolls-inline, .pst-scrollable-table-container";
+  var SCROLLERS = "mjx-container.sdl-scrolls, mjx-container.sdl-scrolls-inline, " +
+    ".pst-scrollable-table-container, .cell_output > .output:has(> table)";
   function mark() {
     document.querySelectorAll('div.math mjx-container[display="true"]').forEach(function (box) {
       setWide(box, box.scrollWidth > box.clientWidth + 1, "sdl-scrolls");
