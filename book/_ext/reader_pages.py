@@ -126,18 +126,17 @@ def _math_punctuation(doctree: nodes.document) -> None:
         open_ = _OPENING.search(before.astext()) if isinstance(before, nodes.Text) else None
         if not close and not open_:
             continue
+        # by position: docutils compares Text nodes by their text, so two equal ones (". If ") are one to index()
         group = nodes.inline(classes=["sd-math-punct"])
+        if close:
+            parent[at + 1] = nodes.Text(after.astext()[close.end() :])
         if open_:
-            text = before.astext()
-            parent.replace(before, nodes.Text(text[: open_.start()]))
+            parent[at - 1] = nodes.Text(before.astext()[: open_.start()])
             group += nodes.Text(open_.group())
-        parent.remove(math)
         group += math
         if close:
-            text = after.astext()
-            parent.replace(after, nodes.Text(text[close.end() :]))
             group += nodes.Text(close.group())
-        parent.insert(at, group)
+        parent[at] = group
 
 
 # --- lab pages ------------------------------------------------------------------------------------
