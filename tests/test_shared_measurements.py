@@ -61,7 +61,7 @@ def test_the_gpu_notes_in_english(monkeypatch):
     monkeypatch.delenv(LANGUAGE_ENV, raising=False)
     assert gpu_notes.results_gpu_note([CPU]) == (
         "None of the results files committed with this build was measured on a GPU, so the book makes no claim "
-        "about c_K there."
+        "about what a verification call costs there."
     )
     assert gpu_notes.results_gpu_note([CPU, GPU]) == (
         "Measured on a GPU: NVIDIA H100, c = 0.081, c_K = 1.01 (K = 2), 1.10 (K = 4)."

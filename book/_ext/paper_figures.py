@@ -623,7 +623,7 @@ def _latex_settings(app: Any, config: Any) -> None:
 #: The PDFs' names (``latex_documents.targetname`` in each _config.yml) and where the site keeps them.
 PDF_NAMES = {"en": "specdec-theory-en.pdf", "zh": "specdec-theory-zh.pdf"}
 SITE_FOLDER = "pdf"
-PDF_LABELS = {"en": "PDF of the book", "zh": "本书的 PDF"}
+PDF_LABELS = {"en": "PDF of the whole book", "zh": "全书的 PDF"}
 
 
 def site_url() -> str:

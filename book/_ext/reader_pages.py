@@ -6,6 +6,11 @@
 * Code names in tables (HTML only): a long dotted name or test id may break after its dots,
   slashes, colons and underscores (``<wbr>``), never inside a word, and a short link or cell in a
   table ("Lab 1", "实验 1") stays on one line.
+* The Notation page's tables (``sd-symbol-table``): on a phone each row reads as a block, its symbol
+  above its meaning, instead of three squeezed columns.
+* Inline formulas (HTML only): a formula and the punctuation that closes it (", which", "。") or the
+  bracket that opens it stay on one line (``sd-math-punct``): a line never starts with an orphaned
+  comma or full stop after a formula.
 * Lab pages (``notebooks/labNN_*``, the student copies, which the book does not run): a banner
   first says that the page is the student copy and how to run it, and after each cell that
   calls an explorer (``token_explorer()``, ...) a still shows what the explorer draws at its
@@ -49,6 +54,9 @@ _SHORT_LINK = 14
 #: A table cell this short (columns: a Chinese character counts two), of at most two words ("Lab 1", "实验 1",
 #: "0.42 s"), stays on one line.
 _SHORT_CELL = 8
+#: Punctuation that closes a formula's phrase, and brackets that open one, kept on the formula's line.
+_CLOSING = re.compile(r"^[,.;:!?)\]’”，。；：、！？）」』]+")
+_OPENING = re.compile(r"[(\[‘“（「『]+$")
 
 _TEXT = {
     "en": {
@@ -103,6 +111,32 @@ def _tables(doctree: nodes.document) -> None:
             width = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
             if text and width <= _SHORT_CELL and text.count(" ") <= 1:
                 entry["classes"].append("sd-nowrap")
+
+
+def _math_punctuation(doctree: nodes.document) -> None:
+    """Wrap each inline formula with its closing punctuation and opening bracket in one ``sd-math-punct``."""
+    for math in list(doctree.findall(nodes.math)):
+        parent = math.parent
+        if parent is None or isinstance(parent, nodes.inline) and "sd-math-punct" in parent["classes"]:
+            continue
+        at = parent.index(math)
+        after = parent[at + 1] if at + 1 < len(parent) else None
+        before = parent[at - 1] if at > 0 else None
+        close = _CLOSING.match(after.astext()) if isinstance(after, nodes.Text) else None
+        open_ = _OPENING.search(before.astext()) if isinstance(before, nodes.Text) else None
+        if not close and not open_:
+            continue
+        # by position: docutils compares Text nodes by their text, so two equal ones (". If ") are one to index()
+        group = nodes.inline(classes=["sd-math-punct"])
+        if close:
+            parent[at + 1] = nodes.Text(after.astext()[close.end() :])
+        if open_:
+            parent[at - 1] = nodes.Text(before.astext()[: open_.start()])
+            group += nodes.Text(open_.group())
+        group += math
+        if close:
+            group += nodes.Text(close.group())
+        parent[at] = group
 
 
 # --- lab pages ------------------------------------------------------------------------------------
@@ -193,6 +227,10 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
     if app.builder.format != "html":
         return
     _tables(doctree)
+    if docname.endswith("notation"):  # its tables of symbols: one row over two lines on a phone
+        for table in doctree.findall(nodes.table):
+            table["classes"].append("sd-symbol-table")
+    _math_punctuation(doctree)
     if _LAB.match(docname):
         _lab_page(app, doctree)
 

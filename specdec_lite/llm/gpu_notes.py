@@ -23,7 +23,7 @@ def results_gpu_note(results: Sequence[Mapping[str, Any]]) -> str:
     if not gpu:
         return _(
             "None of the results files committed with this build was measured on a GPU, so the book makes no "
-            "claim about c_K there."
+            "claim about what a verification call costs there."
         )
     files = "; ".join(
         _("{device}, c = {c:.3f}, c_K = {c_K}").format(

@@ -636,7 +636,9 @@ def results_table(results: dict[str, Any]) -> str:
                 _("{speedup:.2f}× our autoregressive sampling").format(speedup=r["speedup"]),
             )
         )
-    body = "".join(f"<tr><td>{html.escape(k)}</td><td>{html.escape(v)}</td></tr>" for k, v in cells)
+    # c_K is typeset by MathJax on the book's page (its "math" class), as c with a subscript
+    c_k = '<span class="math notranslate nohighlight">\\(c_K\\)</span>'
+    body = "".join(f"<tr><td>{html.escape(k).replace('c_K', c_k)}</td><td>{html.escape(v)}</td></tr>" for k, v in cells)
     return (
         f"<p><b>{html.escape(results['file'] if 'file' in results else results_name(results))}</b>: "
         f"{html.escape(results_label(results))}</p><table>{body}</table>"

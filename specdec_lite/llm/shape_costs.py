@@ -48,6 +48,36 @@ def results_label(results: Mapping[str, Any]) -> str:
     )
 
 
+#: The start of the weights label of ``shapes.weights_label``, which a file stores in English.
+_WEIGHTS_PREFIX = "random weights, shapes of "
+
+
+def table_label(results: Mapping[str, Any]) -> str:
+    """:func:`results_label` in the current language: the line heading the file's table of call costs."""
+    d = results["device"]
+    if d["type"] == "cuda":
+        where = _("{name}, compute capability {capability}").format(
+            name=d["name"], capability=".".join(map(str, d["capability"]))
+        )
+    else:
+        load = _(", load average {load:g}").format(load=d["load_average"]) if "load_average" in d else ""
+        where = _("CPU ({name}, {threads} thread(s){load})").format(
+            name=d["name"], threads=d["torch_threads"], load=load
+        )
+    weights = str(results["weights"])
+    if weights.startswith(_WEIGHTS_PREFIX):
+        weights = _("random weights, shapes of {names}").format(names=weights[len(_WEIGHTS_PREFIX) :])
+    timed = _("; timed in CPU seconds") if results["settings"].get("clock") == "cpu" else ""
+    return _("{where}; {dtype}; torch {torch}; {weights}{timed}; measured {date}").format(
+        where=where,
+        dtype=results["dtype"],
+        torch=results["versions"]["torch"],
+        weights=weights,
+        timed=timed,
+        date=results["created"][:10],
+    )
+
+
 def panel_label(results: Mapping[str, Any]) -> str:
     """The short line heading a shapes file's panel of Figure 8.9, in the current language: the device, the
     dtype and the torch version (the figure's title says the weights are random; the chapter gives the rest)."""
@@ -228,12 +258,12 @@ def cost_rows(results: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def costs_table(results: Mapping[str, Any]) -> str:
-    """The file's call costs as an HTML table: a row per model shape and context length."""
+    """The file's call costs as an HTML table, in the current language: a row per model shape and context length."""
     head = [
-        "model shape",
-        "context L",
-        "one-token call",
-        f"c (draft {results['draft']})",
+        _("model shape"),
+        _("context L"),
+        _("one-token call"),
+        _("c (draft {draft})").format(draft=results["draft"]),
         *(f"c_{K}" for K in LOOKAHEADS),
     ]
     # the c_K headers are typeset by MathJax on the book's page (its "math" class), as c with a subscript
@@ -250,13 +280,17 @@ def costs_table(results: Mapping[str, Any]) -> str:
         body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     skipped = "".join(f"<li>{html.escape(s['reason'])}</li>" for s in results["skipped"])
     return (
-        f"<p><b>{html.escape(results.get('file', ''))}</b>: {html.escape(results_label(results))}</p>"
+        "<p>"
+        + _("{file}: {label}").format(
+            file=f"<b>{html.escape(results.get('file', ''))}</b>", label=html.escape(table_label(results))
+        )
+        + "</p>"
         '<table class="table"><thead><tr>'
         + "".join(f"<th>{math.get(h) or html.escape(h)}</th>" for h in head)
         + "</tr></thead><tbody>"
         + "".join(body)
         + "</tbody></table>"
-        + (f"<p>Skipped:</p><ul>{skipped}</ul>" if skipped else "")
+        + ("<p>" + html.escape(_("Skipped:")) + f"</p><ul>{skipped}</ul>" if skipped else "")
     )
 
 

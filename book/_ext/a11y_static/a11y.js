@@ -1,27 +1,53 @@
 // Display formulas wider than their column (on a phone, most of them) scroll sideways inside
 // their own box (the theme makes MathJax's container of a display formula scroll). Such a box
 // becomes a labelled group in the tab order, so a keyboard reader can focus it and scroll it
-// with the arrow keys, and it is marked "sdl-scrolls" for the edge shadows of a11y.css that
-// show more of the formula is hidden. A formula that fits is left alone.
+// with the arrow keys, and it is marked "sdl-scrolls" for the edge fades of a11y.css that
+// show more of the formula is hidden. A formula that fits is left alone. An inline formula wider
+// than its line (MathJax does not break inline math) gets the same box ("sdl-scrolls-inline"),
+// and so does a table that scrolls in the theme's box: each such box is marked "sdl-more-left" /
+// "sdl-more-right" while part of it is hidden on that side.
 (function () {
   "use strict";
   var LABEL = "Formula, wider than the page: scroll sideways to read all of it";
+  function setWide(box, wide, cls) {
+    if (wide && !box.classList.contains(cls)) {
+      box.classList.add(cls);
+      box.setAttribute("tabindex", "0");
+      box.setAttribute("role", "group");
+      box.setAttribute("aria-label", LABEL);
+    } else if (!wide && box.classList.contains(cls)) {
+      box.classList.remove(cls);
+      box.removeAttribute("tabindex");
+      box.removeAttribute("role");
+      box.removeAttribute("aria-label");
+    }
+  }
+  // which sides of a scrolling box hide part of it
+  function edges(box) {
+    var more = box.scrollWidth - box.clientWidth;
+    box.classList.toggle("sdl-more-left", more > 1 && box.scrollLeft > 1);
+    box.classList.toggle("sdl-more-right", more > 1 && box.scrollLeft < more - 1);
+  }
+  var SCROLLERS = "mjx-container.sdl-scrolls, mjx-container.sdl-scrolls-inline, " +
+    ".pst-scrollable-table-container, .cell_output > .output:has(> table)";
   function mark() {
     document.querySelectorAll('div.math mjx-container[display="true"]').forEach(function (box) {
-      var wide = box.scrollWidth > box.clientWidth + 1;
-      if (wide && !box.classList.contains("sdl-scrolls")) {
-        box.classList.add("sdl-scrolls");
-        box.setAttribute("tabindex", "0");
-        box.setAttribute("role", "group");
-        box.setAttribute("aria-label", LABEL);
-      } else if (!wide && box.classList.contains("sdl-scrolls")) {
-        box.classList.remove("sdl-scrolls");
-        box.removeAttribute("tabindex");
-        box.removeAttribute("role");
-        box.removeAttribute("aria-label");
-      }
+      setWide(box, box.scrollWidth > box.clientWidth + 1, "sdl-scrolls");
     });
+    document.querySelectorAll('.bd-article mjx-container:not([display="true"])').forEach(function (box) {
+      var math = box.querySelector("mjx-math");
+      var line = box.parentElement && box.parentElement.closest("p, li, dd, dt, td, th, figcaption, caption, div");
+      if (!math || !line) return;
+      var cs = getComputedStyle(line);
+      var room = line.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      setWide(box, math.getBoundingClientRect().width > room + 1, "sdl-scrolls-inline");
+    });
+    document.querySelectorAll(SCROLLERS).forEach(edges);
   }
+  document.addEventListener("scroll", function (e) {
+    var box = e.target;
+    if (box && box.matches && box.matches(SCROLLERS)) edges(box);
+  }, true);
   var pending = null;
   function soon() {
     if (pending) clearTimeout(pending);
