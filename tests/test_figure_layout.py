@@ -37,6 +37,10 @@ pytestmark = [
 
 VIEWPORTS = [{"name": "laptop", "width": 1280, "column": 690}, {"name": "phone", "width": 390, "column": 358}]
 
+#: Figures (name prefixes) whose markers at the plot's edge are still cut: Chapter 5's sweeps at eps = 0 and its
+#: sequence figure (their points on an axis); every other figure is checked for it.
+MARKERS_CUT_LATER = ("ch05-sweep-", "ch05-sequences")
+
 
 def overlap(a: dict, b: dict, tol: float = 1.0) -> bool:
     width = min(a["right"], b["right"]) - max(a["left"], b["left"])
@@ -59,7 +63,7 @@ def problems(report: dict) -> list[str]:
                     or it["bottom"] > box["bottom"] + 1
                 ):
                     out.append(f"{where}: {it['kind']} cut at the edge: {it['text']!r}")
-            for name in f.get("cutMarkers", []):
+            for name in f.get("cutMarkers", []) if not f["name"].startswith(MARKERS_CUT_LATER) else []:
                 out.append(f"{where}: a marker of {name!r} is cut at the plot's edge (cliponaxis, or pad the range)")
             if f.get("legendScrolls"):
                 out.append(f"{where}: the legend scrolls (its entries do not fit the room plotly gives it)")
@@ -125,8 +129,11 @@ def test_the_measure_sees_an_overlap_and_a_cut():
 
 
 def test_the_measure_sees_a_cut_marker():
-    """A marker that the plot's edge cuts is named, except in the figures not checked for it yet."""
+    """A marker that the plot's edge cuts is named, in every figure."""
     figure = {"left": 0, "top": 0, "right": 100, "bottom": 100}
     figures = [{"name": n, "figure": figure, "items": [], "cutMarkers": ["m"]} for n in ("ch04-f", "ch05-f")]
     found = problems({"laptop": {"errors": [], "figures": figures}})
-    assert found == ["laptop ch04-f: a marker of 'm' is cut at the plot's edge (cliponaxis, or pad the range)"]
+    assert found == [
+        f"laptop {n}: a marker of 'm' is cut at the plot's edge (cliponaxis, or pad the range)"
+        for n in ("ch04-f", "ch05-f")
+    ]

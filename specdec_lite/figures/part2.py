@@ -156,6 +156,7 @@ def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
             y=pts["any_loss"],
             mode="markers",
             name=_("random (b, P)"),
+            cliponaxis=False,  # a point on an axis drawn whole
             marker=dict(color=COLORS["random"], size=5),
         )
     )
@@ -165,6 +166,7 @@ def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
             y=pts["best_loss"],
             mode="markers",
             name=_("random b, optimal P* (Theorem 4)"),
+            cliponaxis=False,  # a point on an axis drawn whole
             marker=dict(color=COLORS["opt"], size=5),
         )
     )
@@ -174,6 +176,7 @@ def pareto_figure(p: Any, q: Any, n: int = 400, seed: int = 0) -> go.Figure:
             y=pts["unbiased_loss"],
             mode="markers",
             name=_("random unbiased member of F"),
+            cliponaxis=False,  # a point on an axis drawn whole
             marker=dict(color=COLORS["unbiased"], size=6, symbol="diamond"),
         )
     )

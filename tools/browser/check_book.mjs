@@ -490,7 +490,8 @@ function figureFacts(index) {
   // each step's title as plain text (null: the step sets none), as a screen reader hears it with the step
   const plainTitle = (t) => {
     const d = document.createElement("div");
-    d.innerHTML = String(t).replace(/<br\s*\/?>/gi, " ");
+    // as figures.js reads a title aloud (and specdec_lite.figure_data.plain): E[N<sub>rej</sub>] is E[N_rej]
+    d.innerHTML = String(t).replace(/<br\s*\/?>/gi, " ").replace(/<sub>/gi, "_");
     return d.textContent.replace(/\s+/g, " ").trim();
   };
   const stepTitle = (st) => {
@@ -572,14 +573,15 @@ function tabStop() {
   const desc = el.tagName.toLowerCase() + (el.type ? `[type=${el.type}]` : "")
     + (el.id ? `#${el.id}` : "") + (el.className && typeof el.className === "string" ? "." + el.className.trim().split(/\s+/).slice(0, 2).join(".") : "");
   const box = el.closest(".sd-figure");
+  const figure = box ? [...document.querySelectorAll(".plotly-graph-div")].indexOf(box.querySelector(".plotly-graph-div")) : -1;
   return {
     desc, visible, inContent: Boolean(el.closest("article.bd-article")), plot: Boolean(el.closest(".plotly-graph-div")),
     // a formula is a stop only as a labelled box that scrolls (a11y.js); any other is MathJax's tab order
     math: el.tagName === "MJX-CONTAINER" && !(el.getAttribute("aria-label") && el.scrollWidth > el.clientWidth),
     range: el.matches('input[type="range"]'), size: [Math.round(r.width), Math.round(r.height)],
     key: desc + "|" + (el.textContent || "").slice(0, 40) + "|" + Math.round(r.top + window.scrollY),
-    id: el.id, isSlider: el.matches(".sd-slider input[type=range]"),
-    figure: box ? [...document.querySelectorAll(".plotly-graph-div")].indexOf(box.querySelector(".plotly-graph-div")) : -1,
+    // a plotly figure's slider (Figure 2.2's stepper has the sliders' look but no plotly figure)
+    id: el.id, isSlider: el.matches(".sd-slider input[type=range]") && figure >= 0, figure,
     outline: `${s.outlineStyle} ${s.outlineWidth}`,
   };
 }
