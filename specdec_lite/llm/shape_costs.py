@@ -40,7 +40,7 @@ def results_label(results: Mapping[str, Any]) -> str:
         where = f"{d['name']}, compute capability {'.'.join(map(str, d['capability']))}"
     else:
         load = f", load average {d['load_average']:g}" if "load_average" in d else ""
-        where = f"{d['type'].upper()} ({d['name']}, threads: {d['torch_threads']}{load})"
+        where = f"{d['type'].upper()} ({d['name']}, {d['torch_threads']} thread(s){load})"
     timed = "; timed in CPU seconds" if results["settings"].get("clock") == "cpu" else ""
     return (
         f"{where}; {results['dtype']}; torch {results['versions']['torch']}; {results['weights']}{timed}; "
