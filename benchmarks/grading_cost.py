@@ -190,6 +190,19 @@ def breakdown(stderr: str, start: float, end: float) -> dict[str, float]:
     }
 
 
+def _row(wall: float, cpu: ProcessCPU, parts: dict[str, float]) -> dict:
+    """One run's numbers: wall and CPU seconds (nbgrader's and the kernel's apart), cells, overhead, parts."""
+    return {
+        "wall_s": round(wall, 2),
+        "cpu_s": round(cpu.seconds, 2),
+        "grader_cpu_s": round(cpu.seconds - cpu.kernel_seconds, 2),
+        "kernel_cpu_s": round(cpu.kernel_seconds, 2),
+        "cells_s": round(parts["cells"], 2),
+        "overhead_s": round(wall - parts["cells"], 2),
+        "parts_s": {k: round(v, 2) for k, v in parts.items()},
+    }
+
+
 def grade_once(course: Path, lab: str, env: dict[str, str]) -> dict:
     """One ``nbgrader autograde <lab> --student=full --force``: wall, CPU, cells and overhead seconds, and parts."""
     _reap()
@@ -209,16 +222,7 @@ def grade_once(course: Path, lab: str, env: dict[str, str]) -> dict:
     _reap()
     if proc.returncode != 0:
         raise RuntimeError(f"nbgrader autograde {lab} failed:\n{stderr[-3000:]}")
-    parts = breakdown(stderr, start, end)
-    return {
-        "wall_s": round(wall, 2),
-        "cpu_s": round(cpu.seconds, 2),
-        "grader_cpu_s": round(cpu.seconds - cpu.kernel_seconds, 2),
-        "kernel_cpu_s": round(cpu.kernel_seconds, 2),
-        "cells_s": round(parts["cells"], 2),
-        "overhead_s": round(wall - parts["cells"], 2),
-        "parts_s": {k: round(v, 2) for k, v in parts.items()},
-    }
+    return _row(wall, cpu, breakdown(stderr, start, end))
 
 
 def grade_once_zygote(course: Path, lab: str, env: dict[str, str], zygote: Any) -> dict:
@@ -234,16 +238,7 @@ def grade_once_zygote(course: Path, lab: str, env: dict[str, str], zygote: Any) 
     said = log.read_text()
     if code != 0:
         raise RuntimeError(f"nbgrader autograde {lab} failed in the zygote's child:\n{said[-3000:]}")
-    parts = breakdown(said, start, end)
-    return {
-        "wall_s": round(wall, 2),
-        "cpu_s": round(cpu.seconds, 2),
-        "grader_cpu_s": round(cpu.seconds - cpu.kernel_seconds, 2),
-        "kernel_cpu_s": round(cpu.kernel_seconds, 2),
-        "cells_s": round(parts["cells"], 2),
-        "overhead_s": round(wall - parts["cells"], 2),
-        "parts_s": {k: round(v, 2) for k, v in parts.items()},
-    }
+    return _row(wall, cpu, breakdown(said, start, end))
 
 
 def lab8_rule(tmp: Path, env: dict[str, str]) -> dict:
