@@ -21,6 +21,7 @@ position unchecked. ``over_accept`` and ``rejection_law`` are the unchecked form
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -106,6 +107,17 @@ def residual_tolerance(dtype: Any, V: int = 1) -> float:
     return _rounding(dtype, V, 16)
 
 
+_REMEMBERED: dict[tuple[Any, np.dtype, int], float] = {}
+
+
+def _remembered(tolerance: Any, dtype: np.dtype, V: int) -> float:
+    """``tolerance(dtype, V)`` for a numpy dtype, computed once: the checks ask it for every law."""
+    key = (tolerance, dtype, V)
+    if key not in _REMEMBERED:
+        _REMEMBERED[key] = tolerance(dtype, V)
+    return _REMEMBERED[key]
+
+
 def _numbers(x: Any, name: str, kinds: str = "iuf") -> np.ndarray:
     """``x`` as a numpy array after checking it holds numbers of a dtype kind in ``kinds``.
 
@@ -161,14 +173,17 @@ def check_law(x: Any, name: str, *, atol: float | None = None) -> np.ndarray:
     raw = _numbers(x, name)
     if raw.ndim == 0 or raw.shape[-1] < 1:
         raise ValueError(_(_NO_TOKEN).format(name=name, shape=raw.shape))
-    atol = sum_tolerance(raw.dtype, raw.shape[-1]) if atol is None else _check_tolerance(atol)
+    atol = _remembered(sum_tolerance, raw.dtype, raw.shape[-1]) if atol is None else _check_tolerance(atol)
     arr = raw.astype(np.float64)
-    if not np.all(np.isfinite(arr)):
+    if arr.size == 0:
+        return arr
+    # min and max carry any NaN, and any inf shows in one of them.
+    low, high = float(arr.min()), float(arr.max())
+    if not (math.isfinite(low) and math.isfinite(high)):
         raise ValueError(_(_NAN).format(name=name))
-    if np.any(arr < 0):
-        raise ValueError(_(_NEGATIVE).format(name=name, low=arr.min()))
-    sums = arr.sum(axis=-1)
-    worst = float(np.max(np.abs(sums - 1.0))) if sums.size else 0.0
+    if low < 0:
+        raise ValueError(_(_NEGATIVE).format(name=name, low=low))
+    worst = float(np.abs(arr.sum(axis=-1) - 1.0).max())
     if worst > atol:
         raise ValueError(_(_SUM).format(name=name, atol=atol, worst=worst))
     return arr
@@ -240,7 +255,8 @@ def check_pair(p: Any, q: Any, a: str = "p", b: str = "q") -> tuple[Any, Any]:
             )
         )
     try:
-        np.broadcast_shapes(sp, sq)
+        if sp != sq:
+            np.broadcast_shapes(sp, sq)
     except ValueError:
         raise ValueError(
             _("{a} and {b}: shapes {sp} and {sq} do not broadcast").format(a=a, b=b, sp=sp, sq=sq)
@@ -321,12 +337,12 @@ def residual(p: Any, q: Any, *, check: bool = True) -> Any:
         ok = mass > tol
         return (pos / mass.where(ok, mass.new_ones(()))).where(ok, q)
     p, q = np.asarray(p), np.asarray(q)
-    tol = max(residual_tolerance(x.dtype, x.shape[-1] if x.ndim else 1) for x in (p, q))
-    p, q = p.astype(np.float64), q.astype(np.float64)
+    tol = max(_remembered(residual_tolerance, x.dtype, x.shape[-1] if x.ndim else 1) for x in (p, q))
+    p, q = p.astype(np.float64, copy=False), q.astype(np.float64, copy=False)
     pos = np.maximum(q - p, 0.0)
     mass = pos.sum(axis=-1, keepdims=True)
     ok = mass > tol
-    return np.where(ok, pos / np.where(ok, mass, 1.0), np.broadcast_to(q, pos.shape))
+    return np.where(ok, pos / np.where(ok, mass, 1.0), q)  # q broadcast to the residual's shape
 
 
 @_lock.guarded("laws.over_accept")
@@ -344,8 +360,10 @@ def over_accept(p: Any, q: Any, eps: Any) -> Any:
         safe = p.where(p > 0, p.new_ones(()))
         return ((q + eps) / safe).clamp(min=0.0, max=1.0).where(p > 0, p.new_ones(()))
     p, q = np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)
+    live = p > 0
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(p > 0, np.clip((q + eps) / np.where(p > 0, p, 1.0), 0.0, 1.0), 1.0)
+        rule = np.minimum(np.maximum((q + eps) / np.where(live, p, 1.0), 0.0), 1.0)
+    return np.where(live, rule, 1.0)
 
 
 @_lock.guarded("laws.acceptance")
