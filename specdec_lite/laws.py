@@ -59,7 +59,7 @@ _SUM = N_("{name}: rows must sum to 1 (within {atol:g}); worst row is off by {wo
 
 
 def _is_torch(x: Any) -> bool:
-    return type(x).__module__.startswith("torch")
+    return type(x) is not np.ndarray and type(x).__module__.startswith("torch")
 
 
 def _float_info(dtype: Any) -> tuple[float, float]:

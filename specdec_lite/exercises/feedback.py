@@ -260,6 +260,8 @@ def _reject_kind(x: Any, wanted: str) -> None:
 
 def number(x: Any) -> float:
     """``x`` as one float (nan and inf pass: the checks name them); refuses strings, booleans, complex, arrays."""
+    if type(x) in (int, float) or isinstance(x, np.integer | np.floating):
+        return float(x)  # the common case, before the refusals' messages are made
     _reject_kind(x, _("one number"))
     if isinstance(x, numbers.Real):
         return float(x)
