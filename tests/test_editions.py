@@ -596,7 +596,8 @@ def test_an_execution_cache_holds_one_language(tmp_path):
 
     cache = tmp_path / "cache"
     (cache / "executed").mkdir(parents=True)
-    ext._own_cache(app("en", cache))  # an English cache from before: kept, and now says English
+    (cache / ext.CACHE_PACKAGE_FILE).write_text(ext.package_digest() + "\n")
+    ext._own_cache(app("en", cache))  # an English cache from before the language file: kept, and now says English
     assert (cache / "executed").is_dir() and (cache / ext.CACHE_LANGUAGE_FILE).read_text().strip() == "en"
     ext._own_cache(app("zh_CN", cache))
     assert not (cache / "executed").exists() and (cache / ext.CACHE_LANGUAGE_FILE).read_text().strip() == "zh_CN"
@@ -608,6 +609,38 @@ def test_an_execution_cache_holds_one_language(tmp_path):
     old.symlink_to(tmp_path / "english", target_is_directory=True)
     ext._own_cache(app("zh_CN", old))
     assert not old.is_symlink() and old.is_dir() and (tmp_path / "english").is_dir()
+
+
+def test_an_execution_cache_holds_one_package(tmp_path, monkeypatch):
+    """A cache made with other package files, or one that does not say, is emptied; one made with these is kept."""
+    from types import SimpleNamespace
+
+    mystnb = SimpleNamespace(execution_cache_path=str(tmp_path / "cache"))
+    app = SimpleNamespace(config=SimpleNamespace(language="en"), env=SimpleNamespace(mystnb_config=mystnb))
+    cache = tmp_path / "cache"
+    (cache / "executed").mkdir(parents=True)
+    ext._own_cache(app)  # it does not say its package files
+    assert not (cache / "executed").exists()
+    assert (cache / ext.CACHE_PACKAGE_FILE).read_text().strip() == ext.package_digest()
+    (cache / "executed").mkdir()
+    ext._own_cache(app)  # made with these files: kept
+    assert (cache / "executed").is_dir()
+    root = tmp_path / "repo"
+    for name in ("specdec_lite/laws.py", "specdec_lite/locale/zh_CN/LC_MESSAGES/specdec_lite.mo", "benchmarks/a.json"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("1")
+    before = ext.package_digest(root)
+    for name in ("specdec_lite/laws.py", "specdec_lite/locale/zh_CN/LC_MESSAGES/specdec_lite.mo", "benchmarks/a.json"):
+        (root / name).write_text("2")
+        assert ext.package_digest(root) != before, name
+        before = ext.package_digest(root)
+    (root / "specdec_lite" / "__pycache__").mkdir()
+    (root / "specdec_lite" / "__pycache__" / "laws.cpython-311.pyc").write_text("compiled")
+    (root / "benchmarks" / "notes.md").write_text("not read by a page")
+    assert ext.package_digest(root) == before
+    monkeypatch.setattr(ext, "package_digest", lambda: "another package")
+    ext._own_cache(app)  # made with other files
+    assert not (cache / "executed").exists()
 
 
 def test_the_chinese_pages_are_searchable_in_chinese(built_book):

@@ -443,21 +443,51 @@ def _execution_language(app: Any, config: Any) -> None:
         os.environ[MEASUREMENTS_ENV] = ("replay:" if zh else "record:") + folder
 
 
+#: The file in an execution cache that names the package its outputs were made with (``package_digest``).
+CACHE_PACKAGE_FILE = "specdec-package.txt"
+#: What the pages' outputs depend on besides their own code: the package (its code, catalogues and data) and
+#: the committed measurements the pages read. MyST-NB's cache is keyed on a page's code cells only.
+CACHE_INPUTS = (("specdec_lite", "**/*"), ("benchmarks", "*.json"))
+
+
+def package_digest(root: Path = ROOT) -> str:
+    """SHA-256 over the names and bytes of the files in ``CACHE_INPUTS`` (compiled ``.pyc`` files left out)."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for folder, pattern in CACHE_INPUTS:
+        for path in sorted((root / folder).glob(pattern)):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
 def _own_cache(app: Any) -> None:
-    """The execution cache holds this edition's language only: one of another language (or none said) is emptied."""
+    """The execution cache holds this edition's language and this package's outputs only: any other is emptied.
+
+    A cache of another language (or none said), or made with other package files (or none said), is emptied,
+    so a page whose code is unchanged still runs again when the package it calls has changed.
+    """
     cache = Path(app.env.mystnb_config.execution_cache_path)
     language = "zh_CN" if _is_zh(app) else "en"
     if cache.is_symlink():  # the Chinese build once linked the English cache
         cache.unlink()
-    marker = cache / CACHE_LANGUAGE_FILE
+    marker, made_with = cache / CACHE_LANGUAGE_FILE, cache / CACHE_PACKAGE_FILE
     said = marker.read_text(encoding="utf-8").strip() if marker.is_file() else None
+    package = made_with.read_text(encoding="utf-8").strip() if made_with.is_file() else None
+    digest = package_digest()
     # an English cache from before the caches said their language was made in English
-    stale = said != language and (said is not None or language != "en")
-    if stale and cache.is_dir() and any(cache.iterdir()):
-        logger.info(f"emptying the execution cache {cache}: its outputs are in {said or 'an unsaid language'}")
+    why = None
+    if said != language and (said is not None or language != "en"):
+        why = f"its outputs are in {said or 'an unsaid language'}"
+    elif package != digest:
+        why = "its outputs were made with other package files" if package else "it does not say its package files"
+    if why and cache.is_dir() and any(p.name not in (CACHE_LANGUAGE_FILE, CACHE_PACKAGE_FILE) for p in cache.iterdir()):
+        logger.info(f"emptying the execution cache {cache}: {why}")
         shutil.rmtree(cache)
     cache.mkdir(parents=True, exist_ok=True)
     marker.write_text(language + "\n", encoding="utf-8")
+    made_with.write_text(digest + "\n", encoding="utf-8")
 
 
 def _zh_build(app: Any, exception: Exception | None) -> None:
