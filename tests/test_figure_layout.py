@@ -37,10 +37,6 @@ pytestmark = [
 
 VIEWPORTS = [{"name": "laptop", "width": 1280, "column": 690}, {"name": "phone", "width": 390, "column": 358}]
 
-#: Figures (name prefixes) whose markers at the plot's edge are still cut: Chapter 5's sweeps at eps = 0 and its
-#: sequence figure (their points on an axis); every other figure is checked for it.
-MARKERS_CUT_LATER = ("ch05-sweep-", "ch05-sequences")
-
 
 def overlap(a: dict, b: dict, tol: float = 1.0) -> bool:
     width = min(a["right"], b["right"]) - max(a["left"], b["left"])
@@ -63,7 +59,7 @@ def problems(report: dict) -> list[str]:
                     or it["bottom"] > box["bottom"] + 1
                 ):
                     out.append(f"{where}: {it['kind']} cut at the edge: {it['text']!r}")
-            for name in f.get("cutMarkers", []) if not f["name"].startswith(MARKERS_CUT_LATER) else []:
+            for name in f.get("cutMarkers", []):
                 out.append(f"{where}: a marker of {name!r} is cut at the plot's edge (cliponaxis, or pad the range)")
             if f.get("legendScrolls"):
                 out.append(f"{where}: the legend scrolls (its entries do not fit the room plotly gives it)")

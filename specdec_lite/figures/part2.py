@@ -358,6 +358,12 @@ def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, activ
     positive = sweep["eps"][sweep["eps"] > 0]
     stand_in = positive.min() / 2 if positive.size else 1e-3
     eps_axis = np.where(sweep["eps"] > 0, sweep["eps"], stand_in)
+    # the right panel's ranges reach a little past its points: the markers at eps = 0 (the left edge), at a loss
+    # of 0 (the bottom) and at the largest eps are drawn whole, inside the plot
+    logs = np.log10(eps_axis)
+    pad = 0.04 * max(float(logs.max() - logs.min()), 1.0)
+    layout["xaxis2"]["range"] = [float(logs.min()) - pad, float(logs.max()) + pad]
+    layout["yaxis2"]["range"] = [-0.03 * top, top]
     return slider_figure(sweep_steps(sweep, total_tv, what, eps_axis), label="ε", layout=layout, active=active)
 
 
@@ -407,6 +413,7 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
     # a legend entry rather than a label on the line: a label as wide as the plot is crossed by the curves
     always = biased.sequence_tv(draft, target)
     right = max(float(np.max(s[kind]["reject"])) for kind in ("opt", "uno"))
+    high = max(always, *(float(np.max(s[k][v])) for k in ("opt", "uno") for v in ("seq_tv", "summed_loss")))
     fig.add_trace(
         go.Scatter(
             x=[0, right],
@@ -420,8 +427,10 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
     fig.update_layout(
         height=480,
         title=_("Whole sequences of length T = {T} (V = {V}), exact").format(T=target.T, V=target.V),
-        xaxis=dict(title=_("E[N_rej] (exact)"), rangemode="tozero"),
-        yaxis=dict(title=_("TV between sequence laws"), rangemode="tozero"),
+        # the ranges reach a little below 0: the points on an axis (ε = 0: no loss; a large ε: no rejection)
+        # are drawn whole, inside the plot
+        xaxis=dict(title=_("E[N<sub>rej</sub>] (exact)"), range=[-0.03 * right, 1.05 * right]),
+        yaxis=dict(title=_("TV between sequence laws"), range=[-0.03 * high, 1.05 * high]),
         legend=legend_below(480),
     )
     return fig
