@@ -119,7 +119,7 @@ def panel_layout(titles: Sequence[str], widths: Sequence[float] | None = None, g
 
 def front_axes(title_x: str | None = None, title_y: str | None = None) -> dict[str, Any]:
     """Axes of the rejection/loss plane (default titles: ``P(reject)`` and the loss ``TV(Pᴬ, q)``)."""
-    title_x = "P(reject)" if title_x is None else title_x
+    title_x = _("P(reject)") if title_x is None else title_x
     title_y = _("loss TV(Pᴬ, q)") if title_y is None else title_y
     return dict(xaxis=dict(title=title_x, rangemode="tozero"), yaxis=dict(title=title_y, rangemode="tozero"))
 
@@ -248,7 +248,7 @@ def sweep_names(sweep: dict[str, np.ndarray]) -> dict[str, str]:
             "loss": _("Σ<sub>n</sub> loss at n"),
             "both": _("Σ<sub>n</sub> loss / Σ<sub>n</sub> P(reject)"),
         }
-    return {"reject": "P(reject)", "loss": _("loss TV(Pᴬ, q)"), "both": _("loss / P(reject)")}
+    return {"reject": _("P(reject)"), "loss": _("loss TV(Pᴬ, q)"), "both": _("loss / P(reject)")}
 
 
 def sweep_steps(
@@ -451,7 +451,7 @@ def unbiased_members_figure(p: Any, q: Any, n: int = 300, seed: int = 0) -> go.F
     fig.add_vline(x=d, line=dict(color=COLORS["front"], width=3), annotation_text=f"TV(p, q) = {d:.3f}")
     fig.update_layout(
         height=380,
-        xaxis=dict(title="P(reject)", range=[0, 1]),
+        xaxis=dict(title=_("P(reject)"), range=[0, 1]),
         yaxis_title=_("members"),
         title=_(
             "{n} random unbiased algorithms<br><sup>min P(reject) = {low:.3f} ≥ TV(p, q) = {tv:.3f}; "
@@ -498,7 +498,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                 x=[pt[0] for pt in path],
                 y=[pt[1] for pt in path],
                 mode="lines",
-                name=_("all ε"),
+                name=_("path of ✖ as ε varies"),
                 # over the front and along the x axis: dotted and dark, so it shows on both
                 line=dict(color=COLORS["out"], width=2.5, dash="dot"),
                 xaxis="x2",
@@ -527,7 +527,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
     # lines and of the tick labels, and the two "0" labels at the right panel's origin stay apart
     top = max(d, 0.05) * 1.1
     layout["yaxis"].update(range=[-0.05, 1.08])
-    layout["xaxis2"].update(title="P(reject)", range=[-0.08, 1.04])  # the ✖ at (0, TV) clear of the "0.3" label
+    layout["xaxis2"].update(title=_("P(reject)"), range=[-0.08, 1.08])  # the ✖ at (0, TV) and at (1, 0) clear
     layout["yaxis2"].update(title=_("bias TV(Pᴬ, q)"), range=[-0.04 * top, top])
     layout.update(
         height=620, margin=dict(t=190), barmode="group", legend=dict(orientation="h", x=0, y=1.12, yanchor="bottom")
