@@ -260,6 +260,18 @@ def best_k_slider_figure(
     )
 
 
+def k0_colorscale(K_cap: int, zero: str = "#8c8c8c") -> list[list]:
+    """Viridis over K = 1..K_cap, with K = 0 (the lowest half step) in ``zero``."""
+    from plotly.colors import sequential
+
+    edge = 0.5 / K_cap
+    stops = sequential.Viridis
+    scale = [[0.0, zero], [edge, zero]]
+    scale += [[edge + (1 - edge) * i / (len(stops) - 1), c] for i, c in enumerate(stops)]
+    scale[-1][0] = 1.0  # exactly (plotly refuses a scale that ends short of 1 by rounding)
+    return scale
+
+
 def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap: int = 40) -> go.Figure:
     """Heat map of Leviathan et al.'s best K (closed form) over acceptance rate and cost ratio."""
     alphas, costs = np.asarray(alphas, float), np.asarray(costs, float)
@@ -269,14 +281,24 @@ def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap:
             x=alphas,
             y=costs,
             z=z,
-            colorscale="Viridis",
+            # K = 0 (speculation does not pay) in grey of its own, apart from K = 1's dark violet
+            colorscale=k0_colorscale(K_cap),
+            zmin=0,
+            zmax=K_cap,
             colorbar=dict(title=dict(text=_("best K"), side="right")),
             hovertemplate=_("α = %{x:.2f}<br>c = %{y:.3f}<br>best K = %{z}") + "<extra></extra>",
         )
     )
     grid = alphas[(alphas >= costs.min()) & (alphas <= costs.max())]
     fig.add_trace(
-        go.Scatter(x=grid, y=grid, mode="lines", line=dict(color="white", dash="dash"), name=_("α = c: below it K = 0"))
+        go.Scatter(
+            x=grid,
+            y=grid,
+            mode="lines",
+            line=dict(color="white", dash="dash"),
+            name=_("α = c: above it (grey) the best K is 0"),
+            showlegend=True,
+        )
     )
     fig.update_layout(
         xaxis_title=_("acceptance rate α = 1 − TV"),
