@@ -564,8 +564,10 @@ def results_label(results: dict[str, Any]) -> str:
             if "load_average" in d
             else ""
         )
-        where = _("CPU ({name}, threads: {threads}{load})").format(
-            name=d["name"], threads=d["torch_threads"], load=load
+        from .shape_costs import threads_text
+
+        where = _("CPU ({name}, {threads}{load})").format(
+            name=d["name"], threads=threads_text(d["torch_threads"]), load=load
         )
     return _("{where}; {dtype}; draft {draft} → target {target}; measured {date}").format(
         where=where,

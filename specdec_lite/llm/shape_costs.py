@@ -52,6 +52,12 @@ def results_label(results: Mapping[str, Any]) -> str:
 _WEIGHTS_PREFIX = "random weights, shapes of "
 
 
+def threads_text(n: int) -> str:
+    """A count of threads as a line says it, in the current language: "1 thread", "2 threads"."""
+    n = int(n)
+    return (_("{n} thread") if n == 1 else _("{n} threads")).format(n=n)
+
+
 def table_label(results: Mapping[str, Any]) -> str:
     """:func:`results_label` in the current language: the line heading the file's table of call costs."""
     d = results["device"]
@@ -61,8 +67,8 @@ def table_label(results: Mapping[str, Any]) -> str:
         )
     else:
         load = _(", load average {load:g}").format(load=d["load_average"]) if "load_average" in d else ""
-        where = _("CPU ({name}, threads: {threads}{load})").format(
-            name=d["name"], threads=d["torch_threads"], load=load
+        where = _("CPU ({name}, {threads}{load})").format(
+            name=d["name"], threads=threads_text(d["torch_threads"]), load=load
         )
     weights = str(results["weights"])
     if weights.startswith(_WEIGHTS_PREFIX):
