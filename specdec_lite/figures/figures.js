@@ -410,8 +410,9 @@
   }
   function visibleFill(c, bg) {
     // a translucent fill (a band, a shaded region) seen on ``bg``: its colour as it is where it shows
-    // (1.6:1 against ``bg``, over it), else the same hue mixed towards white or black, at least 0.3 opaque
-    var rgb = parse(c), back = parse(bg), FILL = 1.6;
+    // (2.2:1 against ``bg``, over it: a band under a curve stays plain on a dark plot), else the same hue mixed
+    // towards white or black, at least 0.3 opaque
+    var rgb = parse(c), back = parse(bg), FILL = 2.2;
     if (!rgb || !back || rgb[3] >= 1) return c;
     var alpha = Math.max(rgb[3], 0.3), to = luminance(back) > 0.18 ? [0, 0, 0] : [255, 255, 255];
     function over(col) { return col.map(function (x, i) { return i < 3 ? x * alpha + back[i] * (1 - alpha) : 1; }); }
