@@ -550,12 +550,14 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
             for _member in range(n)
         ]
     )
-    # the bins start at the bound, so no bar reaches left of the line (no member is below it)
-    size = max(float(values.max()) - bound, 1e-9) / 40
+    # the bins start at the bound, so no bar reaches left of the line (no member is below it); 25 of them keep a
+    # bar wide enough to read on a phone, and the largest value lies inside the last one (its bar drawn whole)
+    bins = 25
+    size = max(float(values.max()) - bound, 1e-9) / (bins - 0.5)
     fig = go.Figure(
         go.Histogram(
             x=values,
-            xbins=dict(start=bound, end=bound + 40.5 * size, size=size),
+            xbins=dict(start=bound, end=bound + bins * size, size=size),
             name=_("random members of F"),
             marker_color=COLORS["unbiased"],
         )
@@ -576,7 +578,7 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
     fig.update_layout(
         height=380,
         # a bin's width of room left of the line: nothing is drawn there
-        xaxis=dict(range=[bound - 1.5 * size, bound + 40.5 * size]),
+        xaxis=dict(range=[bound - 1.5 * size, bound + bins * size]),
         xaxis_title=_("E[N<sub>rej</sub>] (exact)"),
         yaxis_title=_("members"),
         title=_(
