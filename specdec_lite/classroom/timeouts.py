@@ -69,4 +69,5 @@ _CORES = re.compile(r"\b(?P<n>\d+) (?:CPU )?cores?\b")
 def machine_text(machine: str) -> str:
     """A benchmark file's machine ("x86_64, 2 CPU cores, Python 3.11.7") in the reader's language: the count of
     cores in words (the architecture and the Python version are names, the same in every language)."""
-    return _CORES.sub(lambda m: _("{cores} CPU cores").format(cores=m["n"]), machine)
+    words = _("{cores} CPU cores")
+    return _CORES.sub(lambda m: words.format(cores=m["n"]), machine)
