@@ -623,7 +623,11 @@ def _latex_settings(app: Any, config: Any) -> None:
 #: The PDFs' names (``latex_documents.targetname`` in each _config.yml) and where the site keeps them.
 PDF_NAMES = {"en": "specdec-theory-en.pdf", "zh": "specdec-theory-zh.pdf"}
 SITE_FOLDER = "pdf"
-PDF_LABELS = {"en": "PDF of the whole book", "zh": "全书的 PDF"}
+PDF_LABELS = {"en": "Book PDF: the whole book, to download", "zh": "全书 PDF：下载整本书"}
+#: The button's visible words: what it downloads (the whole book, not this page).
+PDF_TEXTS = {"en": "Book PDF", "zh": "全书 PDF"}
+#: The theme's download menu item that prints the page on screen (``window.print()``): named for what it does.
+PRINT_TEXTS = {"en": "Print this page", "zh": "打印本页"}
 
 
 def site_url() -> str:
@@ -651,7 +655,16 @@ def pdf_href(lang: str, pagename: str) -> str:
 def _pdf_link(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """Every page's header links to its edition's PDF (``pdf_href``)."""
     lang = "zh" if str(app.config.language or "").startswith("zh") else "en"
-    context["pdf_link"] = {"href": pdf_href(lang, pagename), "label": PDF_LABELS[lang]}
+    context["pdf_link"] = {"href": pdf_href(lang, pagename), "label": PDF_LABELS[lang], "text": PDF_TEXTS[lang]}
+
+
+def _print_item(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """The theme's ".pdf" item of the download menu (it prints the page on screen) reads "Print this page"."""
+    lang = "zh" if str(app.config.language or "").startswith("zh") else "en"
+    for group in context.get("header_buttons") or []:
+        for button in group.get("buttons") or []:
+            if button.get("label") == "download-pdf-button":
+                button.update(text=PRINT_TEXTS[lang], tooltip=PRINT_TEXTS[lang], icon="fas fa-print")
 
 
 def _add_link(app: Any, config: Any) -> None:
@@ -669,6 +682,7 @@ def _add_link(app: Any, config: Any) -> None:
 def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _add_link)
     app.connect("html-page-context", _pdf_link)
+    app.connect("html-page-context", _print_item, priority=600)  # after sphinx-book-theme's buttons (501)
     app.add_css_file("paper.css", priority=900)
     app.add_post_transform(StaticFigures)
     app.add_post_transform(PaperProofs)

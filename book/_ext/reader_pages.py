@@ -8,6 +8,10 @@
   table ("Lab 1", "实验 1") stays on one line.
 * The Notation page's tables (``sd-symbol-table``): on a phone each row reads as a block, its symbol
   above its meaning, instead of three squeezed columns.
+* The Instructors page's tables (``sd-whole-code``): a code name (a check, ``--jobs 2``) never breaks; a
+  table wider than a phone scrolls in its own box. In every table a value with its unit stays on one line.
+* The Results page's tables (``sd-stack-table``): on a phone each row reads as a card, each cell on its own
+  line after its column's header, instead of five columns scrolled sideways.
 * Inline formulas (HTML only): a formula and the punctuation that closes it (", which", "。") or the
   bracket that opens it stay on one line (``sd-math-punct``): a line never starts with an orphaned
   comma or full stop after a formula.
@@ -54,6 +58,8 @@ _SHORT_LINK = 14
 #: A table cell this short (columns: a Chinese character counts two), of at most two words ("Lab 1", "实验 1",
 #: "0.42 s"), stays on one line.
 _SHORT_CELL = 8
+#: A table cell that is a value, with its unit if any ("18.8 min", "30–40 min", "2.38×", "—"), stays on one line.
+_VALUE = re.compile(r"^[\d—–.,×≥≤<>~+\-]+(\s?\S{1,4})?$")
 #: Punctuation that closes a formula's phrase, and brackets that open one, kept on the formula's line.
 _CLOSING = re.compile(r"^[,.;:!?)\]’”，。；：、！？）」』]+")
 _OPENING = re.compile(r"[(\[‘“（「『]+$")
@@ -109,8 +115,31 @@ def _tables(doctree: nodes.document) -> None:
         for entry in table.findall(nodes.entry):  # "Lab 1" in a squeezed column: not "Lab" over "1"
             text = entry.astext().strip()
             width = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-            if text and width <= _SHORT_CELL and text.count(" ") <= 1:
+            if text and (width <= _SHORT_CELL and text.count(" ") <= 1 or _VALUE.match(text)):
                 entry["classes"].append("sd-nowrap")
+
+
+def _stacked_tables(doctree: nodes.document) -> None:
+    """The Results page's tables read row by row on a phone (``sd-stack-table``): each cell starts with its
+    column's header (``sd-cell-label``, shown only where the table is stacked, hidden from screen readers,
+    which read the header row), so a row is a card of labelled lines instead of five squeezed columns."""
+    for table in doctree.findall(nodes.table):
+        table["classes"].append("sd-stack-table")
+        head = next(table.findall(nodes.thead), None)
+        body = next(table.findall(nodes.tbody), None)
+        if head is None or body is None:
+            continue
+        first = next(head.findall(nodes.row), None)
+        labels = [entry.astext().strip() for entry in first.findall(nodes.entry)] if first is not None else []
+        for row in body.findall(nodes.row):
+            for label, entry in zip(labels, [e for e in row.children if isinstance(e, nodes.entry)], strict=False):
+                if not label:
+                    continue
+                mark = nodes.raw(
+                    "", f'<span class="sd-cell-label" aria-hidden="true">{html.escape(label)}</span>', format="html"
+                )
+                target = entry[0] if entry.children and isinstance(entry[0], nodes.paragraph) else entry
+                target.insert(0, mark)
 
 
 def _math_punctuation(doctree: nodes.document) -> None:
@@ -230,6 +259,11 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
     if docname.endswith("notation"):  # its tables of symbols: one row over two lines on a phone
         for table in doctree.findall(nodes.table):
             table["classes"].append("sd-symbol-table")
+    if docname.endswith("book/instructors"):  # its tables of labs and timings: each code name whole
+        for table in doctree.findall(nodes.table):
+            table["classes"].append("sd-whole-code")
+    if docname.endswith("book/results"):  # its tables of results: one card per row on a phone
+        _stacked_tables(doctree)
     _math_punctuation(doctree)
     if _LAB.match(docname):
         _lab_page(app, doctree)

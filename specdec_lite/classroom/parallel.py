@@ -439,9 +439,10 @@ def class_runs(path: Path = CLASS_RUNS) -> dict[str, Any]:
 CLASS_WAYS = ("one_at_a_time", "jobs1", "jobs2", "dask1", "dask2", "dask100_predicted")
 
 
-def class_runs_table(bench: dict[str, Any]) -> str:
+def class_runs_table(bench: dict[str, Any], titles: dict[str, str] | None = None) -> str:
     """``class_runs()`` as a Markdown table in the reader's language: per lab, the predicted minutes of a class of
-    ``class_size`` graded each way, ``--jobs 2``'s speed-up and CPU seconds per submission, and the course's sum."""
+    ``class_size`` graded each way, ``--jobs 2``'s speed-up and the machine's CPU seconds per submission, and the
+    course's sum. ``titles`` names each lab as the reader's edition does (its title); without it, by its file's id."""
     names = {
         "one_at_a_time": _("one at a time (`--jobs 1`)"),
         "jobs1": _("1 job"),
@@ -451,7 +452,12 @@ def class_runs_table(bench: dict[str, Any]) -> str:
         "dask100_predicted": _("Dask, {workers} workers (predicted)").format(workers=bench["workers_predicted"]),
     }
     ways = [w for w in CLASS_WAYS if any(w in rows for rows in bench["labs"].values())]
-    header = [_("Lab"), *(names[w] for w in ways), _("`--jobs 2`: speed-up"), _("CPU s per submission")]
+    header = [
+        _("Lab"),
+        *(names[w] for w in ways),
+        _("`--jobs 2`: speed-up"),
+        _("`--jobs 2`: CPU seconds per submission (whole machine)"),
+    ]
     rows = ["| " + " | ".join(header) + " |", "| --- |" + " ---: |" * (len(header) - 1)]
 
     def minutes(x: float | None) -> str:
@@ -462,7 +468,8 @@ def class_runs_table(bench: dict[str, Any]) -> str:
         cells = [minutes(measured.get(w, {}).get("class_min")) for w in ways]
         speedup = f"{jobs2['speedup']:.2f}×" if jobs2.get("speedup") else "—"
         cpu = f"{jobs2['cpu_s_per_submission']:.1f}" if "cpu_s_per_submission" in jobs2 else "—"
-        rows.append(f"| `{lab}` | " + " | ".join([*cells, speedup, cpu]) + " |")
+        name = titles[lab] if titles and lab in titles else f"`{lab}`"
+        rows.append(f"| {name} | " + " | ".join([*cells, speedup, cpu]) + " |")
     total = [minutes(bench["course_min"].get(w)) for w in ways]
     rows.append("| " + " | ".join([_("**the course**"), *total, "", ""]) + " |")
     return "\n".join(rows)

@@ -14,8 +14,11 @@ most), hence its own limit. A new lab is one line here; a lab missing from the t
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
+
+from .._i18n import _
 
 #: Seconds one cell of the lab may run while graded.
 CELL_TIMEOUT_S: dict[str, int] = {
@@ -57,3 +60,14 @@ def grading_cost(path: Path = GRADING_COST) -> dict[str, Any]:
     """One submission per lab graded at a time: wall and CPU seconds, by part, now and with an earlier package;
     and Lab 8 graded with its measurement at the smallest plan and at the lab's budget, with the scores of each."""
     return json.loads(Path(path).read_text())
+
+
+#: "2 cores", "2 CPU cores" in a benchmark file's description of its machine.
+_CORES = re.compile(r"\b(?P<n>\d+) (?:CPU )?cores?\b")
+
+
+def machine_text(machine: str) -> str:
+    """A benchmark file's machine ("x86_64, 2 CPU cores, Python 3.11.7") in the reader's language: the count of
+    cores in words (the architecture and the Python version are names, the same in every language)."""
+    words = _("{cores} CPU cores")
+    return _CORES.sub(lambda m: words.format(cores=m["n"]), machine)

@@ -1,14 +1,20 @@
 // Display formulas wider than their column (on a phone, most of them) scroll sideways inside
 // their own box (the theme makes MathJax's container of a display formula scroll). Such a box
 // becomes a labelled group in the tab order, so a keyboard reader can focus it and scroll it
-// with the arrow keys, and it is marked "sdl-scrolls" for the edge fades of a11y.css that
+// with the arrow keys (the label in the page's language), and it is marked "sdl-scrolls" for the edge fades of a11y.css that
 // show more of the formula is hidden. A formula that fits is left alone. An inline formula wider
 // than its line (MathJax does not break inline math) gets the same box ("sdl-scrolls-inline"),
 // and so does a table that scrolls in the theme's box: each such box is marked "sdl-more-left" /
 // "sdl-more-right" while part of it is hidden on that side.
 (function () {
   "use strict";
-  var LABEL = "Formula, wider than the page: scroll sideways to read all of it";
+  // the box's label in the page's language (<html lang>: English, or Chinese on the Chinese edition)
+  var LABELS = {
+    en: "Formula, wider than the page: scroll sideways to read all of it",
+    zh: "公式比页面宽：左右滚动可读完整个公式",
+  };
+  var LABEL = (document.documentElement.getAttribute("lang") || "").toLowerCase().indexOf("zh") === 0
+    ? LABELS.zh : LABELS.en;
   function setWide(box, wide, cls) {
     if (wide && !box.classList.contains(cls)) {
       box.classList.add(cls);
