@@ -23,6 +23,9 @@ cost nothing next to a submission's seconds; the instructor's writing of results
 caps it. Every lab by default. Usage::
 
     python benchmarks/grading_class.py --students 5 [--labs LAB ...] --json benchmarks/grading_class.json
+
+With ``--update`` the labs asked replace theirs in the ``--json`` file (measured with as many students) and the
+others stay; the course's totals are summed again.
 """
 
 from __future__ import annotations
@@ -152,15 +155,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--labs", nargs="*", default=[m.stem for m in masters(COURSE)])
     parser.add_argument("--ways", nargs="*", default=["one_at_a_time", "jobs1", "jobs2", "dask1", "dask2"])
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--update", action="store_true", help="replace only the labs asked in the --json file")
     args = parser.parse_args(argv)
+    kept: dict = {}
+    if args.update:
+        if args.json is None or not args.json.exists():
+            parser.error("--update needs an existing --json file")
+        kept = json.loads(args.json.read_text())
+        if kept.get("students") != args.students:
+            parser.error(f"{args.json} was measured with {kept.get('students')} students, not {args.students}")
+    machine = f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPU cores, Python {platform.python_version()}"
+    if kept and kept.get("machine") != machine:
+        parser.error(f"{args.json} was measured on {kept.get('machine')}, this is {machine}")
     result: dict = {
-        "machine": f"{platform.machine()}, {len(os.sched_getaffinity(0))} CPU cores, "
-        f"Python {platform.python_version()}",
+        "machine": machine,
         "date": date.today().isoformat(),
         "students": args.students,
         "class_size": CLASS_SIZE,
         "workers_predicted": WORKERS,
-        "labs": {},
+        "labs": dict(kept.get("labs", {})),
     }
     with tempfile.TemporaryDirectory(prefix="specdec-bench-class-") as tmp:
         for lab in args.labs:

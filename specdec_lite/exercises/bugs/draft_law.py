@@ -120,6 +120,12 @@ def _race_scores(law: np.ndarray | None, x: int) -> bool:
     return law is not None and float(np.sum(law)) > 1 + 1e-6 and int(np.argmax(law)) == x
 
 
+def _stacked(laws: list[np.ndarray | None], p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The laws handed over as rows of one array (``p`` where none was): ``(handed over?, rows)``."""
+    handed = np.array([law is not None for law in laws])
+    return handed, np.array([p if law is None else law for law in laws]).reshape(len(laws), len(p))
+
+
 @_guard()
 def check_draft_probs(draft: Callable[..., Any], runs: int = 4000, seed: int = 0) -> Feedback:
     """Check ``draft(logits, rng) -> (token, probs)``: the token a draw from ``p = softmax(logits)``, ``probs = p``.
@@ -139,8 +145,8 @@ def check_draft_probs(draft: Callable[..., Any], runs: int = 4000, seed: int = 0
         tools = _(
             "the output frequencies are {freq} and {rate:.3f} of the steps reject, against TV(p, q) = {t:.3f}"
         ).format(freq=freq, rate=rate, t=t)
-        one_hot = [law is None or np.array_equal(law, np.eye(len(q))[x]) for x, law in zip(drafted, laws, strict=True)]
-        if all(one_hot):
+        handed, stacked = _stacked(laws, p)
+        if np.all(~handed | np.all(stacked == np.eye(len(q))[drafted], axis=1)):
             return wrong(
                 where
                 + _(
@@ -150,7 +156,7 @@ def check_draft_probs(draft: Callable[..., Any], runs: int = 4000, seed: int = 0
                     "TV(p, q) = {t:.3f} for the law the token was drawn from (vllm #40149). Return the draft's law p."
                 ).format(rate=rate, overlap_miss=1 - float(p @ q), t=t)
             )
-        bad = [i for i, law in enumerate(laws) if law is None or not np.allclose(law, p, atol=1e-9)]
+        bad = np.flatnonzero(~handed | ~np.all(np.isclose(stacked, p, atol=1e-9), axis=1)).tolist()
         if bad:
             # a step whose "law" sums past 1 with its largest entry at the drafted token shows the race's scores
             scores = [i for i in bad if _race_scores(laws[i], int(drafted[i]))]
