@@ -150,6 +150,27 @@ def test_what_the_editions_share_is_checked(pair, change, kind):
     assert any(kind in d for d in ed.differences(en, zh)), ed.differences(en, zh)
 
 
+def test_a_chinese_display_formula_ends_with_the_full_width_mark(pair):
+    """A display formula's closing mark is the sentence's: ASCII in English, full-width (in a \\text) in Chinese."""
+    en, zh = pair
+    formula = "\\min(p(x), q(x))\n$$"
+    en.write_text(en.read_text().replace(formula, "\\min(p(x), q(x)).\n$$"))
+    zh.write_text(zh.read_text().replace(formula, "\\min(p(x), q(x))\\text{。}\n$$"))
+
+    def found():  # the English section changed: its stamp is out of date, which is not what this test is about
+        return [d for d in ed.differences(en, zh) if "changed after it was translated" not in d]
+
+    assert found() == []
+    zh.write_text(zh.read_text().replace("\\text{。}", "."))
+    (one,) = found()
+    assert "ends with the ASCII '.': write \\text{。}" in one
+    zh.write_text(zh.read_text().replace("q(x)).\n$$", "q(x))\\text{，}\n$$"))
+    (one,) = found()
+    assert "display formulas differ" in one
+    assert ed.closing_mark("a\\,\n\\end{aligned}") is None  # a thin space, not a comma
+    assert ed.display_key("x\\text{，}\n\\end{aligned}") == ed.display_key("x,\n\\end{aligned}")
+
+
 def test_a_missing_stamp_is_reported(pair):
     en, zh = pair
     zh.write_text("\n".join(line for line in zh.read_text().splitlines() if not line.startswith("% en-sha")))

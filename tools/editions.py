@@ -11,8 +11,9 @@ A MyST line starting with ``%`` is a comment: it is not rendered. When the Engli
 changes, its fingerprint changes, and :func:`differences` names the Chinese section to update.
 
 Beside the fingerprints, what the two editions share must be the same: the front matter, the
-code cells (byte for byte: both editions are computed by the same code), display formulas,
-labels, directives, glued numbers, cross-references and citations.
+code cells (byte for byte: both editions are computed by the same code), display formulas
+(but for the mark that ends one: ``.`` in English, ``\\text{。}`` in Chinese, which never ends one
+with ASCII punctuation), labels, directives, glued numbers, cross-references and citations.
 
 Command line (from the repository root)::
 
@@ -51,6 +52,27 @@ _OPTION_NAME = re.compile(r"^:(label|name):\s*(\S+)\s*$", re.M)
 _ROLE = re.compile(r"\{(prf:ref|numref|ref|doc|en-doc|cite:p|cite:t|cite)\}`([^`]+)`")
 _GLUE = re.compile(r"\{glue(?::[a-z]+)?\}`([^`:]+)")
 _DISPLAY_MATH = re.compile(r"^\$\$\s*\n(.*?)\n\$\$\s*$", re.M | re.S)
+#: The mark that ends a display formula's sentence: ASCII in the English page, the full-width mark in a
+#: ``\text{}`` in the Chinese one (``= q^1(x)\text{，}``); either may be followed by the ends of its environments.
+FULL_WIDTH = {".": "。", ",": "，", ";": "；", ":": "："}
+_CLOSING = re.compile(r"\s*((?<!\\)[.,;:]|\\text\{([。，；：])\})((?:\s*\\end\{[a-z*]+\})*)\s*$")
+
+
+def closing_mark(formula: str) -> str | None:
+    r"""The punctuation that ends a display formula (``.``, ``\text{。}``, ...), or None (``\,`` is a space)."""
+    m = _CLOSING.search(formula)
+    return m.group(1) if m else None
+
+
+def display_key(formula: str) -> str:
+    """A display formula as the two editions share it: its closing mark written as its ASCII form."""
+    ascii_of = {v: k for k, v in FULL_WIDTH.items()}
+    return _CLOSING.sub(lambda m: f" {ascii_of.get(m.group(2), m.group(1))}{m.group(3)}", formula)
+
+
+def ascii_closings(page: Page) -> list[str]:
+    """The Chinese page's display formulas that end with ASCII punctuation (they need the full-width mark)."""
+    return [f for f in _DISPLAY_MATH.findall(page.source) if closing_mark(f) in FULL_WIDTH]
 
 
 def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
@@ -157,7 +179,11 @@ def differences(en_path: Path, zh_path: Path) -> list[str]:
     checks = [
         ("code cells", _code(en), _code(zh)),
         ("directives", _directives(en), _directives(zh)),
-        ("display formulas", _DISPLAY_MATH.findall(en.source), _DISPLAY_MATH.findall(zh.source)),
+        (
+            "display formulas",
+            [display_key(f) for f in _DISPLAY_MATH.findall(en.source)],
+            [display_key(f) for f in _DISPLAY_MATH.findall(zh.source)],
+        ),
         ("labels", _LABEL.findall(en.source), _LABEL.findall(zh.source)),
         ("label/name options", _OPTION_NAME.findall(en.source), _OPTION_NAME.findall(zh.source)),
         ("included files", _include(en, en_path.parent), _include(zh, zh_path.parent)),
@@ -170,6 +196,12 @@ def differences(en_path: Path, zh_path: Path) -> list[str]:
                 f"{name}: {what} differ ({len(a)} English, {len(b)} Chinese); first difference, "
                 f"number {first + 1}:\n  en: {show[0][:300]!r}\n  zh: {show[1][:300]!r}"
             )
+    for formula in ascii_closings(zh):
+        mark = closing_mark(formula)
+        out.append(
+            f"{name}: a display formula ends with the ASCII {mark!r}: write \\text{{{FULL_WIDTH[mark]}}} "
+            f"(the Chinese sentence's mark): {formula[-60:]!r}"
+        )
     if figure_names(zh) != caption_names(zh):
         out.append(
             f"{name}: every figure needs one zh-caption block after its cell, in order: figures "

@@ -119,6 +119,15 @@ def _tables(doctree: nodes.document) -> None:
                 entry["classes"].append("sd-nowrap")
 
 
+def _text(entry: nodes.Element) -> str:
+    """What a table cell reads as: its text, with the HTML of raw nodes (a marked code name) reduced to its text."""
+    parts = [
+        html.unescape(re.sub(r"<[^>]*>", "", n.astext())) if isinstance(n, nodes.raw) else n.astext()
+        for n in entry.findall(lambda n: isinstance(n, (nodes.raw, nodes.Text)) and not isinstance(n.parent, nodes.raw))
+    ]
+    return "".join(parts).strip()
+
+
 def _stacked_tables(doctree: nodes.document) -> None:
     """The Results page's tables read row by row on a phone (``sd-stack-table``): each cell starts with its
     column's header (``sd-cell-label``, shown only where the table is stacked, hidden from screen readers,
@@ -130,7 +139,8 @@ def _stacked_tables(doctree: nodes.document) -> None:
         if head is None or body is None:
             continue
         first = next(head.findall(nodes.row), None)
-        labels = [entry.astext().strip() for entry in first.findall(nodes.entry)] if first is not None else []
+        # a header's code name is raw HTML by now (_tables marks its break points): its label is its text
+        labels = [_text(entry) for entry in first.findall(nodes.entry)] if first is not None else []
         for row in body.findall(nodes.row):
             for label, entry in zip(labels, [e for e in row.children if isinstance(e, nodes.entry)], strict=False):
                 if not label:
