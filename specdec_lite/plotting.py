@@ -179,6 +179,21 @@ def book_html(fig: Any) -> str:
     return f'<div class="sd-figure">{plot}{figure_text(fig, div_id)}</div>'
 
 
+def narrow_layout(fig: Any, **update: Any) -> Any:
+    """Give ``fig`` a layout of its own below ``NARROW_PX`` (a phone), on top of the narrow-screen layout
+    every figure gets, e.g. two panels one under the other instead of side by side; returns ``fig``.
+
+    ``update`` is a layout update as ``go.Layout`` takes it (``height=800``,
+    ``xaxis=dict(domain=[0, 1])``); ``figures.js`` applies it when the figure becomes narrow and restores the
+    authored values when it becomes wide again. It rides in ``layout.meta`` (plotly keeps it and draws
+    nothing from it); a paper or a PNG export, laid out at a laptop's width, never uses it.
+    """
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    meta["narrow"] = {**meta.get("narrow", {}), **relayout_args(update)}
+    fig.update_layout(meta=meta)
+    return fig
+
+
 def slider_figure(
     steps: Sequence[tuple[str, Sequence[Any], dict[str, Any] | None]],
     *,

@@ -304,3 +304,13 @@ def test_every_slider_figure_of_the_book_sets_each_steps_title_as_plotlyjs_4_rea
         figure = fig.to_plotly_json()
         assert not title_problems(figure), f"{name}: {title_problems(figure)}"
         assert steps_set_titles(figure), f"{name}: a step does not set title.text"
+
+
+def test_a_figures_own_narrow_layout_rides_in_its_meta_as_relayout_paths():
+    """``narrow_layout`` stores what ``figures.js`` applies below ``NARROW_PX``: dotted paths, merged, the
+    authored layout left as it was; the script reads it there."""
+    fig = plotting.narrow_layout(figure(), height=800, xaxis=dict(domain=[0, 1]))
+    plotting.narrow_layout(fig, yaxis=dict(domain=[0.5, 1]))
+    assert fig.layout.meta == {"narrow": {"height": 800, "xaxis.domain": [0, 1], "yaxis.domain": [0.5, 1]}}
+    assert fig.layout.height is None and fig.layout.xaxis.domain is None
+    assert "L.meta.narrow" in plotting.FIGURES_JS.read_text(encoding="utf-8")
