@@ -386,15 +386,6 @@ def predicted_speedup_figure(
         else:
             line = dict(color=K_OTHER, width=1)
         fig.add_trace(go.Scatter(x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}", line=line))
-    fig.add_trace(
-        go.Scatter(
-            x=[min(alphas), max(alphas)],
-            y=[1.0, 1.0],
-            mode="lines",
-            name=_("autoregressive sampling"),
-            line=dict(color="#000000", dash="dot", width=1),
-        )
-    )
     top = [1.0 if int(K) == 0 else float(curves[int(K)][i]) for i, K in enumerate(best)]
     names = [_("best K = 0 (no drafting)") if int(K) == 0 else _("best K = {K}").format(K=int(K)) for K in best]
     fig.add_trace(
@@ -406,6 +397,17 @@ def predicted_speedup_figure(
             marker=dict(color="#000000", size=5),
             text=names,
             hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}") + "<extra></extra>",
+        )
+    )
+    # drawn over the best-K markers (where the best K is 0 they lie on it), dashed and grey, so it shows between
+    # and across them
+    fig.add_trace(
+        go.Scatter(
+            x=[min(alphas), max(alphas)],
+            y=[1.0, 1.0],
+            mode="lines",
+            name=_("autoregressive sampling"),
+            line=dict(color="#666666", dash="dash", width=1.5),
         )
     )
     for note in _best_k_labels(alphas, top, best):
