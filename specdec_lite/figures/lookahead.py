@@ -264,7 +264,11 @@ def best_k_slider_figure(
     )
 
 
-def k0_colorscale(K_cap: int, zero: str = "#8c8c8c") -> list[list]:
+#: The colour of K = 0 (speculation does not pay) on the map of the best K.
+K0_GREY = "#8c8c8c"
+
+
+def k0_colorscale(K_cap: int, zero: str = K0_GREY) -> list[list]:
     """Viridis over K = 1..K_cap, with K = 0 (the lowest half step) in ``zero``."""
     from plotly.colors import sequential
 
@@ -315,6 +319,8 @@ def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap:
             range=[float(np.log10(costs.min())), float(np.log10(costs.max()))],
         ),
         title=_("Best lookahead (i.i.d. acceptances; capped at {K_cap})").format(K_cap=K_cap),
-        legend=legend_below(460),
+        # the legend on the grey of K = 0, as the line's white dashes lie on the map (on the page's white they
+        # would not show); its words in black, readable on that grey in both themes
+        legend=dict(legend_below(460), bgcolor=K0_GREY, font=dict(color="#000000")),
     )
     return fig
