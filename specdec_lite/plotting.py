@@ -96,12 +96,23 @@ def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", "ï¼
     return "<br>".join([*lines, line])
 
 
-def legend_below(height: int, *, top: int = 100, bottom: int = 80, gap_px: int = 74) -> dict[str, Any]:
+#: The height of a row of a legend (CSS pixels, at ``LEGEND_PX``).
+LEGEND_ROW_PX = 20
+
+
+def legend_below(height: int, *, top: int = 100, bottom: int = 80, gap_px: int = 74, rows: int = 0) -> dict[str, Any]:
     """A horizontal legend under the plot of a figure ``height`` pixels tall with the margins ``top`` and
     ``bottom``, ``gap_px`` pixels below the plot's bottom edge (clear of its tick labels and axis title);
-    plotly widens the bottom margin to hold it."""
-    plot = max(height - top - bottom, 100)
-    return dict(orientation="h", x=0, xanchor="left", y=-gap_px / plot, yanchor="top")
+    plotly widens the bottom margin to hold it.
+
+    The legend's place is a fraction of the plot's height, and a legend of ``rows`` rows taller than the
+    bottom margin shrinks the plot as plotly widens the margin: the fraction is taken of the plot's height
+    after that, so the gap stays ``gap_px`` (taken of the height before it, a legend of five or six rows came
+    up to the axis title)."""
+    plot = height - top - bottom
+    if rows:
+        plot = min(plot, height - top - gap_px - rows * LEGEND_ROW_PX)
+    return dict(orientation="h", x=0, xanchor="left", y=-gap_px / max(plot, 100), yanchor="top")
 
 
 def show(fig: Any) -> None:

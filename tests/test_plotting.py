@@ -314,3 +314,12 @@ def test_a_figures_own_narrow_layout_rides_in_its_meta_as_relayout_paths():
     assert fig.layout.meta == {"narrow": {"height": 800, "xaxis.domain": [0, 1], "yaxis.domain": [0.5, 1]}}
     assert fig.layout.height is None and fig.layout.xaxis.domain is None
     assert "L.meta.narrow" in plotting.FIGURES_JS.read_text(encoding="utf-8")
+
+
+def test_a_tall_legend_below_the_plot_keeps_its_gap_once_plotly_widens_the_margin():
+    """Six rows of legend push the bottom margin past its 80 pixels and shrink the plot: the legend's place,
+    a fraction of the plot's height, is taken of the shrunk plot, so the gap in pixels stays 74."""
+    assert plotting.legend_below(500)["y"] == pytest.approx(-74 / 320)
+    six = plotting.legend_below(500, rows=6)["y"]
+    plot = 500 - 100 - 74 - 6 * plotting.LEGEND_ROW_PX
+    assert six == pytest.approx(-74 / plot)

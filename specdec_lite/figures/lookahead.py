@@ -97,7 +97,7 @@ def finite_k_figure(
         xaxis_title=_("lookahead K (drafted tokens per round)"),
         yaxis_title=_("expected count per sequence"),
         height=500,
-        legend=legend_below(500),
+        legend=legend_below(500, rows=6),  # six entries, one per row
         title=_("Finite lookahead on a chain with V = {V}, T = {T}").format(V=target.V, T=target.T),
     )
     return fig

@@ -440,7 +440,7 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
         # are drawn whole, inside the plot
         xaxis=dict(title=_("E[N<sub>rej</sub>] (exact)"), range=[-0.03 * right, 1.05 * right]),
         yaxis=dict(title=_("TV between sequence laws"), range=[-0.03 * high, 1.05 * high]),
-        legend=legend_below(480),
+        legend=legend_below(480, rows=5),  # five entries, one per row
     )
     return fig
 
