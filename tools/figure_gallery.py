@@ -220,7 +220,8 @@ if __name__ == "__main__":
 
 def write_page(out: Path, named: list[tuple[str, Any]]) -> Path:
     """A static page of ``named`` figures as the book shows them (its HTML, plotly.js, ``figures.js``) in a
-    column whose width the page's address sets (``index.html?w=690``); returns the page's path."""
+    column whose width the page's address sets (``index.html?w=690``), in the book's dark theme with
+    ``&theme=dark`` (the attribute the book's theme sets, read by ``figures.js``); returns the page's path."""
     import html
 
     import plotly
@@ -242,8 +243,9 @@ def write_page(out: Path, named: list[tuple[str, Any]]) -> Path:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<script src="plotly.min.js"></script>'
         f"<style>body {{ margin: 16px; font-family: sans-serif; }}</style>{plotting.figure_assets()}</head><body>"
-        '<main id="column"><script>var w = +new URLSearchParams(location.search).get("w");'
-        'if (w) document.getElementById("column").style.width = w + "px";</script>'
+        '<main id="column"><script>var q = new URLSearchParams(location.search), w = +q.get("w");'
+        'if (w) document.getElementById("column").style.width = w + "px";'
+        'if (q.get("theme")) document.documentElement.setAttribute("data-theme", q.get("theme"));</script>'
         + "".join(body)
         + "</main></body></html>",
         encoding="utf-8",
