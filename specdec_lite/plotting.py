@@ -96,12 +96,23 @@ def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", "ï¼
     return "<br>".join([*lines, line])
 
 
-def legend_below(height: int, *, top: int = 100, bottom: int = 80, gap_px: int = 74) -> dict[str, Any]:
+#: The height of a row of a legend (CSS pixels, at ``LEGEND_PX``).
+LEGEND_ROW_PX = 20
+
+
+def legend_below(height: int, *, top: int = 100, bottom: int = 80, gap_px: int = 74, rows: int = 0) -> dict[str, Any]:
     """A horizontal legend under the plot of a figure ``height`` pixels tall with the margins ``top`` and
     ``bottom``, ``gap_px`` pixels below the plot's bottom edge (clear of its tick labels and axis title);
-    plotly widens the bottom margin to hold it."""
-    plot = max(height - top - bottom, 100)
-    return dict(orientation="h", x=0, xanchor="left", y=-gap_px / plot, yanchor="top")
+    plotly widens the bottom margin to hold it.
+
+    The legend's place is a fraction of the plot's height, and a legend of ``rows`` rows taller than the
+    bottom margin shrinks the plot as plotly widens the margin: the fraction is taken of the plot's height
+    after that, so the gap stays ``gap_px`` (taken of the height before it, a legend of five or six rows came
+    up to the axis title)."""
+    plot = height - top - bottom
+    if rows:
+        plot = min(plot, height - top - gap_px - rows * LEGEND_ROW_PX)
+    return dict(orientation="h", x=0, xanchor="left", y=-gap_px / max(plot, 100), yanchor="top")
 
 
 def show(fig: Any) -> None:
@@ -177,6 +188,21 @@ def book_html(fig: Any) -> str:
         full_html=False, include_plotlyjs=False, config=PLOTLY_CONFIG, post_script=_INIT_JS, div_id=div_id
     )
     return f'<div class="sd-figure">{plot}{figure_text(fig, div_id)}</div>'
+
+
+def narrow_layout(fig: Any, **update: Any) -> Any:
+    """Give ``fig`` a layout of its own below ``NARROW_PX`` (a phone), on top of the narrow-screen layout
+    every figure gets, e.g. two panels one under the other instead of side by side; returns ``fig``.
+
+    ``update`` is a layout update as ``go.Layout`` takes it (``height=800``,
+    ``xaxis=dict(domain=[0, 1])``); ``figures.js`` applies it when the figure becomes narrow and restores the
+    authored values when it becomes wide again. It rides in ``layout.meta`` (plotly keeps it and draws
+    nothing from it); a paper or a PNG export, laid out at a laptop's width, never uses it.
+    """
+    meta = dict(fig.layout.meta) if isinstance(fig.layout.meta, Mapping) else {}
+    meta["narrow"] = {**meta.get("narrow", {}), **relayout_args(update)}
+    fig.update_layout(meta=meta)
+    return fig
 
 
 def slider_figure(

@@ -110,9 +110,12 @@ def machine_labels() -> list[str]:
     shapes file (data, not words)."""
     from specdec_lite.llm import measure_pair, shape_costs
 
-    return [plain(measure_pair.results_label(r)) for r in measure_pair.load_results()] + [
-        plain(shape_costs.panel_label(r)) for r in shape_costs.load_shape_results()
-    ]
+    results = measure_pair.load_results()
+    return (
+        [plain(measure_pair.results_label(r)) for r in results]
+        + [plain(measure_pair.results_panel_title(r)) for r in results]
+        + [plain(shape_costs.panel_label(r)) for r in shape_costs.load_shape_results()]
+    )
 
 
 @pytest.fixture(scope="module", params=["zh_CN", "en"])

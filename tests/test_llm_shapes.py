@@ -243,11 +243,13 @@ def test_the_predicted_speedup_figure_marks_the_best_k(measured):
     curves = sc.speedup_curves(costs, alphas)
     best = sc.best_lookaheads(curves)
     fig = figs.predicted_speedup_figure(alphas, curves, best, "LABEL")
+    # the line of autoregressive sampling last, over the markers that lie on it where the best K is 0
     assert [t.name for t in fig.data] == [f"K = {K}" for K in range(1, 9)] + [
-        "autoregressive sampling",
         "best K at this α (K = 0: no drafting)",
+        "autoregressive sampling",
     ]
-    assert list(fig.data[-1].y) == list(sc.best_speedups(curves, best))
+    assert list(fig.data[-2].y) == list(sc.best_speedups(curves, best))
+    assert fig.data[-1].y == (1.0, 1.0) and fig.data[-1].line.dash == "dash"
     assert "LABEL" in fig.layout.title.text and "not a measured speed-up" in fig.layout.title.text
     changes = 1 + sum(int(best[i] != best[i - 1]) for i in range(1, len(best)))
     assert len([a for a in fig.layout.annotations if a.text.startswith("K = ")]) == changes

@@ -82,7 +82,9 @@ def test_best_k_slider_figure_steps():
     K, s = la.best_lookahead(draft, target, 0.2, K_max=10)
     stars = [t for t in fig.data if t.name in (f"best K = {K}", f"best K ≥ {K}") and t.visible]  # ≥: range end
     assert any(t.y[0] == pytest.approx(s) for t in stars)
-    assert "0.90 → " + F.best_k_text(K, 10, target.T) in fig.layout.title.text
+    # no-break spaces inside a pair (a narrow title breaks between pairs)
+    assert "0.90 → " + F.best_k_text(K, 10, target.T) in fig.layout.title.text.replace("\xa0", " ")
+    assert "0.90\xa0→\xa0" in fig.layout.title.text
 
 
 def test_best_k_map_matches_closed_form():

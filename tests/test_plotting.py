@@ -304,3 +304,22 @@ def test_every_slider_figure_of_the_book_sets_each_steps_title_as_plotlyjs_4_rea
         figure = fig.to_plotly_json()
         assert not title_problems(figure), f"{name}: {title_problems(figure)}"
         assert steps_set_titles(figure), f"{name}: a step does not set title.text"
+
+
+def test_a_figures_own_narrow_layout_rides_in_its_meta_as_relayout_paths():
+    """``narrow_layout`` stores what ``figures.js`` applies below ``NARROW_PX``: dotted paths, merged, the
+    authored layout left as it was; the script reads it there."""
+    fig = plotting.narrow_layout(figure(), height=800, xaxis=dict(domain=[0, 1]))
+    plotting.narrow_layout(fig, yaxis=dict(domain=[0.5, 1]))
+    assert fig.layout.meta == {"narrow": {"height": 800, "xaxis.domain": [0, 1], "yaxis.domain": [0.5, 1]}}
+    assert fig.layout.height is None and fig.layout.xaxis.domain is None
+    assert "L.meta.narrow" in plotting.FIGURES_JS.read_text(encoding="utf-8")
+
+
+def test_a_tall_legend_below_the_plot_keeps_its_gap_once_plotly_widens_the_margin():
+    """Six rows of legend push the bottom margin past its 80 pixels and shrink the plot: the legend's place,
+    a fraction of the plot's height, is taken of the shrunk plot, so the gap in pixels stays 74."""
+    assert plotting.legend_below(500)["y"] == pytest.approx(-74 / 320)
+    six = plotting.legend_below(500, rows=6)["y"]
+    plot = 500 - 100 - 74 - 6 * plotting.LEGEND_ROW_PX
+    assert six == pytest.approx(-74 / plot)

@@ -79,3 +79,14 @@ def test_stepper_holds_every_step_and_shows_the_first():
     # two steppers on one page do not share an id
     ids = [re.search(r'id="(sd-round-\w+)"', RE.round_stepper_html(r, t))[1] for t in ("a", "b")]
     assert ids[0] != ids[1]
+
+
+def test_the_explorers_picture_shrinks_to_its_box_and_scrolls_past_three_quarters():
+    """Four drafts fit a phone's column (358 pixels) at 81% of their size; eight would be 45%: they stop at 75%
+    and scroll sideways. The controls wrap onto more rows where three do not fit."""
+    for K in (4, 8):
+        page = RE.round_update(5, "shifted", 0.5, K=K, seed=3, step=99)
+        width = int(re.search(r'viewBox="0 0 (\d+) ', page)[1])
+        assert f"min-width:{round(0.75 * width)}px;max-width:{width}px" in page
+        assert '<div style="overflow-x:auto"><svg style="width:100%;' in page
+    assert all(row.layout.flex_flow == "wrap" for row in RE.round_explorer().children[:-1])

@@ -17,6 +17,7 @@ build does); the SVG pictures are converted with ``rsvg-convert``.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -43,6 +44,7 @@ def figures(quick: bool = False) -> Iterator[tuple[str, Any]]:
     from specdec_lite._i18n import _
     from specdec_lite.figures import batch, lookahead, part1, part2, real_models
     from specdec_lite.llm import measure_pair, shape_costs
+    from specdec_lite.llm.fallback import SHIPPED_DIR
     from specdec_lite.plotting import stack
     from specdec_lite.widgets.token_explorer import token_laws
 
@@ -103,9 +105,14 @@ def figures(quick: bool = False) -> Iterator[tuple[str, Any]]:
     yield "ch07-best-k-map", lookahead.best_k_map_figure(np.linspace(0.02, 0.99, 50), np.geomspace(0.003, 1, 60))
     costs = [0.0, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.8]
     yield "ch07-best-k", lookahead.best_k_slider_figure([0.3, 0.6, 0.8, 0.95], costs, K_max=30, active=4)
+    meta = json.loads((SHIPPED_DIR / "meta.json").read_text(encoding="utf-8"))
+    # the subtitle the chapter gives the shipped pair's figures (ModelPair.describe(short=True))
+    pair_label = "stdlib-1x64 → stdlib-12x128 (cpu, float32)"
+    yield "ch08-training", real_models.training_figure({r: meta[r]["losses"] for r in ("draft", "target")}, pair_label)
     committed = measure_pair.load_results()
     if committed:
         labels = [measure_pair.results_label(r) for r in committed]
+        titles = [measure_pair.results_panel_title(r) for r in committed]
         theorem1_rows, speed_rows, sweep_rows = zip(*(measure_pair.result_rows(r) for r in committed), strict=True)
         yield "ch08-theorem1", real_models.theorem1_figure(theorem1_rows[0], labels[0])
         yield "ch08-tradeoff", real_models.tradeoff_figure(sweep_rows[0], labels[0])
@@ -114,9 +121,25 @@ def figures(quick: bool = False) -> Iterator[tuple[str, Any]]:
         yield (
             "ch08-results-speed",
             stack(
-                [real_models.speed_figure(rows, label) for rows, label in zip(speed_rows, labels, strict=True)],
-                titles=labels,
+                [real_models.speed_figure(rows, label) for rows, label in zip(speed_rows, titles, strict=True)],
+                titles=titles,
                 title=_("Wall-clock speed-up over autoregressive sampling of the target"),
+            ),
+        )
+        yield (
+            "ch08-results-theorem1",
+            stack(
+                [real_models.theorem1_figure(rows, label) for rows, label in zip(theorem1_rows, titles, strict=True)],
+                titles=titles,
+                title=_("Theorem 1 on real models: rejections per run, ±2 SE"),
+            ),
+        )
+        yield (
+            "ch08-results-tradeoff",
+            stack(
+                [real_models.tradeoff_figure(rows, label) for rows, label in zip(sweep_rows, titles, strict=True)],
+                titles=titles,
+                title=_("The quality/speed trade-off, per drafted token"),
             ),
         )
     alphas = np.round(np.linspace(0.0, 1.0, 51), 2)
@@ -197,7 +220,8 @@ if __name__ == "__main__":
 
 def write_page(out: Path, named: list[tuple[str, Any]]) -> Path:
     """A static page of ``named`` figures as the book shows them (its HTML, plotly.js, ``figures.js``) in a
-    column whose width the page's address sets (``index.html?w=690``); returns the page's path."""
+    column whose width the page's address sets (``index.html?w=690``), in the book's dark theme with
+    ``&theme=dark`` (the attribute the book's theme sets, read by ``figures.js``); returns the page's path."""
     import html
 
     import plotly
@@ -219,8 +243,9 @@ def write_page(out: Path, named: list[tuple[str, Any]]) -> Path:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<script src="plotly.min.js"></script>'
         f"<style>body {{ margin: 16px; font-family: sans-serif; }}</style>{plotting.figure_assets()}</head><body>"
-        '<main id="column"><script>var w = +new URLSearchParams(location.search).get("w");'
-        'if (w) document.getElementById("column").style.width = w + "px";</script>'
+        '<main id="column"><script>var q = new URLSearchParams(location.search), w = +q.get("w");'
+        'if (w) document.getElementById("column").style.width = w + "px";'
+        'if (q.get("theme")) document.documentElement.setAttribute("data-theme", q.get("theme"));</script>'
         + "".join(body)
         + "</main></body></html>",
         encoding="utf-8",

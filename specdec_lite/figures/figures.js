@@ -20,7 +20,7 @@
 //    background and text at 4.5:1 in both themes.
 (function () {
   "use strict";
-  var VERSION = 3;
+  var VERSION = 4;
   if (window.sdFigures && window.sdFigures.version >= VERSION) return; // a second copy, or a re-run cell
 
   // --- the script's own words, in the page's language ----------------------------------------
@@ -165,6 +165,15 @@
         upd[ax + ".tickfont.size"] = 10;
         upd[ax + ".title.font.size"] = 12;
       });
+      // the figure's own narrow layout (plotting.narrow_layout: panels one under another, a taller figure)
+      var own = L.meta && typeof L.meta === "object" && L.meta.narrow ? L.meta.narrow : {};
+      Object.keys(own).forEach(function (k) {
+        if (!(k in saved)) {
+          var v = get(L, k.replace(/\[(\d+)\]/g, ".$1"));
+          saved[k] = v === undefined ? null : JSON.parse(JSON.stringify(v));
+        }
+        upd[k] = own[k];
+      });
       var withLegend = full.showlegend && full.legend && full.legend._height > 0;
       if (withLegend) {
         upd.legend = Object.assign({}, saved.legend || {}, {
@@ -173,7 +182,8 @@
       }
       var bars = colorbars();
       savedBars = bars.map(function (i) { return JSON.parse(JSON.stringify(gd.data[i].colorbar || {})); });
-      var height0 = full.height, bottom0 = full.margin.b;
+      var height0 = typeof own.height === "number" ? own.height : full.height, bottom0 = full.margin.b;
+      if (typeof own.height === "number") setHeight(own.height + "px");
       busy = true;
       gd.classList.add("sd-narrow");
       return Plotly.relayout(gd, upd).then(function () {

@@ -97,7 +97,7 @@ def finite_k_figure(
         xaxis_title=_("lookahead K (drafted tokens per round)"),
         yaxis_title=_("expected count per sequence"),
         height=500,
-        legend=legend_below(500),
+        legend=legend_below(500, rows=6),  # six entries, one per row
         title=_("Finite lookahead on a chain with V = {V}, T = {T}").format(V=target.V, T=target.T),
     )
     return fig
@@ -197,7 +197,9 @@ def speedup_traces(
             mode="markers",
             name=star.format(K=best),
             showlegend=False,
-            marker=dict(color=color, size=star_size, symbol="star", line=dict(color="black", width=1)),
+            # see-through, outlined: where the best K of two curves is the same or next to each other (a large
+            # cost ratio: K = 0 and 1), each star still shows its whole outline over the other's
+            marker=dict(color=color, size=star_size, symbol="star", opacity=0.7, line=dict(color="black", width=1.5)),
             hovertemplate=hover.format(name=name, K=best, speedup=curve[best]) + "<extra></extra>",
         ),
     ]
@@ -239,11 +241,13 @@ def best_k_slider_figure(
                 K_max,
                 name=_("quality {quality:.2f}").format(quality=quality),
                 color=PALETTE[i % len(PALETTE)],
-                # each star smaller than the one before: stars at the same K stay visible, one inside the other
-                star_size=22 - 12 * i // max(len(qualities) - 1, 1),
+                # each star smaller than the one before: stars at the same K stay visible, one inside the other;
+                # small enough that stars at K = 0 and K = 1 (a large c) barely touch on a laptop
+                star_size=16 - 6 * i // max(len(qualities) - 1, 1),
             )
             best = la.best_lookahead(draft, target, c, K_max=K_max)[0]
-            bests.append(f"{quality:.2f} → {best_k_text(best, K_max, target.T)}")
+            # no-break spaces: a narrow title breaks between the pairs, never inside one
+            bests.append(f"{quality:.2f}\u00a0→\u00a0{best_k_text(best, K_max, target.T)}".replace("≥ ", "≥\u00a0"))
         title = _("cost ratio c = {c}; best K: {bests}").format(c=f"{c:g}", bests=", ".join(bests))
         steps.append((f"{c:g}", traces, dict(title=title)))
     return slider_figure(
@@ -260,7 +264,11 @@ def best_k_slider_figure(
     )
 
 
-def k0_colorscale(K_cap: int, zero: str = "#8c8c8c") -> list[list]:
+#: The colour of K = 0 (speculation does not pay) on the map of the best K.
+K0_GREY = "#8c8c8c"
+
+
+def k0_colorscale(K_cap: int, zero: str = K0_GREY) -> list[list]:
     """Viridis over K = 1..K_cap, with K = 0 (the lowest half step) in ``zero``."""
     from plotly.colors import sequential
 
@@ -311,6 +319,8 @@ def best_k_map_figure(alphas: Sequence[float], costs: Sequence[float], *, K_cap:
             range=[float(np.log10(costs.min())), float(np.log10(costs.max()))],
         ),
         title=_("Best lookahead (i.i.d. acceptances; capped at {K_cap})").format(K_cap=K_cap),
-        legend=legend_below(460),
+        # the legend on the grey of K = 0, as the line's white dashes lie on the map (on the page's white they
+        # would not show); its words in black, readable on that grey in both themes
+        legend=dict(legend_below(460), bgcolor=K0_GREY, font=dict(color="#000000")),
     )
     return fig

@@ -355,14 +355,15 @@ def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go
                 y=law[order],
                 mode="markers",
                 name=_("exact q(x<sub>1:T</sub>) ± 2 SE"),
-                # slim marks and no caps: 40 bars leave a phone's plot about 8 pixels per bar
-                marker=dict(color=COLORS["q"], size=6, symbol="line-ew-open", line=dict(width=2)),
+                # slim marks and no caps: 40 bars leave a phone's plot about 7 pixels per bar, and a mark as
+                # wide as that runs into its neighbours' (equal probabilities drew one long line)
+                marker=dict(color=COLORS["q"], size=4, symbol="line-ew-open", line=dict(width=2)),
                 error_y=dict(
                     type="data",
                     array=2 * np.sqrt(law[order] * (1 - law[order]) / runs),
                     color=COLORS["q"],
                     width=0,
-                    thickness=1.5,
+                    thickness=1.2,
                 ),
             ),
         ]

@@ -18,7 +18,7 @@ from .._i18n import N_, _
 from ..chains import MarkovChain
 from ..laws import over_accept, tv
 from ..optimality import random_unbiased_member
-from ..plotting import legend_below, slider_figure
+from ..plotting import legend_below, narrow_layout, slider_figure
 from .part1 import token_labels
 
 #: Colours shared by the Part II figures and widgets (p and q as in Part I).
@@ -364,7 +364,16 @@ def sweep_figure(sweep: dict[str, np.ndarray], total_tv: float, what: str, activ
     pad = 0.04 * max(float(logs.max() - logs.min()), 1.0)
     layout["xaxis2"]["range"] = [float(logs.min()) - pad, float(logs.max()) + pad]
     layout["yaxis2"]["range"] = [-0.03 * top, top]
-    return slider_figure(sweep_steps(sweep, total_tv, what, eps_axis), label="ε", layout=layout, active=active)
+    fig = slider_figure(sweep_steps(sweep, total_tv, what, eps_axis), label="ε", layout=layout, active=active)
+    # on a phone the two panels side by side would each get a strip 130 pixels wide: one under the other
+    return narrow_layout(
+        fig,
+        height=780,
+        xaxis=dict(domain=[0, 1]),
+        yaxis=dict(domain=[0.55, 1]),
+        xaxis2=dict(domain=[0, 1]),
+        yaxis2=dict(domain=[0, 0.45]),
+    )
 
 
 # --- Beyond the paper: whole sequences ---------------------------------------------
@@ -431,7 +440,7 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
         # are drawn whole, inside the plot
         xaxis=dict(title=_("E[N<sub>rej</sub>] (exact)"), range=[-0.03 * right, 1.05 * right]),
         yaxis=dict(title=_("TV between sequence laws"), range=[-0.03 * high, 1.05 * high]),
-        legend=legend_below(480),
+        legend=legend_below(480, rows=5),  # five entries, one per row
     )
     return fig
 

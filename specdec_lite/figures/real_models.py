@@ -224,8 +224,9 @@ def speed_figure(rows: Sequence[Any], label: str) -> go.Figure:
 
 def _eps_labels(rows: Sequence[Any]) -> list[dict[str, Any]]:
     """Labels ``ε = …`` of the trade-off figure: one per ε (beside UNO's point, the one further from the
-    origin, else OPT's), skipping a label that would sit within a fifth of the horizontal span (and 15% of the
-    vertical one) of a label already placed: the labels need that room in a phone's narrow plot."""
+    origin, else OPT's), skipping a label that would sit within 30% of the horizontal span (and a quarter of the
+    vertical one) of a label already placed: a label is about a fifth of a phone's plot wide, and labels closer
+    than that form a staircase that reads as one block."""
     points: dict[float, tuple[float, float]] = {}
     for r in sorted(rows, key=lambda r: r.rejection_law != "uno"):
         points.setdefault(r.eps, (r.reject_prob, r.loss))
@@ -236,7 +237,7 @@ def _eps_labels(rows: Sequence[Any]) -> list[dict[str, Any]]:
     placed: list[tuple[float, float]] = []
     notes = []
     for eps, (x, y) in sorted(points.items()):
-        if any(abs(x - px) < 0.2 * span_x and abs(y - py) < 0.15 * span_y for px, py in placed):
+        if any(abs(x - px) < 0.3 * span_x and abs(y - py) < 0.25 * span_y for px, py in placed):
             continue
         placed.append((x, y))
         notes.append(
@@ -248,7 +249,7 @@ def _eps_labels(rows: Sequence[Any]) -> list[dict[str, Any]]:
                 xanchor="left",
                 yanchor="bottom",
                 xshift=4,
-                yshift=2,
+                yshift=4,
                 font=dict(size=11),
             )
         )
@@ -385,15 +386,6 @@ def predicted_speedup_figure(
         else:
             line = dict(color=K_OTHER, width=1)
         fig.add_trace(go.Scatter(x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}", line=line))
-    fig.add_trace(
-        go.Scatter(
-            x=[min(alphas), max(alphas)],
-            y=[1.0, 1.0],
-            mode="lines",
-            name=_("autoregressive sampling"),
-            line=dict(color="#000000", dash="dot", width=1),
-        )
-    )
     top = [1.0 if int(K) == 0 else float(curves[int(K)][i]) for i, K in enumerate(best)]
     names = [_("best K = 0 (no drafting)") if int(K) == 0 else _("best K = {K}").format(K=int(K)) for K in best]
     fig.add_trace(
@@ -405,6 +397,17 @@ def predicted_speedup_figure(
             marker=dict(color="#000000", size=5),
             text=names,
             hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}") + "<extra></extra>",
+        )
+    )
+    # drawn over the best-K markers (where the best K is 0 they lie on it), dashed and grey, so it shows between
+    # and across them
+    fig.add_trace(
+        go.Scatter(
+            x=[min(alphas), max(alphas)],
+            y=[1.0, 1.0],
+            mode="lines",
+            name=_("autoregressive sampling"),
+            line=dict(color="#666666", dash="dash", width=1.5),
         )
     )
     for note in _best_k_labels(alphas, top, best):

@@ -578,6 +578,22 @@ def results_label(results: dict[str, Any]) -> str:
     )
 
 
+def results_panel_title(results: dict[str, Any]) -> str:
+    """A short line naming a results file's device, dtype and pair: the title of its panel in a figure that shows
+    every results file (Chapter 8), where the whole ``results_label`` (the machine's load, the models' sizes,
+    the date) would fill the panel's top. The whole label heads the file's table (``results_table``)."""
+    from .pairs import _SIZE
+
+    d = results["device"]
+    device = d["name"] if d["type"] == "cuda" else _("CPU ({name})").format(name=d["name"])
+    return _("{device}, {dtype}: {draft} → {target}").format(
+        device=device,
+        dtype=results["dtype"],
+        draft=_SIZE.split(results["pair"]["draft"])[0],
+        target=_SIZE.split(results["pair"]["target"])[0],
+    )
+
+
 def results_table(results: dict[str, Any]) -> str:
     """The headline numbers of a results file as an HTML table (call costs, alpha, Theorem 1, speed-ups)."""
     import html

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import uuid
 from typing import Any
 
@@ -46,7 +47,21 @@ def round_update(
         raise ValueError(_("step: must be >= 0, got {step}").format(step=step))
     head = "<p><b>" + step_label(step, names) + "</b></p>"
     title = _("{K} drafts, draft quality {quality:g}, seed {seed}").format(K=K, quality=quality, seed=seed)
-    return head + round_svg([r], [title], upto=step)
+    return head + fitted(round_svg([r], [title], upto=step))
+
+
+#: The smallest share of its own size an explorer's picture is shrunk to, to fit its box (its smallest words
+#: stay about 10 pixels high); a wider picture (many drafts, a phone) scrolls sideways instead.
+MIN_SCALE = 0.75
+
+
+def fitted(svg: str) -> str:
+    """``svg`` as wide as its box, never wider than drawn nor narrower than ``MIN_SCALE`` of that, in a box that
+    scrolls sideways when the picture is wider still: four drafts fit a phone, eight scroll (at the width of
+    the whole picture they overran the phone's screen, cut at its edge)."""
+    width = int(re.search(r'<svg [^>]*?\bwidth="(\d+)"', svg)[1])
+    style = f"width:100%;min-width:{round(MIN_SCALE * width)}px;max-width:{width}px;height:auto"
+    return '<div style="overflow-x:auto">' + svg.replace("<svg ", f'<svg style="{style}" ', 1) + "</div>"
 
 
 def step_label(step: int, names: list[str]) -> str:
@@ -80,7 +95,8 @@ def round_explorer() -> Any:
         c.observe(redraw, names="value")
     redraw()
     items = list(controls.values())
-    rows = [w.HBox(items[i : i + 3]) for i in range(0, len(items), 3)]
+    # three controls a row, wrapped onto more rows where they do not fit (a phone)
+    rows = [w.HBox(items[i : i + 3], layout=w.Layout(flex_flow="wrap")) for i in range(0, len(items), 3)]
     return w.VBox([*rows, picture])
 
 

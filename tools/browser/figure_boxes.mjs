@@ -5,7 +5,8 @@
 // figure is drawn (and, below the narrow width, laid out again by figures.js), and reports for each figure
 // the boxes of its title, legend, annotations (subplot titles, line labels), axis titles, tick labels and
 // slider, the figure's own box, its plot areas, and whether its legend scrolls. With "screenshots" set,
-// each figure is also saved as a PNG.
+// each figure is also saved as a PNG ("scale": pixels per CSS pixel, default 1). A viewport with
+// "theme": "dark" loads the page in the book's dark theme.
 //
 // Usage: node figure_boxes.mjs config.json   ->  writes config.out (JSON: {viewport: [{name, boxes...}]})
 import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
@@ -88,11 +89,12 @@ async function measure(page) {
 const browser = await chromium.launch({ executablePath: config.chromium, args: ["--no-sandbox"] });
 const report = {};
 for (const view of config.viewports) {
-  const context = await browser.newContext({ viewport: { width: view.width, height: 900 }, deviceScaleFactor: 1 });
+  const context = await browser.newContext({ viewport: { width: view.width, height: 900 }, deviceScaleFactor: config.scale || 1 });
   const page = await context.newPage();
   const errors = [];
   page.on("pageerror", (e) => errors.push(String(e)));
-  await page.goto(config.url + "?w=" + view.column, { waitUntil: "load" });
+  // a view with a theme ("dark") loads the page in it, as the book's theme switch leaves it
+  await page.goto(config.url + "?w=" + view.column + (view.theme ? "&theme=" + view.theme : ""), { waitUntil: "load" });
   await page.waitForFunction(() => document.querySelectorAll(".sd-figure .main-svg").length >=
     document.querySelectorAll(".sd-figure").length, null, { timeout: 60000 });
   await sleep(1500);  // figures.js lays out narrow figures again after the first draw
