@@ -800,3 +800,18 @@ def test_chinese_paragraphs_show_no_markup_and_no_space_after_punctuation(built_
         for m in _AFTER_PUNCT.finditer(text)
     ]
     assert not spaces, f"{len(spaces)} spaces after full-width punctuation:\n" + "\n".join(spaces)
+
+
+def test_every_page_is_read_again_when_the_package_changed(monkeypatch):
+    """Sphinx reads again only pages whose source changed: with other package files, every page is read and run."""
+    from types import SimpleNamespace
+
+    env = SimpleNamespace(found_docs={"intro", "book/ch01", "book/ch02"})
+    app = SimpleNamespace()
+    # an environment that never said its package (or one from before): every page not already being read
+    assert ext._pages_of_another_package(app, env, {"book/ch02"}, set(), set()) == ["book/ch01", "intro"]
+    assert env.specdec_package_digest == ext.package_digest()
+    assert ext._pages_of_another_package(app, env, set(), {"book/ch01"}, set()) == []  # the same files: Sphinx decides
+    monkeypatch.setattr(ext, "package_digest", lambda root=None: "other files")
+    assert ext._pages_of_another_package(app, env, set(), set(), set()) == ["book/ch01", "book/ch02", "intro"]
+    assert ext._pages_of_another_package(app, env, set(), set(), set()) == []

@@ -490,6 +490,19 @@ def _own_cache(app: Any) -> None:
     made_with.write_text(digest + "\n", encoding="utf-8")
 
 
+def _pages_of_another_package(app: Any, env: Any, added: set, changed: set, removed: set) -> list[str]:
+    """Every page is read (and run) again when the package files differ from those of the last read.
+
+    Sphinx reads again only the pages whose own source changed; a page whose code is unchanged would keep
+    the outputs, figures and glued numbers of the package it last ran with, emptied cache or not.
+    """
+    digest = package_digest()
+    if getattr(env, "specdec_package_digest", None) == digest:
+        return []
+    env.specdec_package_digest = digest
+    return sorted(set(env.found_docs) - set(added) - set(changed) - set(removed))
+
+
 def _zh_build(app: Any, exception: Exception | None) -> None:
     """After the English HTML, build the Chinese edition into ``<outdir>/zh`` with the same flags."""
     if exception is not None or app.builder.name != "html" or _is_zh(app) or not (ZH_DIR / "_config.yml").is_file():
@@ -524,6 +537,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.connect("config-inited", _execution_language)
     app.connect("config-inited", _zh_chrome, priority=400)  # before sphinx-togglebutton writes its hints (500)
     app.connect("builder-inited", _own_cache, priority=600)  # after MyST-NB set the cache's path (500)
+    app.connect("env-get-outdated", _pages_of_another_package)
     app.add_css_file("editions.css", priority=900)
     app.add_role("en-doc", EnglishDoc())
     app.add_node(zh_caption)
