@@ -245,7 +245,7 @@ def test_the_predicted_speedup_figure_marks_the_best_k(measured):
     fig = figs.predicted_speedup_figure(alphas, curves, best, "LABEL")
     # the line of autoregressive sampling last, over the markers that lie on it where the best K is 0
     assert [t.name for t in fig.data] == [f"K = {K}" for K in range(1, 9)] + [
-        "best K at this α (K = 0: no drafting)",
+        "speed-up at the best K of this α (K = 0: no drafting)",
         "autoregressive sampling",
     ]
     assert list(fig.data[-2].y) == list(sc.best_speedups(curves, best))

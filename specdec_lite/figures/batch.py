@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from .. import batch, theory
 from .._i18n import _
 from ..chains import MarkovChain, one_token
-from ..plotting import legend_below, slider_figure
+from ..plotting import legend_below, narrow_layout, slider_figure
 from ..stats import mean_and_se, running_mean
 from .part1 import grid, pair, plot_points
 
@@ -319,4 +319,16 @@ def figure3(
         margin=dict(t=70),
         legend=legend_below(560, top=70),
     )
-    return fig
+    # on a phone the two panels side by side would each get a strip about 120 pixels wide: one under the other,
+    # each panel's title over it
+    return narrow_layout(
+        fig,
+        height=860,
+        xaxis=dict(domain=[0, 1]),
+        yaxis=dict(domain=[0.6, 1]),
+        xaxis2=dict(domain=[0, 1]),
+        yaxis2=dict(domain=[0, 0.4]),
+        annotations=[
+            {**a.to_plotly_json(), "x": 0.5, "y": y} for a, y in zip(fig.layout.annotations, (1.0, 0.4), strict=True)
+        ],
+    )

@@ -393,7 +393,7 @@ def predicted_speedup_figure(
             x=list(alphas),
             y=top,
             mode="markers",
-            name=_("best K at this α (K = 0: no drafting)"),
+            name=_("speed-up at the best K of this α (K = 0: no drafting)"),
             marker=dict(color="#000000", size=5),
             text=names,
             hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}") + "<extra></extra>",
