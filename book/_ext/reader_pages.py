@@ -129,9 +129,9 @@ def _text(entry: nodes.Element) -> str:
 
 
 def _stacked_tables(doctree: nodes.document) -> None:
-    """The Results page's tables read row by row on a phone (``sd-stack-table``): each cell starts with its
-    column's header (``sd-cell-label``, shown only where the table is stacked, hidden from screen readers,
-    which read the header row), so a row is a card of labelled lines instead of five squeezed columns."""
+    """The Results and Instructors pages' tables read row by row on a phone (``sd-stack-table``): each cell
+    starts with its column's header (``sd-cell-label``, shown only where the table is stacked, hidden from
+    screen readers, which read the header row), so a row is a card of labelled lines, not squeezed columns."""
     for table in doctree.findall(nodes.table):
         table["classes"].append("sd-stack-table")
         head = next(table.findall(nodes.thead), None)
@@ -272,7 +272,7 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
     if docname.endswith("book/instructors"):  # its tables of labs and timings: each code name whole
         for table in doctree.findall(nodes.table):
             table["classes"].append("sd-whole-code")
-    if docname.endswith("book/results"):  # its tables of results: one card per row on a phone
+    if docname.endswith(("book/results", "book/instructors")):  # tables of results, timings: a card per row on a phone
         _stacked_tables(doctree)
     _math_punctuation(doctree)
     if _LAB.match(docname):
