@@ -13,7 +13,8 @@ changes, its fingerprint changes, and :func:`differences` names the Chinese sect
 Beside the fingerprints, what the two editions share must be the same: the front matter, the
 code cells (byte for byte: both editions are computed by the same code), display formulas
 (but for the mark that ends one: ``.`` in English, ``\\text{。}`` in Chinese, which never ends one
-with ASCII punctuation), labels, directives, glued numbers, cross-references and citations.
+with ASCII punctuation, and for the words inside ``\\text{}``, which each edition writes in its language),
+labels, directives, glued numbers, cross-references and citations.
 
 Command line (from the repository root)::
 
@@ -64,10 +65,16 @@ def closing_mark(formula: str) -> str | None:
     return m.group(1) if m else None
 
 
+#: Words in a formula (``\text{oracle calls}``): each edition writes them in its own language.
+_TEXT = re.compile(r"\\text\{[^{}]*\}")
+
+
 def display_key(formula: str) -> str:
-    """A display formula as the two editions share it: its closing mark written as its ASCII form."""
+    r"""A display formula as the two editions share it: its closing mark written as its ASCII form, the words
+    of its ``\text{}`` left out (``\text{oracle calls}`` is ``\text{调用次数}`` in Chinese)."""
     ascii_of = {v: k for k, v in FULL_WIDTH.items()}
-    return _CLOSING.sub(lambda m: f" {ascii_of.get(m.group(2), m.group(1))}{m.group(3)}", formula)
+    closed = _CLOSING.sub(lambda m: f" {ascii_of.get(m.group(2), m.group(1))}{m.group(3)}", formula)
+    return _TEXT.sub(r"\\text{}", closed)
 
 
 def ascii_closings(page: Page) -> list[str]:
