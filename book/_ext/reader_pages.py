@@ -77,6 +77,7 @@ _TEXT = {
         ),
         "still": "What <code>{call}</code> draws at its first settings (a still: run the lab to move its controls).",
         "pair": " Drawn with the offline model pair shipped with <code>specdec_lite</code>.",
+        "last": " Its step slider is moved to the last step, so the still shows the whole round.",
     },
     "zh": {
         "banner": (
@@ -88,6 +89,7 @@ _TEXT = {
         ),
         "still": "<code>{call}</code> 在初始设置下画出的图（静态图：运行实验即可拖动控件）。",
         "pair": "所用的是 <code>specdec_lite</code> 自带的离线模型对。",
+        "last": "其中的步骤滑块移到了最后一步，静态图显示的是完整的一轮。",
     },
 }
 
@@ -187,8 +189,26 @@ def _explorer(name: str) -> Any:
     raise LookupError(f"no explorer named {name} in specdec_lite.widgets")
 
 
-def explorer_still(name: str, language: str = "en") -> tuple[str, bool]:
-    """HTML of what explorer ``name`` draws when a lab calls it, and whether it used the offline pair.
+def _to_last_step(box: Any) -> bool:
+    """Move an explorer's step slider (the round explorer's ``step``) to its last step; whether it had one."""
+    import ipywidgets as w
+
+    from specdec_lite._i18n import _
+
+    todo = [box]
+    while todo:
+        widget = todo.pop()
+        todo.extend(getattr(widget, "children", ()))
+        if isinstance(widget, w.IntSlider) and widget.description == _("step"):
+            widget.value = widget.max
+            return True
+    return False
+
+
+def explorer_still(name: str, language: str = "en") -> tuple[str, bool, bool]:
+    """HTML of what explorer ``name`` draws when a lab calls it, whether it used the offline pair, and whether
+    its step slider was moved to the last step (the round explorer's still shows the whole round, not its
+    first step, where the score, test and output rows are still empty).
 
     The explorer is called as the lab calls it (no arguments; Lab 8's ``generation_explorer``
     gets the offline pair shipped with the package and that pair's first prompt, as the lab's
@@ -215,6 +235,7 @@ def explorer_still(name: str, language: str = "en") -> tuple[str, bool]:
                 kwargs["pair"] = load_pair(hub=False, verbose=False, progress=False)
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             box = _explorer(name)(**kwargs)  # quiet: clear_output's and the model loader's lines
+            stepped = _to_last_step(box)
     finally:
         core.show = real_show
         if before is None:
@@ -222,11 +243,11 @@ def explorer_still(name: str, language: str = "en") -> tuple[str, bool]:
         else:
             os.environ[_i18n.ENV] = before
     if shown:
-        return book_html(shown[-1]), offline
+        return book_html(shown[-1]), offline, stepped
     value = getattr(box.children[-1], "value", None)
     if not isinstance(value, str) or not value:
         raise ValueError(f"{name}() drew neither a figure nor HTML")
-    return value, offline
+    return value, offline, stepped
 
 
 def _cell_source(cell: nodes.Element) -> str:
@@ -243,7 +264,7 @@ def _lab_page(app: Any, doctree: nodes.document) -> None:
         at = sections[0].index(title) + 1 if title is not None and title.parent is sections[0] else 0
         banner = nodes.raw("", f'<div class="sd-lab-banner" role="note">{text["banner"]}</div>', format="html")
         sections[0].insert(at, banner)
-    cache: dict[str, tuple[str, bool]] = app.env.__dict__.setdefault("_sd_explorer_stills", {})
+    cache: dict[str, tuple[str, bool, bool]] = app.env.__dict__.setdefault("_sd_explorer_stills", {})
     for cell in list(doctree.findall(nodes.container)):
         if "cell" not in cell.get("classes", []):
             continue
@@ -253,9 +274,9 @@ def _lab_page(app: Any, doctree: nodes.document) -> None:
         key = f"{match['name']}:{_lang(app)}"
         if key not in cache:
             cache[key] = explorer_still(match["name"], _lang(app))
-        body, offline = cache[key]
+        body, offline, stepped = cache[key]
         call = html.escape(f"{match['name']}({match['args']})")
-        note = text["still"].format(call=call) + (text["pair"] if offline else "")
+        note = text["still"].format(call=call) + (text["pair"] if offline else "") + (text["last"] if stepped else "")
         still = nodes.raw(
             "", f'<div class="sd-explorer-still"><p class="sd-still-note">{note}</p>{body}</div>', format="html"
         )
