@@ -815,3 +815,20 @@ def test_every_page_is_read_again_when_the_package_changed(monkeypatch):
     monkeypatch.setattr(ext, "package_digest", lambda root=None: "other files")
     assert ext._pages_of_another_package(app, env, set(), set(), set()) == ["book/ch01", "book/ch02", "intro"]
     assert ext._pages_of_another_package(app, env, set(), set(), set()) == []
+
+
+def test_a_chinese_code_cell_may_comment_in_chinese_but_runs_the_english_program():
+    """Code cells are compared as their options and their tokens without comments: a translated comment passes,
+    a changed number, name, string or option does not."""
+    en = "```{code-cell} ipython3\n---\ntags: [hide-input]\n---\nx = f(1, 'a')   # the draft\nprint(x)  # shown\n```"
+    same = "```{code-cell} ipython3\n---\ntags: [hide-input]\n---\nx = f(1, 'a')   # 草稿\nprint(x)  # 显示\n```"
+    assert ed.code_key(en) == ed.code_key(same)
+    assert ed.code_key(en) == ed.code_key(en.replace("# the draft\n", "\n# a comment line of its own\n"))
+    for changed in (
+        en.replace("f(1,", "f(2,"),
+        en.replace("'a'", "'b'"),
+        en.replace("print(x)", "print(y)"),
+        en.replace("hide-input", "remove-input"),
+        en.replace("x = f", "x = g"),
+    ):
+        assert ed.code_key(changed) != ed.code_key(en), changed

@@ -11,7 +11,8 @@ A MyST line starting with ``%`` is a comment: it is not rendered. When the Engli
 changes, its fingerprint changes, and :func:`differences` names the Chinese section to update.
 
 Beside the fingerprints, what the two editions share must be the same: the front matter, the
-code cells (byte for byte: both editions are computed by the same code), display formulas
+code cells (the same program and options: both editions are computed by the same code; each writes its
+comments in its own language), display formulas
 (but for the mark that ends one: ``.`` in English, ``\\text{。}`` in Chinese, which never ends one
 with ASCII punctuation, and for the words inside ``\\text{}``, which each edition writes in its language),
 labels, directives, glued numbers, cross-references and citations.
@@ -25,8 +26,10 @@ Command line (from the repository root)::
 
 from __future__ import annotations
 
+import io
 import re
 import sys
+import tokenize
 from collections import Counter
 from pathlib import Path
 
@@ -93,8 +96,28 @@ def toc_files(toc_path: Path = ROOT / "_toc.yml") -> list[str]:
     return [str(Path(f).with_suffix("")) for f in files]
 
 
+def code_key(block: str) -> str:
+    """A code cell as the two editions share it: its opening line and options byte for byte, then its program
+    as Python tokens without comments (each edition comments in its own language; the strings, the words a
+    cell prints included, are the English ones: ``_()`` translates them when the cell runs)."""
+    lines = block.splitlines(keepends=True)
+    head = 1
+    if len(lines) > 1 and lines[1].strip() == "---":
+        head = next((i + 1 for i in range(2, len(lines)) if lines[i].strip() == "---"), len(lines))
+    body = "".join(lines[head:]).removesuffix("```").rstrip("`\n")
+    try:
+        program = [
+            (t.type, t.string)
+            for t in tokenize.generate_tokens(io.StringIO(body + "\n").readline)
+            if t.type not in (tokenize.COMMENT, tokenize.NL)
+        ]
+    except (tokenize.TokenError, SyntaxError):
+        return block
+    return "".join(lines[:head]) + repr(program)
+
+
 def _code(page: Page) -> list[str]:
-    return [b.text for b in page.blocks if b.name.startswith("code-cell")]
+    return [code_key(b.text) for b in page.blocks if b.name.startswith("code-cell")]
 
 
 def _directives(page: Page) -> list[str]:
