@@ -69,6 +69,15 @@ def _values(v: Any) -> list[Any] | None:
     return list(np.asarray(v, dtype=object).ravel()) if not isinstance(v, str) else [v]
 
 
+def _table_x(t: Any) -> list[Any] | None:
+    """A trace's x as its table gives it: ``meta["x"]`` where the plot draws a stand-in (``ε = 0`` at the left
+    edge of a log axis), else its x."""
+    meta = getattr(t, "meta", None)
+    if isinstance(meta, dict) and "x" in meta:
+        return _values(meta["x"])
+    return _values(getattr(t, "x", None))
+
+
 def _axis_title(fig: Any, ref: str | None, letter: str) -> str:
     key = f"{letter}axis" + (ref[1:] if ref and len(ref) > 1 else "")
     axis = fig.layout[key] if key in fig.layout else None
@@ -193,7 +202,7 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
     for i in idx:
         t = fig.data[i]
         y = _values(getattr(t, "y", None))
-        x = _values(getattr(t, "x", None))
+        x = _table_x(t)
         if y is None and x is None:
             continue
         n = len(y if y is not None else x)
@@ -202,7 +211,7 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
     out = []
     for traces in groups.values():
         first = fig.data[traces[0]]
-        x = _values(first.x)
+        x = _table_x(first)
         ys = [_values(fig.data[i].y) for i in traces]
         n = len(x) if x is not None else len(ys[0] or [])
         xs = x if x is not None and len(x) == n else list(range(n))

@@ -262,6 +262,7 @@ def sweep_steps(
     names = sweep_names(sweep)
     steps = []
     xs_eps = np.asarray(sweep["eps"] if eps_axis is None else eps_axis, dtype=np.float64)
+    eps_shown = [float(e) for e in sweep["eps"]]  # the data tables give the real ε (0, not its stand-in)
     for i, eps in enumerate(sweep["eps"]):
         traces: list[Any] = front_traces(total_tv)
         for kind in ("opt", "uno"):
@@ -288,6 +289,7 @@ def sweep_steps(
             traces.append(
                 go.Scatter(
                     x=xs_eps,
+                    meta={"x": eps_shown},
                     y=sweep[kind],
                     mode="lines+markers",
                     name=_("{kind}: {loss}").format(kind=kind.upper(), loss=names["loss"]),
@@ -300,6 +302,7 @@ def sweep_steps(
         traces.append(
             go.Scatter(
                 x=xs_eps,
+                meta={"x": eps_shown},
                 y=sweep["reject"],
                 mode="lines+markers",
                 name=_("{reject}, both").format(reject=names["reject"]),
@@ -311,6 +314,7 @@ def sweep_steps(
         traces.append(
             go.Scatter(
                 x=[xs_eps[i]] * 2,
+                meta={"x": [eps_shown[i]] * 2},
                 y=[0, total_tv],
                 mode="lines",
                 name=_("the slider's ε"),
