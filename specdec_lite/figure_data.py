@@ -185,7 +185,13 @@ def _heatmap(fig: Any, i: int) -> str:
 def _histogram(fig: Any, i: int) -> str:
     t = fig.data[i]
     x = np.asarray([v for v in _values(t.x) or [] if v is not None], dtype=float)
-    counts, edges = np.histogram(x, bins=t.nbinsx or 20)
+    xbins = t.xbins
+    if xbins is not None and xbins.start is not None and xbins.size is not None:  # the plot's own bins
+        end = xbins.end if xbins.end is not None else max(float(x.max(initial=xbins.start)), xbins.start) + xbins.size
+        edges = xbins.start + xbins.size * np.arange(round((end - xbins.start) / xbins.size) + 1)
+        counts, edges = np.histogram(x, bins=edges)
+    else:
+        counts, edges = np.histogram(x, bins=t.nbinsx or 20)
     xt = _axis_title(fig, t.xaxis, "x") or _("value")
     rows = [
         (k, _("{low} to {high}").format(low=number(edges[k]), high=number(edges[k + 1])), [str(c)])
