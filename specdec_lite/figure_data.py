@@ -203,10 +203,42 @@ def _histogram(fig: Any, i: int) -> str:
     return _table(caption, [xt, _("count")], rows, f'data-sd-traces="{i}" data-sd-kind="histogram"')
 
 
+def _region(fig: Any, i: int) -> str | None:
+    """The table of a shaded region (``fill="toself"``): a band drawn there and back (its x, then the same x
+    reversed) as its lower and upper edge at each x; any other shape as its corners. None for other traces."""
+    t = fig.data[i]
+    if getattr(t, "fill", None) != "toself":
+        return None
+    x, y = _table_x(t), _values(getattr(t, "y", None))
+    if not x or not y or len(x) != len(y):
+        return None
+    name = plain(t.name) or _("shaded region")
+    xt = _axis_title(fig, t.xaxis, "x") or "x"
+    n = len(x)
+    attrs = f'data-sd-traces="{i}" data-sd-kind="region"'
+    if n % 2 == 0 and [number(v) for v in x[: n // 2]] == [number(v) for v in x[n // 2 :][::-1]]:
+        shown = shown_points(n // 2)
+        edges = {k: sorted((y[k], y[n - 1 - k]), key=float) for k in shown}
+        rows = [(k, number(x[k]), [number(edges[k][0]), number(edges[k][1])]) for k in shown]
+        head = [xt, _("lower edge"), _("upper edge")]
+        caption = _("{name}: the band's lower and upper edge").format(name=name) + _note(n // 2, len(shown))
+        return _table(caption, head, rows, attrs)
+    shown = shown_points(n)
+    rows = [(k, number(x[k]), [number(y[k])]) for k in shown]
+    head = [xt, _axis_title(fig, t.yaxis, "y") or "y"]
+    caption = _("{name}: the corners of the shaded region").format(name=name) + _note(n, len(shown))
+    return _table(caption, head, rows, attrs)
+
+
 def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
     groups: dict[tuple[str, ...], list[int]] = {}
+    regions = []
     for i in idx:
         t = fig.data[i]
+        region = _region(fig, i)
+        if region is not None:
+            regions.append(region)
+            continue
         y = _values(getattr(t, "y", None))
         x = _table_x(t)
         if y is None and x is None:
@@ -228,7 +260,7 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         rows = [(k, number(xs[k]), [number(y[k]) if y is not None and k < len(y) else "–" for y in ys]) for k in shown]
         caption = _(", ").join(head[1:]) + _note(n, len(shown))
         out.append(_table(caption, head, rows, f'data-sd-traces="{",".join(map(str, traces))}" data-sd-kind="xy"'))
-    return out
+    return out + regions
 
 
 def tables(fig: Any, idx: Sequence[int]) -> str:
