@@ -15,9 +15,9 @@ import plotly.graph_objects as go
 from .. import batch, theory
 from .._i18n import _
 from ..chains import MarkovChain, one_token
-from ..plotting import legend_below, narrow_layout, slider_figure
+from ..plotting import legend_below, slider_figure
 from ..stats import mean_and_se, running_mean
-from .part1 import grid, pair, plot_points
+from .part1 import grid, pair, plot_points, stacked_on_a_phone
 
 #: Okabe-Ito colours: Algorithm 4, the tree, limits, Monte Carlo.
 COLORS = {"batch": "#0072B2", "tree": "#D55E00", "limit": "#009E73", "thm1": "#999999", "extra": "#CC79A7"}
@@ -319,16 +319,5 @@ def figure3(
         margin=dict(t=70),
         legend=legend_below(560, top=70),
     )
-    # on a phone the two panels side by side would each get a strip about 120 pixels wide: one under the other,
-    # each panel's title over it
-    return narrow_layout(
-        fig,
-        height=860,
-        xaxis=dict(domain=[0, 1]),
-        yaxis=dict(domain=[0.6, 1]),
-        xaxis2=dict(domain=[0, 1]),
-        yaxis2=dict(domain=[0, 0.4]),
-        annotations=[
-            {**a.to_plotly_json(), "x": 0.5, "y": y} for a, y in zip(fig.layout.annotations, (1.0, 0.4), strict=True)
-        ],
-    )
+    # on a phone the two panels side by side would each get a strip about 120 pixels wide: one under the other
+    return stacked_on_a_phone(fig, 2, height=860, gap=0.2)

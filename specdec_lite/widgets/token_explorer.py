@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 from .. import decoding
 from .._i18n import N_, _
 from ..chains import one_token
-from ..figures.part1 import COLORS, grid, token_labels
+from ..figures.part1 import COLORS, grid, stacked_on_a_phone, token_labels
 from ..laws import acceptance, residual, tv
 from ..primitives import check_int
 from ..stats import chi_square
@@ -114,7 +114,8 @@ def token_update(
             + "</sup>"
         ),
     )
-    return fig
+    # on a phone four panels side by side in pairs would be strips with titles of three lines: one under another
+    return stacked_on_a_phone(fig, 4, height=1300, gap=0.08)
 
 
 def token_explorer() -> Any:
