@@ -101,7 +101,8 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
             y=obs,
             mode="markers",
             name=_("prompts"),
-            marker=dict(size=10, color=BLUE),
+            # see-through with a solid ring: prompts whose points nearly coincide still show one by one
+            marker=dict(size=11, color=BLUE, opacity=0.55, line=dict(width=2, color=BLUE)),
             error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows])),
             error_x=dict(type="data", array=2 * np.array([r.predicted_se for r in rows])),
             text=[repr(r.prompt) for r in rows],
