@@ -256,6 +256,13 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         head = [_axis_title(fig, first.xaxis, "x") or ("x" if x is not None else _("point"))]
         for i in traces:
             head.append(plain(fig.data[i].name) or _axis_title(fig, fig.data[i].yaxis, "y") or "y")
+        # a trace's own columns (meta "columns": {name: values}), e.g. the ε of each point of a trade-off curve
+        for i in traces:
+            meta = fig.data[i].meta
+            for name, values in (meta.get("columns", {}) if isinstance(meta, dict) else {}).items():
+                whose = plain(fig.data[i].name)
+                head.append(_("{trace}: {column}").format(trace=whose, column=name) if len(traces) > 1 and whose else name)
+                ys.append(_values(values))
         shown = shown_points(n)
         rows = [(k, number(xs[k]), [number(y[k]) if y is not None and k < len(y) else "–" for y in ys]) for k in shown]
         caption = _(", ").join(head[1:]) + _note(n, len(shown))

@@ -129,6 +129,7 @@ def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
             mode="lines+markers",
             text=[f"ε = {r.eps:g}" for r in sel],
             hovertemplate="%{text}<br>%{x:.3f}, %{y:.3f}<extra></extra>",
+            meta={"columns": {"ε": [r.eps for r in sel]}},  # each point's ε in the data table
         ),
     )
     # one label per value of ε, at the point of the law that lies further out, only where it has room
