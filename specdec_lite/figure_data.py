@@ -261,7 +261,8 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
             meta = fig.data[i].meta
             for name, values in (meta.get("columns", {}) if isinstance(meta, dict) else {}).items():
                 whose = plain(fig.data[i].name)
-                head.append(_("{trace}: {column}").format(trace=whose, column=name) if len(traces) > 1 and whose else name)
+                shared = len(traces) > 1 and whose  # several traces' columns side by side: say whose
+                head.append(_("{trace}: {column}").format(trace=whose, column=name) if shared else name)
                 ys.append(_values(values))
         shown = shown_points(n)
         rows = [(k, number(xs[k]), [number(y[k]) if y is not None and k < len(y) else "–" for y in ys]) for k in shown]
