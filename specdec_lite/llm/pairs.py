@@ -2,7 +2,7 @@
 
 ``load_pair()`` with no names picks automatically: on a CUDA GPU with internet
 the paper's Pythia pair (``pythia-70m`` drafting for ``pythia-2.8b``; a 1b target
-on GPUs under 20 GB, such as a free Colab T4); on a CPU (or Apple GPU) with
+on GPUs under 20 GiB, such as a free Colab T4); on a CPU (or Apple GPU) with
 internet a pair a laptop can run (``pythia-70m`` drafting for ``pythia-410m``);
 otherwise the offline pair that ships with the package (trained by
 :mod:`specdec_lite.llm.fallback` on the standard library's source). Any other
