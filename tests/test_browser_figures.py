@@ -73,7 +73,7 @@ def table_problems(fig: dict) -> list[str]:
             for row in table["rows"]:
                 i, cells = row["i"], row["cells"]
                 first = data[table["traces"][0]]
-                x = first["x"] if first["x"] is not None else list(range(len(first["y"])))
+                x = first.get("tableX") or (first["x"] if first["x"] is not None else list(range(len(first["y"]))))
                 if not close(cells[0], x[i]):
                     out.append(f"{where}, row {i}: x is {cells[0]!r}, the trace's {x[i]!r}")
                 for col, tr in enumerate(table["traces"], start=1):

@@ -534,7 +534,11 @@ function figureFacts(index) {
     description: desc ? desc.textContent : null, summary: summary ? summary.textContent : null,
     svgs: svgs.length, hiddenSvgs: svgs.filter((s) => s.closest('[aria-hidden="true"]')).length,
     tables, sliders, drawnSliders, controls,
-    data: (gd.data || []).map((t) => ({ type: t.type || "scatter", visible: t.visible, x: decode(t.x), y: decode(t.y), z: decode(t.z) })),
+    data: (gd.data || []).map((t) => ({
+      type: t.type || "scatter", visible: t.visible, x: decode(t.x), y: decode(t.y), z: decode(t.z),
+      // the x a data table gives where the plot draws a stand-in (figure_data: meta.x)
+      tableX: t.meta && t.meta.x ? decode(t.meta.x) : null,
+    })),
     plotted: JSON.stringify((gd._fullData || []).filter((t) => t.visible === true).map((t) => [decode(t.x), decode(t.y)])),
     theme: { attr: gd.getAttribute("data-sd-theme"), paper: full.paper_bgcolor, plot: full.plot_bgcolor, font: full.font.color,
       grid: full.xaxis ? full.xaxis.gridcolor : null },
