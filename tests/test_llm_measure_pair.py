@@ -161,6 +161,31 @@ def test_committed_results_files_render():
         mp.result_rows(r)
 
 
+def test_the_results_figures_stack_one_panel_per_file_with_each_files_points():
+    """Figures 8.6–8.8: each stacks one panel per results file under its title, and each panel draws that
+    file's own points (the per-file figure's traces, on that panel's axes)."""
+    from specdec_lite.figures import real_models as figs
+
+    found = mp.load_results()
+    rows = [mp.result_rows(r) for r in found] * 2  # two panels even when one file is committed
+    titles = [f"file {i}" for i in range(len(rows))]
+    results = figs.results_figures(rows, titles)
+    assert set(results) == set(figs.RESULTS_TITLES)
+    single = {"theorem1": figs.theorem1_figure, "speed": figs.speed_figure, "tradeoff": figs.tradeoff_figure}
+    for key, fig in results.items():
+        assert fig.layout.title.text.startswith(figs.RESULTS_TITLES[key])
+        assert [a.text for a in fig.layout.annotations if a.text in titles] == titles
+        i = ("theorem1", "speed", "tradeoff").index(key)
+        for n, file_rows in enumerate(rows, start=1):
+            own = single[key](file_rows[i], titles[n - 1]).data
+            axis = "x" if n == 1 else f"x{n}"
+            drawn = [t for t in fig.data if t.xaxis == axis]
+            assert [list(t.x) for t in drawn] == [list(t.x) for t in own]
+            assert [list(t.y) for t in drawn] == [list(t.y) for t in own]
+    with pytest.raises(ValueError, match="one per results file"):
+        figs.results_figures(rows, titles[:1])
+
+
 def test_a_small_budget_cuts_in_order_and_records_the_plan(tiny_pair, recwarn):
     budget_s = 2.0
     r = mp.measure_pair(tiny_pair, budget_s=budget_s, progress=False)

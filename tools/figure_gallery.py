@@ -45,7 +45,6 @@ def figures(quick: bool = False) -> Iterator[tuple[str, Any]]:
     from specdec_lite.figures import batch, lookahead, part1, part2, real_models
     from specdec_lite.llm import measure_pair, shape_costs
     from specdec_lite.llm.fallback import SHIPPED_DIR
-    from specdec_lite.plotting import stack
     from specdec_lite.widgets.token_explorer import token_laws
 
     runs = 200 if quick else 5000
@@ -113,35 +112,15 @@ def figures(quick: bool = False) -> Iterator[tuple[str, Any]]:
     if committed:
         labels = [measure_pair.results_label(r) for r in committed]
         titles = [measure_pair.results_panel_title(r) for r in committed]
-        theorem1_rows, speed_rows, sweep_rows = zip(*(measure_pair.result_rows(r) for r in committed), strict=True)
-        yield "ch08-theorem1", real_models.theorem1_figure(theorem1_rows[0], labels[0])
-        yield "ch08-tradeoff", real_models.tradeoff_figure(sweep_rows[0], labels[0])
-        yield "ch08-loglik", real_models.loglik_figure(sweep_rows[0], labels[0])
-        yield "ch08-speed", real_models.speed_figure(speed_rows[0], labels[0])
-        yield (
-            "ch08-results-speed",
-            stack(
-                [real_models.speed_figure(rows, label) for rows, label in zip(speed_rows, titles, strict=True)],
-                titles=titles,
-                title=_("Wall-clock speed-up over autoregressive sampling of the target"),
-            ),
-        )
-        yield (
-            "ch08-results-theorem1",
-            stack(
-                [real_models.theorem1_figure(rows, label) for rows, label in zip(theorem1_rows, titles, strict=True)],
-                titles=titles,
-                title=_("Theorem 1 on real models: rejections per run, ±2 SE"),
-            ),
-        )
-        yield (
-            "ch08-results-tradeoff",
-            stack(
-                [real_models.tradeoff_figure(rows, label) for rows, label in zip(sweep_rows, titles, strict=True)],
-                titles=titles,
-                title=_("The quality/speed trade-off, per drafted token"),
-            ),
-        )
+        rows = [measure_pair.result_rows(r) for r in committed]
+        theorem1_rows, speed_rows, sweep_rows = rows[0]
+        yield "ch08-theorem1", real_models.theorem1_figure(theorem1_rows, labels[0])
+        yield "ch08-tradeoff", real_models.tradeoff_figure(sweep_rows, labels[0])
+        yield "ch08-loglik", real_models.loglik_figure(sweep_rows, labels[0])
+        yield "ch08-speed", real_models.speed_figure(speed_rows, labels[0])
+        results = real_models.results_figures(rows, titles)
+        for key in ("speed", "theorem1", "tradeoff"):
+            yield f"ch08-results-{key}", results[key]
     alphas = np.round(np.linspace(0.0, 1.0, 51), 2)
     panels = []
     for res in shape_costs.load_shape_results():

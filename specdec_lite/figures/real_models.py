@@ -24,6 +24,13 @@ LAW_COLORS = {"opt": BLUE, "uno": ORANGE}
 #: The title the book gives its stacked panels of predicted speed-ups in English (Chapter 8).
 BOOK_TITLES = (N_("Predicted speed-up from measured call costs (random weights, real shapes)"),)
 
+#: The titles of the stacked figures of the committed results files, in English (``results_figures``).
+RESULTS_TITLES = {
+    "speed": N_("Wall-clock speed-up over autoregressive sampling of the target"),
+    "theorem1": N_("Theorem 1 on real models: rejections per run, ±2 SE"),
+    "tradeoff": N_("The quality/speed trade-off, per drafted token"),
+}
+
 #: The models of a pair as the figures name them (their names in the current language: ``role_name``).
 ROLES = {"target": N_("target model"), "draft": N_("draft model")}
 
@@ -111,7 +118,7 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
     )
     _finish(
         fig,
-        _title(_("Theorem 1 on real models: rejections per run, ±2 SE"), label),
+        _title(_(RESULTS_TITLES["theorem1"]), label),
         480,
         xaxis_title=_("predicted: mean of Σ TV(p<sub>n</sub>, q<sub>n</sub>) over drafted positions"),
         yaxis_title=_("observed: mean number of rejections"),
@@ -137,7 +144,7 @@ def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
         fig.add_annotation(**note)
     _finish(
         fig,
-        _title(_("The quality/speed trade-off, per drafted token"), label),
+        _title(_(RESULTS_TITLES["tradeoff"]), label),
         480,
         xaxis_title=_("rejection probability Σ(1 − b)p (mean over drafted positions)"),
         yaxis_title=_("TV(Pᴬ, q): exact loss per token"),
@@ -216,7 +223,7 @@ def speed_figure(rows: Sequence[Any], label: str) -> go.Figure:
     )
     _finish(
         fig,
-        _title(_("Wall-clock speed-up over autoregressive sampling of the target"), label),
+        _title(_(RESULTS_TITLES["speed"]), label),
         480,
         xaxis_title=_("lookahead K"),
         yaxis_title=_("speed-up (tokens per second ratio)"),
@@ -484,3 +491,23 @@ def predicted_speedup_panels(
     )
     fig.update_layout(legend=legend_below(fig.layout.height, top=fig.layout.margin.t or 100, gap_px=70))
     return fig
+
+
+def results_figures(rows: Sequence[tuple[Any, Any, Any]], titles: Sequence[str]) -> dict[str, go.Figure]:
+    """Figures 8.6–8.8: one panel per results file, one under another, headed by ``titles``.
+
+    ``rows`` holds each file's ``(theorem1_rows, speed_rows, sweep_rows)`` (``measure_pair.result_rows``).
+    Returns the stacked ``speed_figure``, ``theorem1_figure`` and ``tradeoff_figure`` under the keys of
+    ``RESULTS_TITLES``.
+    """
+    from ..plotting import stack
+
+    if len(rows) != len(titles):
+        raise ValueError(f"titles: need one per results file ({len(rows)}), got {len(titles)}")
+    theorem1_rows, speed_rows, sweep_rows = zip(*rows, strict=True) if rows else ((), (), ())
+    panels = {
+        "speed": [speed_figure(r, t) for r, t in zip(speed_rows, titles, strict=True)],
+        "theorem1": [theorem1_figure(r, t) for r, t in zip(theorem1_rows, titles, strict=True)],
+        "tradeoff": [tradeoff_figure(r, t) for r, t in zip(sweep_rows, titles, strict=True)],
+    }
+    return {key: stack(figures, titles=titles, title=RESULTS_TITLES[key]) for key, figures in panels.items()}
