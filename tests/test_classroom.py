@@ -475,3 +475,14 @@ def test_the_course_grades_with_the_resilient_execute_step():
     defaults = Autograde.class_traits()["autograde_preprocessors"].default()
     assert steps[0] is GradingExecute and [s.__name__ for s in steps[1:]] == [s.__name__ for s in defaults[1:]]
     assert defaults[0].__name__ == "Execute" and issubclass(GradingExecute, defaults[0])
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [("en", "x86_64, 2 CPU cores, Python 3.11.7"), ("zh_CN", "x86_64，2 个 CPU 核心，Python 3.11.7")],
+)
+def test_a_measured_machine_is_described_in_the_readers_language(monkeypatch, language, text):
+    from specdec_lite.classroom.timeouts import machine_text
+
+    monkeypatch.setenv("SPECDEC_LITE_LANGUAGE", language)
+    assert machine_text("x86_64, 2 cores, Python 3.11.7") == text

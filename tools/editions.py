@@ -13,8 +13,9 @@ changes, its fingerprint changes, and :func:`differences` names the Chinese sect
 Beside the fingerprints, what the two editions share must be the same: the front matter, the
 code cells (the same program and options: both editions are computed by the same code; each writes its
 comments in its own language), display formulas
-(but for the mark that ends one: ``.`` in English, ``\\text{。}`` in Chinese, which never ends one
-with ASCII punctuation, and for the words inside ``\\text{}``, which each edition writes in its language),
+(but for the marks of its sentence: ``.`` and the commas between its clauses in English, ``\\text{。}`` and
+``\\text{，}`` in Chinese, which never ends one or a clause with ASCII punctuation, and for the words inside
+``\\text{}``, which each edition writes in its language),
 labels, directives, glued numbers, cross-references and citations.
 
 Command line (from the repository root)::
@@ -70,14 +71,18 @@ def closing_mark(formula: str) -> str | None:
 
 #: Words in a formula (``\text{oracle calls}``): each edition writes them in its own language.
 _TEXT = re.compile(r"\\text\{[^{}]*\}")
+#: A full-width mark in a Chinese formula: the mark of its sentence, ASCII in the English one.
+_FULL_WIDTH_TEXT = re.compile(r"\s*\\text\{([。，；：])\}")
 
 
 def display_key(formula: str) -> str:
-    r"""A display formula as the two editions share it: its closing mark written as its ASCII form, the words
-    of its ``\text{}`` left out (``\text{oracle calls}`` is ``\text{调用次数}`` in Chinese)."""
+    r"""A display formula as the two editions share it: its closing mark and the marks between its clauses
+    (``\text{，}`` in Chinese) written in their ASCII form, the words of its ``\text{}`` left out
+    (``\text{oracle calls}`` is ``\text{调用次数}`` in Chinese)."""
     ascii_of = {v: k for k, v in FULL_WIDTH.items()}
     closed = _CLOSING.sub(lambda m: f" {ascii_of.get(m.group(2), m.group(1))}{m.group(3)}", formula)
-    return _TEXT.sub(r"\\text{}", closed)
+    marks = _FULL_WIDTH_TEXT.sub(lambda m: ascii_of[m.group(1)], closed)
+    return _TEXT.sub(r"\\text{}", re.sub(r"\s+(?=[.,;:])", "", marks))
 
 
 def ascii_closings(page: Page) -> list[str]:

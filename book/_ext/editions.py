@@ -26,6 +26,9 @@
 * Chinese emphasis: CommonMark opens and closes ``**`` only at "flanking" delimiter runs, which fail
   next to full-width punctuation (``**平均是对前缀取的，**而不是`` shows its asterisks). On Chinese
   pages the MyST parser gets :func:`cjk_emphasis_plugin`, the CJK-friendly rule for ``*`` runs.
+* Package code on a Chinese page: ``literalinclude`` shows its docstrings and comments in Chinese, from the
+  package's gettext catalogue (``specdec_lite._i18n.translate_code``); the code is shown as written, and a text
+  the catalogue lacks stops the build.
 * When the English HTML build ends, it builds ``zh/`` (same warning flags) with its own
   jupyter-cache, and copies it into ``zh/`` of its output: ``jupyter-book build .`` builds both.
   ``SPECDEC_BOOK_EDITIONS=en`` skips the Chinese build (a quicker build while writing English).
@@ -48,6 +51,7 @@ from typing import Any
 
 from docutils import nodes
 from docutils.parsers.rst import Directive
+from sphinx.directives.code import LiteralInclude as _LiteralInclude
 from sphinx.errors import ExtensionError
 from sphinx.util import logging
 
@@ -256,6 +260,26 @@ class ZhCaption(Directive):
         node = zh_caption(figure=self.arguments[0], alt=self.options.get("alt"))
         self.state.nested_parse(self.content, self.content_offset, node)
         return [node]
+
+
+class LiteralInclude(_LiteralInclude):
+    """``literalinclude``; on a Chinese page, the included code's docstrings and comments in Chinese."""
+
+    def run(self) -> list[nodes.Node]:
+        result = super().run()
+        if not _is_zh(self.env.app):
+            return result
+        from specdec_lite._i18n import translate_code
+
+        for block in (n for node in result for n in node.findall(nodes.literal_block)):
+            try:
+                code = translate_code(block.astext())
+            except KeyError as missing:
+                where = f"{self.env.docname}: literalinclude {self.arguments[0]}"
+                raise ExtensionError(f"{where}: no Chinese in specdec_lite's catalogue for {missing.args[0]}") from None
+            block.rawsource = code
+            block.children = [nodes.Text(code)]
+        return result
 
 
 _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
@@ -543,6 +567,7 @@ def setup(app: Any) -> dict[str, Any]:
     app.add_node(zh_caption)
     app.add_directive("zh-caption", ZhCaption)
     app.add_directive("zh-terms", TermsTable)
+    app.add_directive("literalinclude", LiteralInclude, override=True)
     app.connect("doctree-read", _doctree_read)
     app.connect("html-page-context", _page_context)
     app.connect("builder-inited", _search_dictionary)

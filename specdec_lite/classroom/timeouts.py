@@ -62,12 +62,16 @@ def grading_cost(path: Path = GRADING_COST) -> dict[str, Any]:
     return json.loads(Path(path).read_text())
 
 
-#: "2 cores", "2 CPU cores" in a benchmark file's description of its machine.
-_CORES = re.compile(r"\b(?P<n>\d+) (?:CPU )?cores?\b")
+#: A benchmark file's description of its machine: "x86_64, 2 CPU cores, Python 3.11.7" ("2 cores", no Python too).
+_MACHINE = re.compile(r"(?P<arch>[^,]+), (?P<cores>\d+) (?:CPU )?cores?(?:, Python (?P<python>\S+))?")
 
 
 def machine_text(machine: str) -> str:
-    """A benchmark file's machine ("x86_64, 2 CPU cores, Python 3.11.7") in the reader's language: the count of
-    cores in words (the architecture and the Python version are names, the same in every language)."""
-    words = _("{cores} CPU cores")
-    return _CORES.sub(lambda m: words.format(cores=m["n"]), machine)
+    """A benchmark file's machine ("x86_64, 2 CPU cores, Python 3.11.7") in the reader's language: its words and
+    punctuation (the architecture and the Python version are names, the same in every language)."""
+    found = _MACHINE.fullmatch(machine)
+    if found is None:
+        raise ValueError(machine)
+    if found["python"]:
+        return _("{arch}, {cores} CPU cores, Python {python}").format(**found.groupdict())
+    return _("{arch}, {cores} CPU cores").format(arch=found["arch"], cores=found["cores"])
