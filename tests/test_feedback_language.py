@@ -215,6 +215,7 @@ FIGURE_NOT_MESSAGES = {
     "active: must index a step, got ",
     "figures: need at least one figure",
     "titles: need one per figure (), got ",
+    "titles: need one per results file (), got ",
 }
 
 #: Literals of the check modules with English words that are not messages, each with where it goes.
