@@ -35,7 +35,9 @@ def test_beat_speculative_sliders_over_accepting_is_biased():
     assert point.x[0] == pytest.approx(reject) and point.y[0] == pytest.approx(loss)
     assert reject < sd.tv(p, q) and loss > 0
     assert "rejects less than the bound, and pays" in fig.layout.title.text
-    np.testing.assert_allclose(trace(fig, "P<sup>A</sup> (yours)").y, tr.output_law(p, b, tr.optimal_rejection_law(p, q, b)))
+    np.testing.assert_allclose(
+        trace(fig, "P<sup>A</sup> (yours)").y, tr.output_law(p, b, tr.optimal_rejection_law(p, q, b))
+    )
 
 
 @pytest.mark.parametrize("instance", list(bs.INSTANCES))
