@@ -508,7 +508,7 @@ def _log_axes(fig: Any, rows: int, cols: int) -> None:
 
 def _decades(fig: Any) -> None:
     """``fig``'s log axes labelled at whole decades (1, 10, 100, ...) with unlabelled minor ticks where the data
-    span a decade or more, else at 1, 2 and 5 times a power of ten (a decade alone could leave no label)."""
+    span a decade or more, else at 1, 2, 3 and 5 times a power of ten (a decade alone could leave no label)."""
     values: dict[str, list[float]] = {}
     for t in fig.data:
         for letter in ("x", "y"):
@@ -521,9 +521,9 @@ def _decades(fig: Any) -> None:
             continue
         if max(vs) >= 10 * min(vs):
             axis.update(dtick=1, minor=dict(ticks="outside", ticklen=3, showgrid=False))
-        else:  # less than a decade: labels at 1, 2 and 5 times a power of ten
+        else:  # less than a decade: labels at 1, 2, 3 and 5 times a power of ten
             low, high = math.floor(math.log10(min(vs))), math.ceil(math.log10(max(vs)))
-            ticks = [m * 10.0**k for k in range(low, high + 1) for m in (1, 2, 5)]
+            ticks = [m * 10.0**k for k in range(low, high + 1) for m in (1, 2, 3, 5)]
             axis.update(tickvals=[t for t in ticks if min(vs) / 1.5 <= t <= max(vs) * 1.5])
 
 
@@ -625,7 +625,11 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
         peaks = [b / MIB for b in mem["tracemalloc_unchunked_bytes"] + mem["tracemalloc_chunked_sum_bytes"] if b > 0]
         low = min(peaks) if peaks else 1.0
         # the 1 GiB line well inside the plot, its label under it
-        fig.add_hline(y=GIB / MIB, line_dash="dot", line_color=GREY, annotation_text="1 GiB", annotation_yanchor="top")
+        fig.add_hline(y=GIB / MIB, line_dash="dot", line_color=GREY)
+        # its label by hand: on a log axis an annotation's y is the logarithm (add_hline's would sit off the plot)
+        fig.add_annotation(
+            x=0, xref="paper", xanchor="left", y=math.log10(GIB / MIB), yanchor="top", text="1 GiB", showarrow=False
+        )
         fig.update_xaxes(type="log", title_text=_("runs"))
         fig.update_yaxes(
             type="log", title_text=_("peak MiB (tracemalloc)"), range=[math.log10(low) - 0.3, math.log10(4 * GIB / MIB)]
