@@ -527,6 +527,27 @@ def _decades(fig: Any) -> None:
             axis.update(tickvals=[t for t in ticks if min(vs) / 1.5 <= t <= max(vs) * 1.5])
 
 
+def _two_columns_on_a_phone(fig: Any, panels: int, row_height: int = 300) -> Any:
+    """``fig``'s row of ``panels`` panels (``make_subplots``, their titles first among its annotations) in two
+    columns on a phone (``plotting.narrow_layout``), each row ``row_height`` pixels; returns ``fig``."""
+    from ..plotting import narrow_layout
+
+    rows, gap_x, gap_y = -(-panels // 2), 0.14, 0.12
+    w, h = (1 - gap_x) / 2, (1 - gap_y * (rows - 1)) / rows
+    update: dict[str, Any] = {}
+    notes = [a.to_plotly_json() for a in fig.layout.annotations]
+    for k in range(panels):
+        r, c = divmod(k, 2)
+        left, top = c * (w + gap_x), 1 - r * (h + gap_y)
+        suffix = "" if k == 0 else str(k + 1)
+        update[f"xaxis{suffix}"] = dict(domain=[round(left, 6), round(left + w, 6)])
+        update[f"yaxis{suffix}"] = dict(domain=[round(max(top - h, 0.0), 6), round(top, 6)])
+        if k < len(notes):
+            notes[k] = {**notes[k], "x": round(left + w / 2, 6), "y": round(top, 6)}
+    update["annotations"] = notes
+    return narrow_layout(fig, height=rows * row_height + 220, **update)
+
+
 def figures(results: dict[str, Any]) -> dict[str, Any]:
     """Plotly figures: sampler scaling, theory scaling, memory over runs, widget latency."""
     import plotly.graph_objects as go
@@ -563,7 +584,7 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
         _log_axes(fig, 1, 3)
         fig.update_yaxes(title_text=_("seconds"), row=1, col=1)
         fig.update_layout(title=_("Samplers: CPU time (log-log)"), height=460, legend=dict(orientation="h", y=-0.2))
-        figs["sampler_scaling"] = fig
+        figs["sampler_scaling"] = _two_columns_on_a_phone(fig, 3)
     cases = {k: v for k, v in results["sections"].get("theory_scaling", {}).get("cases", {}).items() if "axes" in v}
     if cases:
         axes = [a for a in ("T", "V", "M", "K") if any(a in c["axes"] for c in cases.values())]
@@ -598,7 +619,7 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
         _log_axes(fig, 1, len(axes))
         fig.update_yaxes(title_text=_("seconds"), row=1, col=1)
         fig.update_layout(title=_("Exact theory: CPU time (log-log)"), height=460, legend=dict(orientation="h", y=-0.2))
-        figs["theory_scaling"] = fig
+        figs["theory_scaling"] = _two_columns_on_a_phone(fig, len(axes))
     mem = results["sections"].get("memory", {})
     if "runs" in mem:
         fig = go.Figure()
