@@ -89,8 +89,12 @@ def test_generation_figure_holds_the_runs_data():
     by = {t.name: t for t in fig.data}
     assert list(by["accepted"].x) == [1, 2, 5] and np.allclose(by["accepted"].y, [0.1, 0.2, 0.3])
     assert list(by["rejected"].x) == [3] and np.allclose(by["rejected"].y, [0.7])
-    assert list(by["bonus"].x) == [4]
-    assert "PAIR" in fig.layout.title.text and "1 rejections" in fig.layout.title.text
+    # a bonus token was never drafted: no TV in its bar (none drawn) or its table, a star on the axis instead
+    bonus = next(t for t in fig.data if t.name.startswith("bonus"))
+    assert list(bonus.x) == [4] and np.isnan(bonus.y).all() and bonus.meta["columns"]["token"] == ["'d'"]
+    assert [a.text for a in fig.layout.annotations] == ["★"] and "no TV" in fig.layout.annotations[0].hovertext
+    assert all(t.width == 0.8 for t in fig.data) and fig.layout.yaxis.range[1] < 1
+    assert "PAIR" in fig.layout.title.text and "rejections: 1," in fig.layout.title.text
     # Over-acceptance: the summed TV (1.3) and the rule's expected rejections (1.0) are told apart.
     assert "Σ TV at drafted positions = 1.30 (expected rejections under this rule 1.00)" in fig.layout.title.text
     html = figs.annotated_html(["a", "<b>", "c", "d", "e"], fake_result())

@@ -50,8 +50,8 @@ def test_token_update_bars_are_p_q_acceptance_residual(V, preset, quality, seed)
     np.testing.assert_allclose(trace(fig, "q (target)").y, q)
     np.testing.assert_allclose(trace(fig, "acceptance").y, sd.acceptance(p, q))
     np.testing.assert_allclose(trace(fig, "residual").y, sd.residual(p, q))
-    np.testing.assert_allclose(trace(fig, "q ± 2 SE").y, q)
-    np.testing.assert_allclose(trace(fig, "q ± 2 SE").error_y.array, 2 * np.sqrt(q * (1 - q) / 3000))
+    np.testing.assert_allclose(trace(fig, "q (bars: ± 2 SE)").y, q)
+    np.testing.assert_allclose(trace(fig, "q (bars: ± 2 SE)").error_y.array, 2 * np.sqrt(q * (1 - q) / 3000))
     assert f"TV(p, q) = {sd.tv(p, q):.3f}" in fig.layout.title.text
 
 
@@ -87,7 +87,7 @@ def test_rejections_update_draws_theorem1_and_the_sampler(V, T, quality, seed):
     draft, target, s_mc = F.pair(V, T, quality, seed)
     exact = sd.theory.expected_rejections(draft, target)
     np.testing.assert_allclose(trace(fig, "exact E[N<sub>rej</sub>] (Theorem 1)").y, [exact, exact])
-    np.testing.assert_allclose(trace(fig, "exact E[R_n]").y, sd.theory.rejection_profile(draft, target))
+    np.testing.assert_allclose(trace(fig, "exact E[R<sub>n</sub>]").y, sd.theory.rejection_profile(draft, target))
     res = sd.decoding.speculative(draft, target, runs, rng=np.random.default_rng(s_mc))
     np.testing.assert_allclose(trace(fig, "observed rate").y, res.rejected.mean(axis=0))
     mean = trace(fig, "Monte Carlo running mean")
@@ -102,7 +102,7 @@ def test_rejections_update_equal_models_never_reject():
     fig = R.rejections_update(5, 30, 1.0, 500, 3)
     assert trace(fig, "exact E[N<sub>rej</sub>] (Theorem 1)").y[0] == 0
     assert np.all(np.asarray(trace(fig, "Monte Carlo running mean").y) == 0)
-    assert "paper's T / E[N_rej] = ∞" in fig.layout.title.text
+    assert "paper's T / E[N<sub>rej</sub>] = ∞" in fig.layout.title.text
 
 
 def test_explorers_build_and_redraw(monkeypatch):

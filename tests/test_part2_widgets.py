@@ -19,7 +19,7 @@ def trace(fig, name):
 def test_beat_speculative_speculative_preset_sits_on_the_bound():
     fig = bs.beat_update("mirror images", "speculative min(1, q/p)")
     p, q = bs.instance_laws("mirror images")
-    np.testing.assert_allclose(trace(fig, "P^A (yours)").y, q, atol=1e-12)
+    np.testing.assert_allclose(trace(fig, "P<sup>A</sup> (yours)").y, q, atol=1e-12)
     np.testing.assert_allclose(trace(fig, "b (yours)").y, sd.acceptance(p, q))
     point = trace(fig, "your algorithm")
     assert point.x[0] == pytest.approx(0.4) and point.y[0] == pytest.approx(0, abs=1e-12)
@@ -35,7 +35,9 @@ def test_beat_speculative_sliders_over_accepting_is_biased():
     assert point.x[0] == pytest.approx(reject) and point.y[0] == pytest.approx(loss)
     assert reject < sd.tv(p, q) and loss > 0
     assert "rejects less than the bound, and pays" in fig.layout.title.text
-    np.testing.assert_allclose(trace(fig, "P^A (yours)").y, tr.output_law(p, b, tr.optimal_rejection_law(p, q, b)))
+    np.testing.assert_allclose(
+        trace(fig, "P<sup>A</sup> (yours)").y, tr.output_law(p, b, tr.optimal_rejection_law(p, q, b))
+    )
 
 
 @pytest.mark.parametrize("instance", list(bs.INSTANCES))

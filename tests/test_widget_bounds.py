@@ -35,7 +35,7 @@ def test_rejections_explorer_refuses_sizes_it_cannot_draw(kwargs, message):
 def test_no_possible_rejection_is_an_infinite_speed_up():
     """V = 1: both laws are the one token; E[N_rej] is a few ulps of rounding, and T / E[N_rej] is infinite."""
     title = rejections_update(V=1, T=50, runs=100).layout.title.text
-    assert title.endswith("paper's T / E[N_rej] = ∞</sup>") and "e+" not in title and "000000" not in title
+    assert title.endswith("paper's T / E[N<sub>rej</sub>] = ∞</sup>") and "e+" not in title and "000000" not in title
     title = rejections_update(V=3, T=50, quality=1.0, runs=100).layout.title.text
     assert title.endswith("= ∞</sup>")
     finite = rejections_update(V=3, T=50, quality=0.5, runs=100).layout.title.text

@@ -103,6 +103,30 @@ def _fix_page(app: Any, pagename: str, templatename: str, context: dict[str, Any
     scripts[:] = unique  # in place: later handlers may still add to the builder's list
 
 
+def _bibliography_style() -> None:
+    """The references' style ``specdec``: pybtex's ``alpha`` ([LKM23]), except that a GitHub issue or pull
+    request is labelled by its repository and number ([vllm#9834]), not by letters glued to the number and year."""
+    import re
+
+    from pybtex.plugin import register_plugin
+    from pybtex.style.formatting.alpha import Style as Alpha
+    from pybtex.style.labels.alpha import LabelStyle as AlphaLabels
+
+    class Labels(AlphaLabels):
+        def format_labels(self, sorted_entries: Any) -> Any:
+            entries = list(sorted_entries)
+            for entry, label in zip(entries, super().format_labels(entries), strict=True):
+                m = re.match(r"https://github\.com/[^/]+/([^/]+)/(?:issues|pull)/(\d+)", entry.fields.get("url", ""))
+                yield f"{m.group(1)}#{m.group(2)}" if m else label
+
+    class Style(Alpha):
+        default_label_style = "specdec"
+
+    register_plugin("pybtex.style.labels", "specdec", Labels, force=True)
+    register_plugin("pybtex.style.formatting", "specdec", Style, force=True)
+
+
 def setup(app: Any) -> dict[str, Any]:
+    _bibliography_style()
     app.connect("html-page-context", _fix_page, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

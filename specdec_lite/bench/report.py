@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import json
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,9 @@ CASE_NAMES = {
     "tree": N_("tree"),
     "lookahead": N_("lookahead"),
 }
+
+#: The cases in the theory figure's legend, by key.
+CASE_LEGENDS = {"theorem1": N_("Theorem 1")}
 
 #: The cases' titles (a case's ``title``), by key.
 CASE_TITLES = {
@@ -167,6 +171,11 @@ def machine_table(results: dict[str, Any]) -> Table:
     return table(["", ""], rows)
 
 
+def _steps_per_s(rate: float) -> str:
+    """A rate to three significant figures, written out with thousands separators (13,300,000, not 1.33e+07)."""
+    return f"{float(f'{rate:.3g}'):,.0f}"
+
+
 def samplers_table(results: dict[str, Any]) -> Table:
     rows = []
     for name, r in results["sections"].get("samplers", {}).get("engines", {}).items():
@@ -181,7 +190,7 @@ def samplers_table(results: dict[str, Any]) -> Table:
             [
                 _shown(ENGINE_NAMES, name) + (f" ({settings})" if settings else ""),
                 f"{r['vectorised_s'] * 1e3:.1f} ms",
-                f"{r['token_steps_per_s']:.3g}",
+                _steps_per_s(r["token_steps_per_s"]),
                 ref,
                 speed,
                 _("{multiple:.1f}× ({uniforms:.2f} per token step)").format(
@@ -494,6 +503,49 @@ def _log_axes(fig: Any, rows: int, cols: int) -> None:
         for c in range(1, cols + 1):
             fig.update_xaxes(type="log", row=r, col=c)
             fig.update_yaxes(type="log", row=r, col=c)
+    _decades(fig)
+
+
+def _decades(fig: Any) -> None:
+    """``fig``'s log axes labelled at whole decades (1, 10, 100, ...) with unlabelled minor ticks where the data
+    span a decade or more, else at 1, 2, 3 and 5 times a power of ten (a decade alone could leave no label)."""
+    values: dict[str, list[float]] = {}
+    for t in fig.data:
+        for letter in ("x", "y"):
+            ref = getattr(t, f"{letter}axis") or letter
+            key = f"{letter}axis{ref[1:]}"
+            values.setdefault(key, []).extend(float(v) for v in (getattr(t, letter) or ()) if v is not None and v > 0)
+    for key, vs in values.items():
+        axis = fig.layout[key]
+        if axis.type != "log" or not vs:
+            continue
+        if max(vs) >= 10 * min(vs):
+            axis.update(dtick=1, minor=dict(ticks="outside", ticklen=3, showgrid=False))
+        else:  # less than a decade: labels at 1, 2, 3 and 5 times a power of ten
+            low, high = math.floor(math.log10(min(vs))), math.ceil(math.log10(max(vs)))
+            ticks = [m * 10.0**k for k in range(low, high + 1) for m in (1, 2, 3, 5)]
+            axis.update(tickvals=[t for t in ticks if min(vs) / 1.5 <= t <= max(vs) * 1.5])
+
+
+def _two_columns_on_a_phone(fig: Any, panels: int, row_height: int = 300) -> Any:
+    """``fig``'s row of ``panels`` panels (``make_subplots``, their titles first among its annotations) in two
+    columns on a phone (``plotting.narrow_layout``), each row ``row_height`` pixels; returns ``fig``."""
+    from ..plotting import narrow_layout
+
+    rows, gap_x, gap_y = -(-panels // 2), 0.14, 0.12
+    w, h = (1 - gap_x) / 2, (1 - gap_y * (rows - 1)) / rows
+    update: dict[str, Any] = {}
+    notes = [a.to_plotly_json() for a in fig.layout.annotations]
+    for k in range(panels):
+        r, c = divmod(k, 2)
+        left, top = c * (w + gap_x), 1 - r * (h + gap_y)
+        suffix = "" if k == 0 else str(k + 1)
+        update[f"xaxis{suffix}"] = dict(domain=[round(left, 6), round(left + w, 6)])
+        update[f"yaxis{suffix}"] = dict(domain=[round(max(top - h, 0.0), 6), round(top, 6)])
+        if k < len(notes):
+            notes[k] = {**notes[k], "x": round(left + w / 2, 6), "y": round(top, 6)}
+    update["annotations"] = notes
+    return narrow_layout(fig, height=rows * row_height + 220, **update)
 
 
 def figures(results: dict[str, Any]) -> dict[str, Any]:
@@ -520,22 +572,25 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
                         name=name,
                         legendgroup=key,
                         showlegend=c == 1,
-                        marker_color=_color(i),
+                        marker=dict(color=_color(i), symbol=_symbol(i)),
+                        line=dict(color=_color(i)),
                         hovertemplate=f"{name}<br>{shown}=%{{x}}<br>%{{y:.3g}} s<br>{exponent}<extra></extra>",
                     ),
                     1,
                     c,
                 )
+        for c, axis in enumerate(("runs", "T", "V"), start=1):
+            fig.update_xaxes(title_text=_shown(AXIS_NAMES, axis), row=1, col=c)
         _log_axes(fig, 1, 3)
         fig.update_yaxes(title_text=_("seconds"), row=1, col=1)
         fig.update_layout(title=_("Samplers: CPU time (log-log)"), height=460, legend=dict(orientation="h", y=-0.2))
-        figs["sampler_scaling"] = fig
+        figs["sampler_scaling"] = _two_columns_on_a_phone(fig, 3)
     cases = {k: v for k, v in results["sections"].get("theory_scaling", {}).get("cases", {}).items() if "axes" in v}
     if cases:
         axes = [a for a in ("T", "V", "M", "K") if any(a in c["axes"] for c in cases.values())]
         fig = make_subplots(rows=1, cols=len(axes), subplot_titles=axes)
         for i, (key, c) in enumerate(cases.items()):
-            name = _shown(CASE_NAMES, key)
+            name = _(CASE_LEGENDS[key]) if key in CASE_LEGENDS else _shown(CASE_NAMES, key)
             for col, axis in enumerate(axes, start=1):
                 if axis not in c["axes"]:
                     continue
@@ -552,16 +607,19 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
                         name=name,
                         legendgroup=key,
                         showlegend=key not in {t.legendgroup for t in fig.data},
-                        marker_color=_color(i),
+                        marker=dict(color=_color(i), symbol=_symbol(i)),
+                        line=dict(color=_color(i)),
                         hovertemplate=f"{name}<br>{shown}=%{{x}}<br>%{{y:.3g}} s<br>{exponent}<extra></extra>",
                     ),
                     1,
                     col,
                 )
+        for col, axis in enumerate(axes, start=1):
+            fig.update_xaxes(title_text=_shown(AXIS_NAMES, axis), row=1, col=col)
         _log_axes(fig, 1, len(axes))
         fig.update_yaxes(title_text=_("seconds"), row=1, col=1)
         fig.update_layout(title=_("Exact theory: CPU time (log-log)"), height=460, legend=dict(orientation="h", y=-0.2))
-        figs["theory_scaling"] = fig
+        figs["theory_scaling"] = _two_columns_on_a_phone(fig, len(axes))
     mem = results["sections"].get("memory", {})
     if "runs" in mem:
         fig = go.Figure()
@@ -571,6 +629,8 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
                 y=[b / MIB for b in mem["tracemalloc_unchunked_bytes"]],
                 mode="lines+markers",
                 name=_("one call"),
+                marker=dict(color=_color(0), symbol=_symbol(0)),
+                line=dict(color=_color(0)),
             )
         )
         fig.add_trace(
@@ -579,11 +639,23 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
                 y=[b / MIB for b in mem["tracemalloc_chunked_sum_bytes"]],
                 mode="lines+markers",
                 name=_("chunked_sum, chunk {size:,}").format(size=mem["chunk_size"]),
+                marker=dict(color=_color(1), symbol=_symbol(1)),
+                line=dict(color=_color(1), dash="dash"),
             )
         )
-        fig.add_hline(y=GIB / MIB, line_dash="dot", annotation_text="1 GiB")
+        peaks = [b / MIB for b in mem["tracemalloc_unchunked_bytes"] + mem["tracemalloc_chunked_sum_bytes"] if b > 0]
+        low = min(peaks) if peaks else 1.0
+        # the 1 GiB line well inside the plot, its label under it
+        fig.add_hline(y=GIB / MIB, line_dash="dot", line_color=GREY)
+        # its label by hand: on a log axis an annotation's y is the logarithm (add_hline's would sit off the plot)
+        fig.add_annotation(
+            x=0, xref="paper", xanchor="left", y=math.log10(GIB / MIB), yanchor="top", text="1 GiB", showarrow=False
+        )
         fig.update_xaxes(type="log", title_text=_("runs"))
-        fig.update_yaxes(type="log", title_text=_("peak MiB (tracemalloc)"))
+        fig.update_yaxes(
+            type="log", title_text=_("peak MiB (tracemalloc)"), range=[math.log10(low) - 0.3, math.log10(4 * GIB / MIB)]
+        )
+        _decades(fig)
         fig.update_layout(
             title=_("Peak memory of speculative decoding, V={V}, T={T}").format(V=mem["V"], T=mem["T"]), height=400
         )
@@ -591,13 +663,26 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
     updates = widget_timings(results)
     if updates:
         names = [k.split(":")[-1] for k in updates]
-        fig = go.Figure(go.Bar(x=names, y=[v["median_s"] * 1e3 for v in updates.values()], name=_("median")))
-        fig.add_hline(y=100, line_dash="dot", annotation_text="100 ms")
+        fig = go.Figure(
+            go.Bar(x=names, y=[v["median_s"] * 1e3 for v in updates.values()], name=_("median"), marker_color=_color(0))
+        )
+        fig.add_hline(y=100, line_dash="dot", line_color=GREY, annotation_text="100 ms")
         fig.update_layout(title=_("Widget update latency at default settings (median)"), yaxis_title="ms", height=380)
         figs["widgets"] = fig
     return figs
 
 
+#: The colour of reference lines (1 GiB, 100 ms).
+GREY = "#666666"
+
+
 def _color(i: int) -> str:
-    palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#7f7f7f", "#17becf", "#8c564b"]
+    """The book's colours (those of the chapters' figures), one per engine or case."""
+    palette = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#444444", "#999933"]
     return palette[i % len(palette)]
+
+
+def _symbol(i: int) -> str:
+    """A marker per engine or case, so that the lines differ by more than their colour."""
+    symbols = ["circle", "square", "diamond", "triangle-up", "x", "star", "cross", "triangle-down"]
+    return symbols[i % len(symbols)]

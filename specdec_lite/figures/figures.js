@@ -162,7 +162,7 @@
         saved[ax + ".tickfont.size"] = a.tickfont && a.tickfont.size !== undefined ? a.tickfont.size : null;
         var titleFont = a.title && a.title.font ? a.title.font.size : undefined;
         saved[ax + ".title.font.size"] = titleFont === undefined ? null : titleFont;
-        upd[ax + ".tickfont.size"] = 10;
+        upd[ax + ".tickfont.size"] = 11;
         upd[ax + ".title.font.size"] = 12;
       });
       // the figure's own narrow layout (plotting.narrow_layout: panels one under another, a taller figure)

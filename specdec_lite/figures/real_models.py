@@ -7,6 +7,7 @@ carries ``label``, the line naming the model pair, so a figure never loses it.
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -274,19 +275,34 @@ def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = No
     n = len(result.drafted)
     x = np.arange(1, n + 1)
     kinds = np.where(~result.drafted, "bonus", np.where(result.accepted, "accepted", "rejected"))
-    height = np.where(result.drafted, np.nan_to_num(result.tv), 0.02)
+    tv_drafted = np.where(result.drafted, np.nan_to_num(result.tv), np.nan)  # a bonus token was never drafted: no TV
+    top = max(0.05, 1.15 * float(np.nanmax(tv_drafted, initial=0.0)))
     fig = go.Figure()
-    for kind, color in (("accepted", GREEN), ("rejected", RED), ("bonus", SKY)):
+    # the kinds differ by pattern as well as colour; tokens in the hover and the data table, not on the bars
+    for kind, color, pattern in (("accepted", GREEN, ""), ("rejected", RED, "/"), ("bonus", SKY, "x")):
         sel = kinds == kind
+        words = [] if tokens is None else [repr(tokens[i]) for i in np.flatnonzero(sel)]
         fig.add_trace(
             go.Bar(
                 x=x[sel],
-                y=height[sel],
-                name=KIND_NAMES[kind](),
-                marker_color=color,
-                text=None if tokens is None else [repr(tokens[i]) for i in np.flatnonzero(sel)],
-                hovertemplate=_("position %{x}<br>TV %{y:.3f}<br>%{text}") + "<extra></extra>",
+                y=tv_drafted[sel],
+                width=0.8,
+                name=KIND_NAMES[kind]() if kind != "bonus" else _("bonus ★ (not drafted: no TV)"),
+                marker=dict(color=color, pattern=dict(shape=pattern)),
+                customdata=words or None,
+                meta={"columns": {_("token"): words}} if words else None,
+                hovertemplate=_("position %{x}<br>TV %{y:.3f}")
+                + ("<br>%{customdata}" if words else "")
+                + "<extra></extra>",
             )
+        )
+    # a bonus token has no bar (no TV): a star on the axis, its hover says what it is
+    for i in np.flatnonzero(kinds == "bonus"):
+        tip = _("position {n}: bonus token from the target, not drafted, so no TV").format(n=int(x[i]))
+        if tokens is not None:
+            tip += f"<br>{html.escape(repr(tokens[i]))}"
+        fig.add_annotation(
+            x=int(x[i]), y=0, text="★", showarrow=False, yanchor="bottom", font=dict(color=SKY, size=16), hovertext=tip
         )
     summed_tv = float(np.nansum(result.tv[result.drafted]))
     expected = result.predicted_rejections  # sum of (1 - b) p: the summed TV only when eps = 0
@@ -295,12 +311,12 @@ def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = No
     )
     if abs(expected - summed_tv) < 1e-6:
         head = _(
-            "{rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f}, "
+            "rejections: {rejections}, Σ TV at drafted positions = {summed_tv:.2f}, "
             "{per_call:.2f} tokens per target call"
         ).format(**values)
     else:
         head = _(
-            "{rejections} rejections, Σ TV at drafted positions = {summed_tv:.2f} (expected rejections under "
+            "rejections: {rejections}, Σ TV at drafted positions = {summed_tv:.2f} (expected rejections under "
             "this rule {expected:.2f}), {per_call:.2f} tokens per target call"
         ).format(**values)
     _finish(
@@ -309,7 +325,7 @@ def generation_figure(result: Any, label: str, tokens: Sequence[str] | None = No
         420,
         xaxis_title=_("generated position n"),
         yaxis_title="TV(p<sub>n</sub>, q<sub>n</sub>)",
-        yaxis_range=[0, 1],
+        yaxis_range=[0, top],
         barmode="overlay",
     )
     return fig

@@ -16,6 +16,7 @@ import plotly.graph_objects as go
 
 from .. import tradeoff
 from .._i18n import N_, _
+from ..figures.part1 import stacked_on_a_phone
 from ..figures.part2 import COLORS, front_dicts, panel_layout, token_labels
 from ..laws import acceptance, residual, tv
 from .core import choices, explorer
@@ -125,7 +126,7 @@ def beat_update(
     data = [
         dict(type="bar", x=x, y=p, name=_("p (draft)"), marker_color=COLORS["p"], opacity=0.45),
         dict(type="bar", x=x, y=q, name=_("q (target)"), marker_color=COLORS["q"]),
-        dict(type="bar", x=x, y=out, name=_("P^A (yours)"), marker_color=COLORS["out"]),
+        dict(type="bar", x=x, y=out, name=_("P<sup>A</sup> (yours)"), marker_color=COLORS["out"]),
         dict(type="bar", x=x, y=b, name=_("b (yours)"), marker_color=COLORS["opt"], xaxis="x2", yaxis="y2"),
         dict(
             type="scatter",
@@ -160,25 +161,27 @@ def beat_update(
         ),
     ]
     layout = panel_layout(
-        (_("output law P^A vs target q"), _("your rule b vs min(1, q/p)"), _("rejection vs bias")),
+        (_("output law P<sup>A</sup> vs target q"), _("your rule b vs min(1, q/p)"), _("rejection vs bias")),
         widths=(0.36, 0.28, 0.36),
+        gap=0.1,  # room for the next panel's y title
     )
     layout["yaxis2"].update(range=[0, 1.05])
     layout["xaxis3"].update(title=_("P(reject)"), range=[0, 1])
-    layout["yaxis3"].update(title=_("bias TV(P^A, q)"), range=[0, 1])
+    layout["yaxis3"].update(title=_("bias TV(P<sup>A</sup>, q)"), range=[0, 1])
     layout.update(
         barmode="group",
         height=470,
         margin=dict(t=110),
         legend=dict(orientation="h", y=-0.15),
         title=(
-            _("P(reject) = {reject:.3f} vs bound TV(p, q) = {bound:.3f};  bias TV(P^A, q) = {bias:.3f}").format(
-                reject=reject, bound=bound, bias=bias
-            )
+            _(
+                "P(reject) = {reject:.3f} vs bound TV(p, q) = {bound:.3f};  bias TV(P<sup>A</sup>, q) = {bias:.3f}"
+            ).format(reject=reject, bound=bound, bias=bias)
             + f"<br><sup>{side_of_bound(reject, bias, bound)}</sup>"
         ),
     )
-    return go.Figure(data=data, layout=layout)
+    # on a phone three panels side by side would be strips with titles of three lines: one under another
+    return stacked_on_a_phone(go.Figure(data=data, layout=layout), 3, height=1150, gap=0.1)
 
 
 def beat_explorer() -> Any:

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from .. import decoding, theory
 from .._i18n import _
-from ..figures.part1 import COLORS, grid, pair, running_mean_traces
+from ..figures.part1 import COLORS, grid, pair, running_mean_traces, stacked_on_a_phone
 from ..primitives import check_int
 from ..stats import mean_and_se
 from .core import explorer
@@ -44,7 +44,7 @@ def rejections_update(V: int = 7, T: int = 50, quality: float = 0.0, runs: int =
     layout, ((x1, y1), (x2, y2)) = grid(
         1,
         2,
-        (_("running mean of N_rej (±2 SE)"), _("rejection rate per position")),
+        (_("running mean of N<sub>rej</sub> (±2 SE)"), _("rejection rate per position")),
         hspace=0.09,
         col_widths=(0.6, 0.4),
     )
@@ -53,7 +53,7 @@ def rejections_update(V: int = 7, T: int = 50, quality: float = 0.0, runs: int =
     traces = running_mean_traces(res.rejections, exact, max_points=300)
     n = np.arange(1, T + 1)
     traces += [
-        go.Scatter(x=n, y=profile, mode="lines", name=_("exact E[R_n]"), line=dict(color="black")),
+        go.Scatter(x=n, y=profile, mode="lines", name=_("exact E[R<sub>n</sub>]"), line=dict(color="black")),
         go.Scatter(
             x=n,
             y=res.rejected.mean(axis=0),
@@ -71,15 +71,19 @@ def rejections_update(V: int = 7, T: int = 50, quality: float = 0.0, runs: int =
         height=460,
         margin=dict(t=110),
         title=(
-            _("exact E[N_rej] = {exact:.2f}; Monte Carlo {m:.2f} ± {se:.2f} (1 SE)").format(exact=exact, m=m, se=se)
+            _("exact E[N<sub>rej</sub>] = {exact:.2f}; Monte Carlo {m:.2f} ± {se:.2f} (1 SE)").format(
+                exact=exact, m=m, se=se
+            )
             + "<br><sup>"
             + _(
-                "speed-up T / E[oracle calls] = {T}/{calls:.2f} = {speedup:.2f}; paper's T / E[N_rej] = {paper}"
+                "speed-up T / E[oracle calls] = {T}/{calls:.2f} = {speedup:.2f}; "
+                "paper's T / E[N<sub>rej</sub>] = {paper}"
             ).format(T=T, calls=calls, speedup=T / calls, paper=paper)
             + "</sup>"
         ),
     )
-    return fig
+    # on a phone the right panel would be a strip: one panel under the other
+    return stacked_on_a_phone(fig, 2, height=860, gap=0.14)
 
 
 def rejections_explorer() -> Any:

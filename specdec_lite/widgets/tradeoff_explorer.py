@@ -17,6 +17,7 @@ import plotly.graph_objects as go
 from .. import biased, theory
 from .._i18n import _
 from ..chains import MarkovChain, draft_for, one_token
+from ..figures.part1 import stacked_on_a_phone
 from ..figures.part2 import COLORS, EPS_GRID, chain_sweep, front_dicts, panel_layout, sequence_sweep, token_sweep
 from ..laws import tv
 from ..tradeoff import check_eps
@@ -52,9 +53,12 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
     tv1, total = float(tv(p1, q1)), theory.expected_rejections(draft, target)
     data: list[dict[str, Any]] = []
     current = {}
+    # OPT and UNO differ by dash and marker as well as colour
+    looks = {"opt": ("dot", "circle"), "uno": ("dash", "diamond")}
     for kind in ("opt", "uno"):
         name = "OPT" if kind == "opt" else "UNO"
         col = COLORS[kind]
+        dash, symbol = looks[kind]
         r1, l1 = biased.chain_front_point(*one_token(draft.init, target.init), eps, kind)
         rc, lc = biased.chain_front_point(draft, target, eps, kind)
         rs, ls = biased.sequence_point(draft, target, eps, kind)
@@ -74,7 +78,7 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
                     x=xs,
                     y=ys,
                     mode="lines",
-                    line=dict(color=col, dash="dot"),
+                    line=dict(color=col, dash=dash),
                     name=_("{name}, all ε").format(name=name),
                     **axes,
                 )
@@ -85,7 +89,7 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
                     x=[pt[0]],
                     y=[pt[1]],
                     mode="markers",
-                    marker=dict(color=col, size=14),
+                    marker=dict(color=col, size=14, symbol=symbol),
                     name=_("{name} at ε = {eps:g}").format(name=name, eps=eps),
                     **axes,
                 )
@@ -107,7 +111,8 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
         )
     )
     layout = panel_layout(
-        (_("first token: Theorem 5"), _("summed over positions (prefixes ~ q)"), _("whole sequences, exact"))
+        (_("first token: Theorem 5"), _("summed over positions (prefixes ~ q)"), _("whole sequences, exact")),
+        gap=0.1,  # room for the next panel's y title
     )
     for c in ("", "2", "3"):
         layout[f"xaxis{c}"].update(title=_("P(reject)") if not c else _("rejections"), rangemode="tozero")
@@ -130,13 +135,14 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
                 uno_sequences=current["uno"][2],
             )
             + "<br><sup>"
-            + _("exact E[N_rej]: OPT {opt:.3f}, UNO {uno:.3f}; speculative decoding (ε = 0, OPT): {total:.3f}").format(
-                opt=current["opt"][3], uno=current["uno"][3], total=total
-            )
+            + _(
+                "exact E[N<sub>rej</sub>]: OPT {opt:.3f}, UNO {uno:.3f}; speculative decoding (ε = 0, OPT): {total:.3f}"
+            ).format(opt=current["opt"][3], uno=current["uno"][3], total=total)
             + "</sup>"
         ),
     )
-    return go.Figure(data=data, layout=layout)
+    # on a phone three panels side by side would be strips with titles of three lines: one under another
+    return stacked_on_a_phone(go.Figure(data=data, layout=layout), 3, height=1150, gap=0.1)
 
 
 def tradeoff_explorer() -> Any:
