@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._i18n import _, language
+from .plotting import display_width
 
 #: At most this many rows (points of a trace, rows of a heatmap) and heatmap columns per table.
 MAX_ROWS = 60
@@ -171,8 +172,15 @@ def description(fig: Any) -> str:
     return ("" if language() == "zh_CN" else " ").join(parts) or _("A plot.")
 
 
+def _header(text: str) -> str:
+    """A column's header cell, at least as wide as two or three lines of its words take (at most 10 em): in a table
+    squeezed into a phone's width a long name would otherwise stand one word a line, five or six lines tall."""
+    em = min(10.0, max(3.0, display_width(text) / 5))  # about 2 columns of text an em (a Chinese character: 1)
+    return f'<th scope="col" style="min-width:{em:.1f}em">{html.escape(text)}</th>'
+
+
 def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Sequence[str]]], attrs: str) -> str:
-    th = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in head)
+    th = "".join(_header(h) for h in head)
     body = "".join(
         f'<tr data-i="{i}"><th scope="row">{html.escape(first)}</th>'
         + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
@@ -300,7 +308,7 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         cols = [column(y, scale) if y is not None else [] for y, scale in zip(ys, scales, strict=True)]
         shown = shown_points(n)
         rows = [(k, xcol[k], [c[k] if k < len(c) else "–" for c in cols]) for k in shown]
-        caption = _(", ").join(head[1:]) + _note(n, len(shown))
+        caption = _("; ").join(head[1:]) + _note(n, len(shown))
         out.append(_table(caption, head, rows, f'data-sd-traces="{",".join(map(str, traces))}" data-sd-kind="xy"'))
     return out + regions
 
