@@ -57,12 +57,13 @@ MIN_SCALE = 0.9
 #: The picture's white background, with a shadow at each edge of its box beyond which it goes on (the cue that
 #: it scrolls sideways): each edge's white cover moves with the picture (``local``) and hides that edge's shadow
 #: (``scroll``, fixed to the box) once the picture's end has come into view.
-_SCROLL_SHADOWS = (
-    f"background:linear-gradient(to right,{BACKGROUND} 40%,#fff0) left/48px 100% no-repeat local,"
+_SCROLLER = (
+    '<div style="overflow-x:auto;background:'
+    f"linear-gradient(to right,{BACKGROUND} 40%,#fff0) left/48px 100% no-repeat local,"
     f"linear-gradient(to left,{BACKGROUND} 40%,#fff0) right/48px 100% no-repeat local,"
     "radial-gradient(farthest-side at 0 50%,#0006,#0000) left/16px 100% no-repeat scroll,"
     "radial-gradient(farthest-side at 100% 50%,#0006,#0000) right/16px 100% no-repeat scroll,"
-    f"{BACKGROUND}"
+    f'{BACKGROUND}">'
 )
 
 
@@ -73,11 +74,7 @@ def fitted(svg: str) -> str:
     whole picture they overran the phone's screen, cut at its edge; shrunk to fit, their words were 7 pixels)."""
     width = int(re.search(r'<svg [^>]*?\bwidth="(\d+)"', svg)[1])
     style = f"width:100%;min-width:{round(MIN_SCALE * width)}px;max-width:{width}px;height:auto"
-    return (
-        f'<div style="overflow-x:auto;{_SCROLL_SHADOWS}">'
-        + svg.replace("<svg ", f'<svg style="{style}" ', 1)
-        + "</div>"
-    )
+    return _SCROLLER + svg.replace("<svg ", f'<svg style="{style}" ', 1) + "</div>"
 
 
 def step_label(step: int, names: list[str]) -> str:
