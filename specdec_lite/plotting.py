@@ -87,7 +87,7 @@ def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", "�
     if sep is None or display_width(text) <= width:
         return text
     text = re.sub(r" ([=≤≥≈]) ", "\u00a0\\1\u00a0", text)
-    text = re.sub(r"\(([^()\s<>\u2e80-\uffef]{1,8}), ([^()\s<>\u2e80-\uffef]{1,8})\)", "(\\1,\u00a0\\2)", text)
+    text = re.sub(r"(\w)\(([^()\s<>\u2e80-\uffef]{1,6}), ([^()\s<>\u2e80-\uffef]{1,6})\)", "\\1(\\2,\u00a0\\3)", text)
     text = re.sub(r"([A-Za-z\u4e00-\u9fff]) (?=\d)", "\\1\u00a0", text)
     lines, line = [], ""
     for piece in text.split(sep):

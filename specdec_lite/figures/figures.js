@@ -120,7 +120,7 @@
       // ("torch 2.13.0+cpu", "上下文 64")
       return String(text)
         .replace(/ ([=≤≥≈]) /g, "\u00a0$1\u00a0")
-        .replace(/\(([^()\s<>\u2e80-\uffef]{1,8}), ([^()\s<>\u2e80-\uffef]{1,8})\)/g, "($1,\u00a0$2)")
+        .replace(/(\w)\(([^()\s<>\u2e80-\uffef]{1,6}), ([^()\s<>\u2e80-\uffef]{1,6})\)/g, "$1($2,\u00a0$3)")
         .replace(/([A-Za-z\u4e00-\u9fff]) (?=\d)/g, "$1\u00a0");
     }
     function wrap(text, px) {
