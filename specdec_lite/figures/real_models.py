@@ -100,7 +100,9 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
             x=pred,
             y=obs,
             mode="markers",
-            name=_("prompts"),
+            name=_("observed mean rejections, per prompt"),
+            # which prompt each row of the data table is: its number in the list of prompts
+            meta={"columns": {_("prompt no."): list(range(1, len(rows) + 1))}},
             # see-through with a solid ring: prompts whose points nearly coincide still show one by one
             marker=dict(size=11, color=BLUE, opacity=0.55, line=dict(width=2, color=BLUE)),
             error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows])),
@@ -407,7 +409,9 @@ def predicted_speedup_figure(
             y=top,
             mode="markers",
             name=_("speed-up at the best K of this α (K = 0: no drafting)"),
-            marker=dict(color="#000000", size=5),
+            # small, and where the best K is 0 (on the line at 1, dozens side by side) open rings that let the
+            # dashed line show through, not a thick black bar over it
+            marker=dict(color="#000000", size=4, symbol=["circle-open" if int(K) == 0 else "circle" for K in best]),
             text=names,
             hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}") + "<extra></extra>",
         )

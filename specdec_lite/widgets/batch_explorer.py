@@ -87,7 +87,7 @@ def batch_update(
         height=460,
         margin=dict(t=90),
         xaxis_title=_("number of drafts m"),
-        yaxis_title=_("expected rejections E[N_rej]"),
+        yaxis_title=_("expected rejections E[N<sub>rej</sub>]"),
         title=(
             _("M = {M}: Algorithm 4 {batch:.2f}, draft tree {tree:.2f} rejections").format(
                 M=M, batch=exact_batch[-1], tree=exact_tree[-1]
