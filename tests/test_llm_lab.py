@@ -217,7 +217,9 @@ def test_measurements_and_explorer_on_the_tiny_pair(tiny_fallback):
     assert speed[0].speedup == 1.0 and all(r.tokens_per_second > 0 for r in speed) and costs.c > 0
     assert "Best lookahead K = 2" in measure.speed_summary(speed, costs)
     fig = generation_update(pair, "def f(", max_new_tokens=8)(K=2, eps=0.0, seed=1)
-    assert sum(len(t.x) for t in fig.data) == 8 and pair.describe() in fig.layout.title.text.replace("<br>", " ")
+    assert sum(len(t.x) for t in fig.data) == 8 and pair.describe() in fig.layout.title.text.replace(
+        "<br>", " "
+    ).replace("\xa0", " ")
     with pytest.raises(ValueError, match="prompts"):
         measure.theorem1_check(pair, "def f(", runs=3)
     with pytest.raises(ValueError, match="runs"):
