@@ -117,9 +117,9 @@ def test_measurement_figures_carry_the_pair_label():
     loglik = figs.loglik_figure(rows, "PAIR")
     assert np.allclose(loglik.data[0].y, [-2.0, -2.1])
     # the laws' points side by side at each ε (their error bars apart), the table giving the true ε
-    assert np.allclose(loglik.data[0].x, [-0.001, 0.099]) and np.allclose(loglik.data[1].x, [0.001, 0.101])
+    assert np.allclose(loglik.data[0].x, [-0.0015, 0.0985]) and np.allclose(loglik.data[1].x, [0.0015, 0.1015])
     assert all(list(t.meta["x"]) == [0.0, 0.1] for t in loglik.data)
-    assert '<th scope="row">0.1</th>' in data_tables(loglik) and "0.099" not in data_tables(loglik)
+    assert '<th scope="row">0.1</th>' in data_tables(loglik) and "0.0985" not in data_tables(loglik)
     speed = [
         SimpleNamespace(method="speculative", lookahead=k, speedup=s, predicted_speedup=s + 0.1)
         for k, s in ((1, 1.2), (2, 1.5))

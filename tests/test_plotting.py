@@ -340,13 +340,14 @@ def test_the_figure_scripts_wrapped_titles_keep_formulas_whole_and_leave_no_lone
     script.write_text(
         helpers
         + "\nvar out = [glued('TV(p, q) = 0.300 and torch 2.13.0+cpu'),"
-        + " wrapLine('长度 T = 50 的整条序列，精确值', 28)];"
+        + " wrapLine('长度 T = 50 的整条序列，精确值', 28), wrapLine(glued('形状 a → b，上下文 64'), 16)];"
         + "\nconsole.log(JSON.stringify(out));\n"
     )
     proc = subprocess.run(["node", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     import json
 
-    formula, chinese = json.loads(proc.stdout)
+    formula, chinese, context = json.loads(proc.stdout)
+    assert context.split("<br>")[-1] != "\u00a064", context
     assert formula == "TV(p,\u00a0q)\u00a0=\u00a00.300 and torch\u00a02.13.0+cpu"
     assert chinese.split("<br>")[-1] == "精确值", chinese

@@ -60,7 +60,7 @@
     // characters, never before closing punctuation nor after opening punctuation
     var WIDE = /[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]/;
     var SEGMENT = /<[^>]*>|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^<\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+/g;
-    var NO_START = /^[，。；：、）」』》！？,.;:)]/, NO_END = /[（「『《(\u00a0]$/;  // a no-break space glues
+    var NO_START = /^[，。；：、）」』》！？,.;:)\u00a0]/, NO_END = /[（「『《(\u00a0]$/;  // a no-break space glues
     function visible(s) {
       var t = s.replace(/<[^>]*>/g, "").replace(/&[#\w]+;/g, "x"), n = 0;
       for (var i = 0; i < t.length; i++) n += WIDE.test(t.charAt(i)) ? 2 : 1;
