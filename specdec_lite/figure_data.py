@@ -20,10 +20,15 @@ from typing import Any
 import numpy as np
 
 from ._i18n import _, language
+from .plotting import display_width
 
 #: At most this many rows (points of a trace, rows of a heatmap) and heatmap columns per table.
 MAX_ROWS = 60
 MAX_COLUMNS = 25
+#: A value of a linear axis's column smaller than this share of the column's largest value is printed as 0: it is
+#: below the rounding error of single-precision arithmetic (about 6e-8 of that value), e.g. a loss that is exactly
+#: 0 computed as 6e-10 or 1.7e-15; on a log axis every magnitude is data and is printed as it is.
+NOISE = 1e-8
 
 
 def plain(text: Any) -> str:
@@ -54,6 +59,30 @@ def number(v: Any) -> str:
             return str(int(f))
         return f"{f:.4g}"
     return plain(v)
+
+
+def _magnitude(values: Sequence[Any]) -> float:
+    """The largest magnitude among the finite floats of ``values`` (0 if none)."""
+    return max((abs(float(v)) for v in values if isinstance(v, float | np.floating) and math.isfinite(v)), default=0.0)
+
+
+def column(values: Sequence[Any], scale: float | None = None) -> list[str]:
+    """``values`` as a table's column shows them (``number``), rounding error printed as 0: a float smaller than
+    ``NOISE`` times ``scale``, the largest magnitude drawn on the column's axis (default: the column's own largest;
+    0 prints every value as it is, as a log axis needs)."""
+    tiny = NOISE * (_magnitude(values) if scale is None else scale)
+    return [number(0.0 if isinstance(v, float | np.floating) and abs(v) < tiny else v) for v in values]
+
+
+def _axis_scale(fig: Any, ref: str | None, letter: str) -> float:
+    """The largest magnitude drawn on axis ``ref`` (``"x"``, ``"y2"``) of ``fig``: 0 for a log axis."""
+    key = f"{letter}axis" + (ref[1:] if ref and len(ref) > 1 else "")
+    if key in fig.layout and fig.layout[key].type == "log":
+        return 0.0
+    ref = ref or letter
+    on_axis = [t for t in fig.data if (getattr(t, f"{letter}axis", None) or letter) == ref]
+    values = [_table_x(t) if letter == "x" else _values(getattr(t, "y", None)) for t in on_axis]
+    return max((_magnitude(v) for v in values if v), default=0.0)
 
 
 def shown_points(n: int, limit: int = MAX_ROWS) -> list[int]:
@@ -143,8 +172,15 @@ def description(fig: Any) -> str:
     return ("" if language() == "zh_CN" else " ").join(parts) or _("A plot.")
 
 
+def _header(text: str) -> str:
+    """A column's header cell, at least as wide as two or three lines of its words take (at most 10 em): in a table
+    squeezed into a phone's width a long name would otherwise stand one word a line, five or six lines tall."""
+    em = min(10.0, max(3.0, display_width(text) / 5))  # about 2 columns of text an em (a Chinese character: 1)
+    return f'<th scope="col" style="min-width:{em:.1f}em">{html.escape(text)}</th>'
+
+
 def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Sequence[str]]], attrs: str) -> str:
-    th = "".join(f'<th scope="col">{html.escape(h)}</th>' for h in head)
+    th = "".join(_header(h) for h in head)
     body = "".join(
         f'<tr data-i="{i}"><th scope="row">{html.escape(first)}</th>'
         + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
@@ -175,7 +211,8 @@ def _heatmap(fig: Any, i: int) -> str:
     rows_i, cols_j = shown_points(z.shape[0]), shown_points(z.shape[1], MAX_COLUMNS)
     xt, yt = _axis_title(fig, t.xaxis, "x") or "x", _axis_title(fig, t.yaxis, "y") or "y"
     head = [f"{yt} \\ {xt}"] + [number(xs[j]) for j in cols_j]
-    rows = [(r, number(ys[r]), [number(z[r, j]) for j in cols_j]) for r in rows_i]
+    cells = np.asarray(column(list(z.ravel())), dtype=object).reshape(z.shape)
+    rows = [(r, number(ys[r]), [cells[r, j] for j in cols_j]) for r in rows_i]
     caption = plain(t.name) or _("heatmap")
     caption += _note(z.shape[0], len(rows_i), "rows") + _note(z.shape[1], len(cols_j), "columns")
     cols = ",".join(str(j) for j in cols_j)
@@ -218,13 +255,14 @@ def _region(fig: Any, i: int) -> str | None:
     attrs = f'data-sd-traces="{i}" data-sd-kind="region"'
     if n % 2 == 0 and [number(v) for v in x[: n // 2]] == [number(v) for v in x[n // 2 :][::-1]]:
         shown = shown_points(n // 2)
-        edges = {k: sorted((y[k], y[n - 1 - k]), key=float) for k in shown}
-        rows = [(k, number(x[k]), [number(edges[k][0]), number(edges[k][1])]) for k in shown]
+        ys = column(y, _axis_scale(fig, t.yaxis, "y"))
+        rows = [(k, number(x[k]), [ys[j] for j in sorted((k, n - 1 - k), key=lambda j: float(y[j]))]) for k in shown]
         head = [xt, _("lower edge"), _("upper edge")]
         caption = _("{name}: the band's lower and upper edge").format(name=name) + _note(n // 2, len(shown))
         return _table(caption, head, rows, attrs)
     shown = shown_points(n)
-    rows = [(k, number(x[k]), [number(y[k])]) for k in shown]
+    ys = column(y, _axis_scale(fig, t.yaxis, "y"))
+    rows = [(k, number(x[k]), [ys[k]]) for k in shown]
     head = [xt, _axis_title(fig, t.yaxis, "y") or "y"]
     caption = _("{name}: the corners of the shaded region").format(name=name) + _note(n, len(shown))
     return _table(caption, head, rows, attrs)
@@ -264,9 +302,13 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
                 shared = len(traces) > 1 and whose  # several traces' columns side by side: say whose
                 head.append(_("{trace}: {column}").format(trace=whose, column=name) if shared else name)
                 ys.append(_values(values))
+        scales: list[float | None] = [_axis_scale(fig, fig.data[i].yaxis, "y") for i in traces]
+        scales += [None] * (len(ys) - len(scales))  # a trace's own columns, on no axis: their own scale
+        xcol = column(xs, _axis_scale(fig, first.xaxis, "x") if x is not None else None)
+        cols = [column(y, scale) if y is not None else [] for y, scale in zip(ys, scales, strict=True)]
         shown = shown_points(n)
-        rows = [(k, number(xs[k]), [number(y[k]) if y is not None and k < len(y) else "–" for y in ys]) for k in shown]
-        caption = _(", ").join(head[1:]) + _note(n, len(shown))
+        rows = [(k, xcol[k], [c[k] if k < len(c) else "–" for c in cols]) for k in shown]
+        caption = _("; ").join(head[1:]) + _note(n, len(shown))
         out.append(_table(caption, head, rows, f'data-sd-traces="{",".join(map(str, traces))}" data-sd-kind="xy"'))
     return out + regions
 

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from specdec_lite import figure_data
 from tests import browser_support as bs
 from tests.test_book import site_pages
 
@@ -48,8 +49,18 @@ def snapshot_name(snapshot: str | None) -> str:
     return re.sub(r"\s+", " ", m[1].replace('\\"', '"')).strip() if m else ""
 
 
-def close(cell: str, value: object) -> bool:
-    """A table's cell shows ``value`` (4 significant digits; text as it is)."""
+def magnitude(values: list) -> float:
+    """The largest magnitude among the numbers of ``values`` (0 if none)."""
+    return max(
+        (abs(v) for v in values if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)),
+        default=0.0,
+    )
+
+
+def close(cell: str, value: object, scale: float = 0.0) -> bool:
+    """A table's cell shows ``value`` (4 significant digits; text as it is), or 0 for a value below
+    ``figure_data.NOISE`` of ``scale`` (rounding error, which the table prints as 0: below that share of the largest
+    value on its axis, here at least its trace's largest)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return cell == "–"
     if isinstance(value, bool | str):
@@ -58,7 +69,9 @@ def close(cell: str, value: object) -> bool:
         shown = float(cell)
     except ValueError:
         return False
-    return abs(shown - float(value)) <= 5e-4 * abs(float(value)) + 1e-12
+    return abs(shown - float(value)) <= 5e-4 * abs(float(value)) + 1e-12 + (
+        figure_data.NOISE * scale if shown == 0 else 0
+    )
 
 
 def table_problems(fig: dict) -> list[str]:
@@ -78,7 +91,7 @@ def table_problems(fig: dict) -> list[str]:
                     out.append(f"{where}, row {i}: x is {cells[0]!r}, the trace's {x[i]!r}")
                 for col, tr in enumerate(table["traces"], start=1):
                     y = data[tr]["y"]
-                    if not close(cells[col], y[i]):
+                    if not close(cells[col], y[i], magnitude(y)):
                         out.append(f"{where}, row {i}: trace {tr} shows {cells[col]!r}, the trace's {y[i]!r}")
         elif table["kind"] == "heatmap":
             z = data[table["traces"][0]]["z"]

@@ -78,6 +78,25 @@ def test_traces_that_share_x_share_a_table_rounded_to_four_digits():
     assert "<b>" not in fd.data_tables(fig), "names are plain text, not plotly's markup"
 
 
+def test_rounding_error_on_a_linear_axis_reads_as_zero_and_a_log_axis_keeps_every_magnitude():
+    # a loss that is 0 up to rounding (float32: 6e-10; float64: 5.6e-17), beside losses of order 0.1 on its
+    # axis; a one-point trace takes the scale of its axis, not its own
+    fig = go.Figure(
+        [
+            go.Scatter(x=[0.0, 0.5, 1.0], y=[6.2e-10, 0.05, 0.14], name="opt"),
+            go.Scatter(x=[0.25], y=[5.551e-17], name="one point"),
+            go.Scatter(x=[1.0, 2.0], y=[1e-12, 1.0], name="tail", yaxis="y2"),
+        ],
+        layout=dict(yaxis2=dict(type="log", overlaying="y")),
+    )
+    opt, one, tail = parse(fd.data_tables(fig)).tables
+    assert opt["rows"][0] == (0, ["0", "0"]) and opt["rows"][2] == (2, ["1", "0.14"])
+    assert one["rows"] == [(0, ["0.25", "0"])]
+    assert tail["rows"][0] == (0, ["1", "1e-12"]), "on a log axis a small value is data"
+    assert fd.column([3e-8, 1.0]) == ["3e-08", "1"] and fd.column([3e-9, 1.0], scale=0) == ["3e-09", "1"]
+    assert fd.column([5e-9, 1.0]) == ["0", "1"]
+
+
 def test_a_long_trace_is_thinned_evenly_keeping_its_ends():
     n = 1001
     fig = go.Figure(go.Scatter(x=np.arange(n), y=np.arange(n) ** 2.0, name="sq"))

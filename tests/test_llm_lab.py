@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from specdec_lite.exercises.real_models import _cases, check_verify_round, verify_round
+from specdec_lite.figure_data import data_tables
 from specdec_lite.figures import real_models as figs
 from specdec_lite.laws import residual
 
@@ -117,7 +118,12 @@ def test_measurement_figures_carry_the_pair_label():
         for law in ("opt", "uno")
     ]
     assert np.allclose([list(t.x) for t in figs.tradeoff_figure(rows, "PAIR").data], [[0.3, 0.2], [0.3, 0.2]])
-    assert np.allclose(figs.loglik_figure(rows, "PAIR").data[0].y, [-2.0, -2.1])
+    loglik = figs.loglik_figure(rows, "PAIR")
+    assert np.allclose(loglik.data[0].y, [-2.0, -2.1])
+    # the laws' points side by side at each ε (their error bars apart), the table giving the true ε
+    assert np.allclose(loglik.data[0].x, [-0.0015, 0.0985]) and np.allclose(loglik.data[1].x, [0.0015, 0.1015])
+    assert all(list(t.meta["x"]) == [0.0, 0.1] for t in loglik.data)
+    assert '<th scope="row">0.1</th>' in data_tables(loglik) and "0.0985" not in data_tables(loglik)
     speed = [
         SimpleNamespace(method="speculative", lookahead=k, speedup=s, predicted_speedup=s + 0.1)
         for k, s in ((1, 1.2), (2, 1.5))
@@ -128,6 +134,7 @@ def test_measurement_figures_carry_the_pair_label():
     ]
     fig = figs.speed_figure(speed, "PAIR")
     assert list(fig.data[0].y) == [1.2, 1.5] and list(fig.data[2].y) == [1.1]
+    assert list(fig.layout.xaxis.tickvals) == [1, 2], "a tick at each lookahead measured, none between them"
     assert figs.training_figure({"target": [3.0, 2.0]}, "PAIR").data[0].y == (3.0, 2.0)
 
 
@@ -214,7 +221,9 @@ def test_measurements_and_explorer_on_the_tiny_pair(tiny_fallback):
     assert speed[0].speedup == 1.0 and all(r.tokens_per_second > 0 for r in speed) and costs.c > 0
     assert "Best lookahead K = 2" in measure.speed_summary(speed, costs)
     fig = generation_update(pair, "def f(", max_new_tokens=8)(K=2, eps=0.0, seed=1)
-    assert sum(len(t.x) for t in fig.data) == 8 and pair.describe() in fig.layout.title.text.replace("<br>", " ")
+    assert sum(len(t.x) for t in fig.data) == 8 and pair.describe() in fig.layout.title.text.replace(
+        "<br>", " "
+    ).replace("\xa0", " ")
     with pytest.raises(ValueError, match="prompts"):
         measure.theorem1_check(pair, "def f(", runs=3)
     with pytest.raises(ValueError, match="runs"):

@@ -137,7 +137,9 @@ def test_results_read_back_into_the_chapters_rows_and_figures(written):
     assert math.isnan(speed[0].predicted_speedup)  # null in the file, NaN again
     label = mp.results_label(r)
     assert label.startswith("CPU (") and "float32" in label and "draft " in label
-    assert label in figs.theorem1_figure(t1, label).layout.title.text.replace("<br>", " ")  # wrapped to fit
+    assert label in figs.theorem1_figure(t1, label).layout.title.text.replace("<br>", " ").replace(
+        "\xa0", " "
+    )  # wrapped
     assert figs.speed_figure(speed, label).data[0].y == tuple(
         row.speedup for row in speed if row.method == "speculative"
     )

@@ -323,3 +323,31 @@ def test_a_tall_legend_below_the_plot_keeps_its_gap_once_plotly_widens_the_margi
     six = plotting.legend_below(500, rows=6)["y"]
     plot = 500 - 100 - 74 - 6 * plotting.LEGEND_ROW_PX
     assert six == pytest.approx(-74 / plot)
+
+
+def test_a_wrapped_title_keeps_formulas_and_a_name_with_its_number_on_one_line():
+    wrapped = plotting.wrap_text("CPU (AMD EPYC); float32; torch 2.13.0+cpu; TV(p, q) = 0.3; 上下文 64", 20)
+    assert "torch\u00a02.13.0+cpu" in wrapped and "TV(p,\u00a0q)\u00a0=\u00a00.3" in wrapped
+    assert "上下文\u00a064" in wrapped and wrapped.count("<br>") >= 2
+
+
+def test_the_figure_scripts_wrapped_titles_keep_formulas_whole_and_leave_no_lone_chinese_character(tmp_path):
+    """figures.js's wrapping on a phone, run in node: the same no-break spaces as ``wrap_text``, and a last line of
+    one Chinese character takes the one before it along."""
+    js = plotting.FIGURES_JS.read_text()
+    helpers = js[js.index("    var WIDE = ") : js.index("    function wrap(text, px)")]
+    script = tmp_path / "wrap.js"
+    script.write_text(
+        helpers
+        + "\nvar out = [glued('TV(p, q) = 0.300 and torch 2.13.0+cpu'),"
+        + " wrapLine('长度 T = 50 的整条序列，精确值', 28), wrapLine(glued('形状 a → b，上下文 64'), 16)];"
+        + "\nconsole.log(JSON.stringify(out));\n"
+    )
+    proc = subprocess.run(["node", str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    import json
+
+    formula, chinese, context = json.loads(proc.stdout)
+    assert context.split("<br>")[-1] != "\u00a064", context
+    assert formula == "TV(p,\u00a0q)\u00a0=\u00a00.300 and torch\u00a02.13.0+cpu"
+    assert chinese.split("<br>")[-1] == "精确值", chinese

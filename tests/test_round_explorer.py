@@ -81,12 +81,17 @@ def test_stepper_holds_every_step_and_shows_the_first():
     assert ids[0] != ids[1]
 
 
-def test_the_explorers_picture_shrinks_to_its_box_and_scrolls_past_three_quarters():
-    """Four drafts fit a phone's column (358 pixels) at 81% of their size; eight would be 45%: they stop at 75%
-    and scroll sideways. The controls wrap onto more rows where three do not fit."""
+def test_the_explorers_picture_shrinks_to_its_box_and_scrolls_past_nine_tenths_with_a_shadow_cue():
+    """Four drafts on a phone's column (about 340 pixels in a lab's still) would be shrunk to 77% of their size,
+    their smallest words 10 pixels: they stop at 90% (12 pixels) and scroll sideways, with a shadow at the edge the
+    picture goes on beyond, which shows on the picture's own see-through background. The controls wrap onto more
+    rows where three do not fit."""
     for K in (4, 8):
         page = RE.round_update(5, "shifted", 0.5, K=K, seed=3, step=99)
         width = int(re.search(r'viewBox="0 0 (\d+) ', page)[1])
-        assert f"min-width:{round(0.75 * width)}px;max-width:{width}px" in page
-        assert '<div style="overflow-x:auto"><svg style="width:100%;' in page
+        assert RE.MIN_SCALE * 13 >= 11, "the picture's smallest words at 11 pixels or more"
+        assert f"min-width:{round(RE.MIN_SCALE * width)}px;max-width:{width}px" in page
+        box = re.search(r'<div style="([^"]*)"><svg style="width:100%;', page)[1]
+        assert "overflow-x:auto" in box and "no-repeat local" in box and "no-repeat scroll" in box
+        assert 'fill="#FFFFFF"/>' not in page.split("<title>")[1], "no background of its own over the shadows"
     assert all(row.layout.flex_flow == "wrap" for row in RE.round_explorer().children[:-1])

@@ -177,7 +177,7 @@ def rejections_vs_M_figure(
     ticks = dict(tickvals=[1, 2, 4, 8, 16, 32, 64]) if log_x else {}
     fig.update_layout(
         xaxis=dict(title=_("number of drafts M"), type="log" if log_x else "linear", **ticks),
-        yaxis_title=_("expected rejections E[N_rej]"),
+        yaxis_title=_("expected rejections E[N<sub>rej</sub>]"),
         height=440,
         title=_("More drafts help less and less (V = {V}, T = {T})").format(V=target.V, T=target.T),
     )
@@ -215,7 +215,7 @@ def tree_vs_batch_slider(
                 "type": "log",
                 "tickvals": [1, 2, 4, 8, 16, 32, 64],
             },
-            "yaxis": {"title": "E[N_rej]"},
+            "yaxis": {"title": "E[N<sub>rej</sub>]"},
             "height": 480,
         },
     )

@@ -60,7 +60,7 @@
     // characters, never before closing punctuation nor after opening punctuation
     var WIDE = /[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]/;
     var SEGMENT = /<[^>]*>|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^<\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+/g;
-    var NO_START = /^[，。；：、）」』》！？,.;:)]/, NO_END = /[（「『《(\u00a0]$/;  // a no-break space glues
+    var NO_START = /^[，。；：、）」』》！？,.;:)\u00a0]/, NO_END = /[（「『《(\u00a0]$/;  // a no-break space glues
     function visible(s) {
       var t = s.replace(/<[^>]*>/g, "").replace(/&[#\w]+;/g, "x"), n = 0;
       for (var i = 0; i < t.length; i++) n += WIDE.test(t.charAt(i)) ? 2 : 1;
@@ -103,11 +103,25 @@
         });
       });
       if (cur !== "") lines.push(cur);
+      // no last line of one Chinese character ("精确" over "值"): the characters before it since the last
+      // punctuation or space go down with it ("精确值"), or at most the one before it
+      var n = lines.length, lone = n > 1 && /^[\u4e00-\u9fff][，。；：、）」』》！？]*$/.test(lines[n - 1]);
+      var run = lone && /(^|[^\u4e00-\u9fff])([\u4e00-\u9fff]{1,3})$/.exec(lines[n - 2]);
+      var moved = run ? run[2] : lone && /[\u4e00-\u9fff]$/.test(lines[n - 2]) ? lines[n - 2].slice(-1) : "";
+      if (moved && moved.length < lines[n - 2].length) {
+        lines[n - 1] = moved + lines[n - 1];
+        lines[n - 2] = lines[n - 2].slice(0, -moved.length);
+      }
       return lines.join("<br>");
     }
     function glued(text) {
-      // a relation stays on one line with its two sides' ends ("T = 50", not "T =" and "50"): no-break spaces
-      return String(text).replace(/ ([=≤≥≈]) /g, "\u00a0$1\u00a0");
+      // no-break spaces keep on one line: a relation with its two sides' ends ("T = 50", not "T =" and "50"),
+      // a short formula's arguments ("TV(p, q)", "min(1, q/p)") and a name with the number after it
+      // ("torch 2.13.0+cpu", "上下文 64")
+      return String(text)
+        .replace(/ ([=≤≥≈]) /g, "\u00a0$1\u00a0")
+        .replace(/(\w)\(([^()\s<>\u2e80-\uffef]{1,6}), ([^()\s<>\u2e80-\uffef]{1,6})\)/g, "$1($2,\u00a0$3)")
+        .replace(/([A-Za-z\u4e00-\u9fff]) (?=\d)/g, "$1\u00a0");
     }
     function wrap(text, px) {
       var width = Math.max(16, Math.floor((gd.clientWidth - 24) / (px * 0.56)));

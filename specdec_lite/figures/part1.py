@@ -370,7 +370,9 @@ def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go
                 x=labels,
                 y=law[order],
                 mode="markers",
-                name=_("exact q(x<sub>1:T</sub>) ± 2 SE"),
+                name=_("exact q(x<sub>1:T</sub>)"),
+                # the error bars' half-widths in the data table beside q
+                meta={"columns": {_("± 2 SE of a frequency"): 2 * np.sqrt(law[order] * (1 - law[order]) / runs)}},
                 # slim marks and no caps: 40 bars leave a phone's plot about 7 pixels per bar, and a mark as
                 # wide as that runs into its neighbours' (equal probabilities drew one long line)
                 marker=dict(color=COLORS["q"], size=4, symbol="line-ew-open", line=dict(width=2)),

@@ -108,7 +108,9 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
             x=pred,
             y=obs,
             mode="markers",
-            name=_("prompts"),
+            name=_("observed mean rejections, per prompt"),
+            # which prompt each row of the data table is: its number in the list of prompts
+            meta={"columns": {_("prompt no."): list(range(1, len(rows) + 1))}},
             # see-through with a solid ring: prompts whose points nearly coincide still show one by one
             marker=dict(size=11, color=BLUE, opacity=0.55, line=dict(width=2, color=BLUE)),
             error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows])),
@@ -154,14 +156,23 @@ def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
 
 
 def loglik_figure(rows: Sequence[Any], label: str) -> go.Figure:
-    """The target's mean log-likelihood per generated token (a quality proxy) against eps, ±2 SE."""
+    """The target's mean log-likelihood per generated token (a quality proxy) against eps, ±2 SE.
+
+    The two laws are measured at the same ε: OPT's points are drawn a little to the left of theirs, UNO's a
+    little to the right (1.5% of the axis's span), so that their error bars stand side by side; the data table
+    gives the true ε (``meta["x"]``)."""
+    eps = [r.eps for r in rows]
+    dodge = 0.015 * ((max(eps) - min(eps)) if eps else 0.0)
     fig = _per_law(
         rows,
         lambda sel: dict(
-            x=[r.eps for r in sel],
+            x=[r.eps + (dodge if r.rejection_law == "uno" else -dodge) for r in sel],
             y=[r.loglik for r in sel],
             mode="lines+markers",
             error_y=dict(type="data", array=[2 * r.loglik_se for r in sel]),
+            meta={"x": [r.eps for r in sel]},
+            text=[f"ε = {r.eps:g}" for r in sel],
+            hovertemplate="%{text}<br>%{y:.3f}<extra></extra>",
         ),
     )
     _finish(
@@ -226,6 +237,8 @@ def speed_figure(rows: Sequence[Any], label: str) -> go.Figure:
         fig,
         _title(_(RESULTS_TITLES["speed"]), label),
         480,
+        # a tick at each lookahead measured, never between them (K is a whole number: 2, 3, 4, 6, not 2.5)
+        xaxis=dict(tickmode="array", tickvals=sorted({r.lookahead for r in ours + hf})),
         xaxis_title=_("lookahead K"),
         yaxis_title=_("speed-up (tokens per second ratio)"),
     )
@@ -419,7 +432,9 @@ def predicted_speedup_figure(
             y=top,
             mode="markers",
             name=_("speed-up at the best K of this α (K = 0: no drafting)"),
-            marker=dict(color="#000000", size=5),
+            # small, and where the best K is 0 (on the line at 1, dozens side by side) open rings that let the
+            # dashed line show through, not a thick black bar over it
+            marker=dict(color="#000000", size=4, symbol=["circle-open" if int(K) == 0 else "circle" for K in best]),
             text=names,
             hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}") + "<extra></extra>",
         )

@@ -273,11 +273,14 @@ def describe_round(r: WorkedRound, title: str, upto: int | None = None) -> str:
     return ("" if language() == "zh_CN" else " ").join(out)  # Chinese sentences end in 。, with no space
 
 
-def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int | None = None) -> str:
+def round_svg(
+    rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int | None = None, background: bool = True
+) -> str:
     """An SVG picture of each round, one under the other (it scales to any width).
 
     With ``upto``, each round is drawn only up to that step of ``stages(round)`` (0: the
-    drafts alone), so a slider can walk through a round.
+    drafts alone), so a slider can walk through a round. Without ``background`` the picture is
+    drawn on no background of its own, for a box that gives it ``BACKGROUND``.
     """
     if len(rounds) != len(titles) or not rounds:
         raise ValueError("rounds, titles: need one title per round, and at least one round")
@@ -300,5 +303,7 @@ def round_svg(rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int
         " font-family=\"Helvetica, Arial, 'Noto Sans CJK SC', 'Source Han Sans SC', 'PingFang SC', "
         f'\'Microsoft YaHei\', sans-serif"{lang} role="img" aria-label="{label}">'
         f"<title>{label}</title>"
-        f'<rect width="100%" height="100%" fill="{BACKGROUND}"/>' + "".join(parts) + "</svg>"
+        + (f'<rect width="100%" height="100%" fill="{BACKGROUND}"/>' if background else "")
+        + "".join(parts)
+        + "</svg>"
     )

@@ -86,10 +86,11 @@ def table_label(results: Mapping[str, Any]) -> str:
 
 def panel_label(results: Mapping[str, Any]) -> str:
     """The short line heading a shapes file's panel of Figure 8.9, in the current language: the device, the
-    dtype and the torch version (the figure's title says the weights are random; the chapter gives the rest)."""
+    dtype and the torch version, separated as the measured figures' panels separate device and dtype (the
+    figure's title says the weights are random; the chapter gives the rest)."""
     d = results["device"]
     where = d["name"] if d["type"] == "cuda" else _("CPU ({name})").format(name=d["name"])
-    return _("{where}; {dtype}; torch {torch}").format(
+    return _("{where}, {dtype}, torch {torch}").format(
         where=where, dtype=results["dtype"], torch=results["versions"]["torch"]
     )
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._i18n import _
 from ..figures.part1 import token_labels
-from ..figures.round import WorkedRound, round_svg, stages, worked_round
+from ..figures.round import BACKGROUND, WorkedRound, round_svg, stages, worked_round
 from ..primitives import check_int
 from .core import choices
 from .token_explorer import PRESETS, token_laws
@@ -47,21 +47,34 @@ def round_update(
         raise ValueError(_("step: must be >= 0, got {step}").format(step=step))
     head = "<p><b>" + step_label(step, names) + "</b></p>"
     title = _("{K} drafts, draft quality {quality:g}, seed {seed}").format(K=K, quality=quality, seed=seed)
-    return head + fitted(round_svg([r], [title], upto=step))
+    return head + fitted(round_svg([r], [title], upto=step, background=False))
 
 
-#: The smallest share of its own size an explorer's picture is shrunk to, to fit its box (its smallest words
-#: stay about 10 pixels high); a wider picture (many drafts, a phone) scrolls sideways instead.
-MIN_SCALE = 0.75
+#: The smallest share of its own size an explorer's picture is shrunk to, to fit its box: its smallest words (13
+#: units) stay about 12 pixels high; a wider picture (four drafts or more on a phone) scrolls sideways instead.
+MIN_SCALE = 0.9
+
+#: The picture's white background, with a shadow at each edge of its box beyond which it goes on (the cue that
+#: it scrolls sideways): each edge's white cover moves with the picture (``local``) and hides that edge's shadow
+#: (``scroll``, fixed to the box) once the picture's end has come into view.
+_SCROLLER = (
+    '<div style="overflow-x:auto;background:'
+    f"linear-gradient(to right,{BACKGROUND} 40%,#fff0) left/48px 100% no-repeat local,"
+    f"linear-gradient(to left,{BACKGROUND} 40%,#fff0) right/48px 100% no-repeat local,"
+    "radial-gradient(farthest-side at 0 50%,#0006,#0000) left/16px 100% no-repeat scroll,"
+    "radial-gradient(farthest-side at 100% 50%,#0006,#0000) right/16px 100% no-repeat scroll,"
+    f'{BACKGROUND}">'
+)
 
 
 def fitted(svg: str) -> str:
-    """``svg`` as wide as its box, never wider than drawn nor narrower than ``MIN_SCALE`` of that, in a box that
-    scrolls sideways when the picture is wider still: four drafts fit a phone, eight scroll (at the width of
-    the whole picture they overran the phone's screen, cut at its edge)."""
+    """``svg`` (drawn without a background) as wide as its box, never wider than drawn nor narrower than
+    ``MIN_SCALE`` of that, in a box that scrolls sideways when the picture is wider still, with a shadow at an
+    edge it goes on beyond: four drafts scroll a little on a phone, eight scroll further (at the width of the
+    whole picture they overran the phone's screen, cut at its edge; shrunk to fit, their words were 7 pixels)."""
     width = int(re.search(r'<svg [^>]*?\bwidth="(\d+)"', svg)[1])
     style = f"width:100%;min-width:{round(MIN_SCALE * width)}px;max-width:{width}px;height:auto"
-    return '<div style="overflow-x:auto">' + svg.replace("<svg ", f'<svg style="{style}" ', 1) + "</div>"
+    return _SCROLLER + svg.replace("<svg ", f'<svg style="{style}" ', 1) + "</div>"
 
 
 def step_label(step: int, names: list[str]) -> str:
