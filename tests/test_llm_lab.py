@@ -112,6 +112,14 @@ def test_measurement_figures_carry_the_pair_label():
     t1 = [SimpleNamespace(prompt="x", observed=3.0, observed_se=0.2, predicted=2.9, predicted_se=0.1)]
     fig = figs.theorem1_figure(t1, "PAIR")
     assert "PAIR" in fig.layout.title.text and list(fig.data[1].x) == [2.9] and list(fig.data[1].y) == [3.0]
+    assert list(fig.data[1].text) == ["1"] and list(fig.data[1].customdata) == ["'x'"]
+    # prompts numbered on the plot, neighbours along x labelled on alternate sides
+    assert figs._alternate_sides([3.94, 5.0, 3.93, 2.0]) == [
+        "middle right",
+        "middle left",
+        "middle left",
+        "middle right",
+    ]
     rows = [
         SimpleNamespace(eps=e, rejection_law=law, reject_prob=0.3 - e, loss=e / 2, loglik=-2 - e, loglik_se=0.1)
         for e in (0.0, 0.1)
@@ -120,10 +128,12 @@ def test_measurement_figures_carry_the_pair_label():
     assert np.allclose([list(t.x) for t in figs.tradeoff_figure(rows, "PAIR").data], [[0.3, 0.2], [0.3, 0.2]])
     loglik = figs.loglik_figure(rows, "PAIR")
     assert np.allclose(loglik.data[0].y, [-2.0, -2.1])
-    # the laws' points side by side at each ε (their error bars apart), the table giving the true ε
-    assert np.allclose(loglik.data[0].x, [-0.0015, 0.0985]) and np.allclose(loglik.data[1].x, [0.0015, 0.1015])
+    # the measured ε evenly spaced and ticked with their values; the laws' points side by side at each (their
+    # error bars apart), the table giving the true ε
+    assert np.allclose(loglik.data[0].x, [-0.08, 0.92]) and np.allclose(loglik.data[1].x, [0.08, 1.08])
+    assert list(loglik.layout.xaxis.tickvals) == [0, 1] and list(loglik.layout.xaxis.ticktext) == ["0", "0.1"]
     assert all(list(t.meta["x"]) == [0.0, 0.1] for t in loglik.data)
-    assert '<th scope="row">0.1</th>' in data_tables(loglik) and "0.0985" not in data_tables(loglik)
+    assert '<th scope="row">0.1</th>' in data_tables(loglik) and "0.92" not in data_tables(loglik)
     speed = [
         SimpleNamespace(method="speculative", lookahead=k, speedup=s, predicted_speedup=s + 0.1)
         for k, s in ((1, 1.2), (2, 1.5))

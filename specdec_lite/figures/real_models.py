@@ -92,6 +92,14 @@ def training_figure(losses: Mapping[str, Sequence[float]], label: str) -> go.Fig
     return fig
 
 
+def _alternate_sides(x: Sequence[float]) -> list[str]:
+    """Text positions for points ordered by ``x``: right, left, right … so two neighbours never label one side."""
+    sides = [""] * len(x)
+    for rank, i in enumerate(np.argsort(x, kind="stable")):
+        sides[i] = "middle right" if rank % 2 == 0 else "middle left"
+    return sides
+
+
 def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
     """Observed mean rejections against Theorem 1's prediction (mean summed TV at drafted positions), ±2 SE."""
     obs = np.array([r.observed for r in rows])
@@ -107,7 +115,7 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
         go.Scatter(
             x=pred,
             y=obs,
-            mode="markers",
+            mode="markers+text",
             name=_("observed mean rejections, per prompt"),
             # which prompt each row of the data table is: its number in the list of prompts
             meta={"columns": {_("prompt no."): list(range(1, len(rows) + 1))}},
@@ -115,8 +123,11 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
             marker=dict(size=11, color=BLUE, opacity=0.55, line=dict(width=2, color=BLUE)),
             error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows])),
             error_x=dict(type="data", array=2 * np.array([r.predicted_se for r in rows])),
-            text=[repr(r.prompt) for r in rows],
-            hovertemplate=_("%{text}<br>predicted %{x:.2f}<br>observed %{y:.2f}") + "<extra></extra>",
+            # each point labelled with its prompt's number, neighbours along the x axis on alternate sides
+            text=[str(n) for n in range(1, len(rows) + 1)],
+            textposition=_alternate_sides(pred),
+            customdata=[repr(r.prompt) for r in rows],
+            hovertemplate=_("%{customdata}<br>predicted %{x:.2f}<br>observed %{y:.2f}") + "<extra></extra>",
         )
     )
     _finish(
@@ -158,15 +169,16 @@ def tradeoff_figure(rows: Sequence[Any], label: str) -> go.Figure:
 def loglik_figure(rows: Sequence[Any], label: str) -> go.Figure:
     """The target's mean log-likelihood per generated token (a quality proxy) against eps, ±2 SE.
 
-    The two laws are measured at the same ε: OPT's points are drawn a little to the left of theirs, UNO's a
-    little to the right (1.5% of the axis's span), so that their error bars stand side by side; the data table
+    The measured values of ε stand evenly spaced along the axis (they are far from evenly spaced: 0, 0.003 …
+    0.1), each ticked with its value. The two laws are measured at the same ε: OPT's points are drawn a little to
+    the left of it, UNO's a little to the right, so that their error bars stand side by side; the data table
     gives the true ε (``meta["x"]``)."""
-    eps = [r.eps for r in rows]
-    dodge = 0.015 * ((max(eps) - min(eps)) if eps else 0.0)
+    values = sorted({r.eps for r in rows})
+    at = {e: i for i, e in enumerate(values)}
     fig = _per_law(
         rows,
         lambda sel: dict(
-            x=[r.eps + (dodge if r.rejection_law == "uno" else -dodge) for r in sel],
+            x=[at[r.eps] + (0.08 if r.rejection_law == "uno" else -0.08) for r in sel],
             y=[r.loglik for r in sel],
             mode="lines+markers",
             error_y=dict(type="data", array=[2 * r.loglik_se for r in sel]),
@@ -179,9 +191,10 @@ def loglik_figure(rows: Sequence[Any], label: str) -> go.Figure:
         fig,
         _title(_("Quality proxy: the target's log-likelihood of the generated text"), label),
         460,
-        xaxis_title=_("ε (over-acceptance)"),
+        xaxis_title=_("ε (over-acceptance; the values measured, evenly spaced)"),
         yaxis_title=_("mean log q(x<sub>n</sub> | x<sub>1:n−1</sub>) per token"),
     )
+    fig.update_xaxes(tickvals=list(range(len(values))), ticktext=[f"{e:g}" for e in values])
     return fig
 
 
