@@ -203,10 +203,10 @@
       return Plotly.relayout(gd, upd).then(function () {
         if (!bars.length) return null;
         // a colour scale beside the plot takes its width: make it slim (turning it horizontal
-        // with restyle leaves plotly's old tick labels behind)
+        // with restyle leaves plotly's old tick labels behind), its title over it, clear of the ticks
         return Plotly.restyle(gd, {
           "colorbar.thickness": 10, "colorbar.xpad": 4, "colorbar.tickfont.size": 9,
-          "colorbar.title.side": "right", "colorbar.title.font.size": 11,
+          "colorbar.title.side": "top", "colorbar.title.font.size": 11,
         }, bars);
       }).then(function () {
         // room under the axes for the legend, so the plot keeps its height
