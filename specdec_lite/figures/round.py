@@ -181,12 +181,13 @@ def _round_rows(
     # each row: its name on a line of its own, then its boxes (the verify row: three lines of text)
     labels = [_("1 · draft"), _("2 · score"), _("3 · verify: keep a draft if u < min(1, q/p)"), _("4 · output")]
     heights = [_BOX_H + 20, _BOX_H + 20, 52, _BOX_H + 20]
-    ys, y = [], y0
-    for label, h in zip(labels, heights, strict=True):
-        out.append(_note(_LEFT, y + 14, label, _GREY, anchor="start"))
-        ys.append(y + _LABEL)
-        y += _LABEL + h + 6
     drafts = [i for i in range(k) if i in xs]
+    ys, y = [], y0
+    for band, (label, h) in enumerate(zip(labels, heights, strict=True)):
+        ys.append(y + _LABEL)
+        if drafts or band in (1, 3):  # a bonus token's column alone: no draft and no test, only score and output
+            out.append(_note(_LEFT, y + 14, label, _GREY, anchor="start"))
+            y += _LABEL + h + 6
     # 1. the draft proposes k tokens (free)
     for i in drafts:
         tok = r.drafts[i]
