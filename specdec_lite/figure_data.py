@@ -43,6 +43,28 @@ def plain(text: Any) -> str:
     return re.sub(r"\s+", " ", s).strip()
 
 
+#: Stand-ins for plotly's sub- and superscript tags in a table's text, which ``_table`` writes back as HTML tags
+#: after escaping the rest (private-use characters: no text has them).
+_MARKS = {"<sub>": "\ue000", "</sub>": "\ue001", "<sup>": "\ue002", "</sup>": "\ue003"}
+
+
+def marked(text: Any) -> str:
+    """``plain`` text that keeps its sub- and superscripts (``P<sup>A</sup>``, ``x<sub>1:T</sub>``), for a table's
+    header and caption: there the page sets them as the plot does, not as ``PA`` or ``x_1:T``."""
+    s = "" if text is None else str(text)
+    for tag, mark in _MARKS.items():
+        s = re.sub(re.escape(tag), mark, s, flags=re.I)
+    return plain(s)
+
+
+def _html(text: str) -> str:
+    """``text`` escaped for HTML, its sub- and superscript stand-ins written back as tags."""
+    s = html.escape(text)
+    for tag, mark in _MARKS.items():
+        s = s.replace(mark, tag)
+    return s
+
+
 def number(v: Any) -> str:
     """A value as the table shows it: 4 significant digits, integers whole, text as it is."""
     if v is None:
@@ -107,10 +129,29 @@ def _table_x(t: Any) -> list[Any] | None:
     return _values(getattr(t, "x", None))
 
 
-def _axis_title(fig: Any, ref: str | None, letter: str) -> str:
+def _axis_title(fig: Any, ref: str | None, letter: str, text: Any = plain) -> str:
+    """The title of axis ``ref`` as ``text`` gives it (``plain``, or ``marked`` for a table)."""
     key = f"{letter}axis" + (ref[1:] if ref and len(ref) > 1 else "")
     axis = fig.layout[key] if key in fig.layout else None
-    return plain(axis.title.text) if axis is not None and axis.title.text else ""
+    return text(axis.title.text) if axis is not None and axis.title.text else ""
+
+
+def _panel(fig: Any, t: Any) -> str:
+    """The title of the panel that trace ``t`` is drawn in, for a figure of several panels (a title annotation
+    over the middle of its axes); "" for a figure of one panel or a panel without a title."""
+    xref, yref = getattr(t, "xaxis", None) or "x", getattr(t, "yaxis", None) or "y"
+    xkey, ykey = "xaxis" + xref[1:], "yaxis" + yref[1:]
+    if xkey not in fig.layout or ykey not in fig.layout:
+        return ""
+    if not any(k.startswith("xaxis") and k != "xaxis" and fig.layout[k].domain for k in fig.layout):
+        return ""
+    x0, x1 = fig.layout[xkey].domain or (0, 1)
+    top = (fig.layout[ykey].domain or (0, 1))[1]
+    for a in fig.layout.annotations or ():
+        if a.xref == "paper" and a.yref == "paper" and a.x is not None and a.y is not None and a.text:
+            if x0 <= a.x <= x1 and abs(a.x - (x0 + x1) / 2) < 0.02 and abs(a.y - top) < 0.03:
+                return marked(a.text)
+    return ""
 
 
 def _title(fig: Any) -> str:
@@ -176,10 +217,11 @@ def _header(text: str) -> str:
     """A column's header cell, at least as wide as two or three lines of its words take (at most 10 em): in a table
     squeezed into a phone's width a long name would otherwise stand one word a line, five or six lines tall."""
     em = min(10.0, max(3.0, display_width(text) / 5))  # about 2 columns of text an em (a Chinese character: 1)
-    return f'<th scope="col" style="min-width:{em:.1f}em">{html.escape(text)}</th>'
+    return f'<th scope="col" style="min-width:{em:.1f}em">{_html(text)}</th>'
 
 
 def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Sequence[str]]], attrs: str) -> str:
+    """A table; ``caption`` and ``head`` are ``marked`` text (their sub- and superscripts set as such)."""
     th = "".join(_header(h) for h in head)
     body = "".join(
         f'<tr data-i="{i}"><th scope="row">{html.escape(first)}</th>'
@@ -189,7 +231,7 @@ def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Seq
     )
     return (
         f'<div class="sd-table-scroll" tabindex="0"><table class="sd-data-table" {attrs}>'
-        f"<caption>{html.escape(caption)}</caption><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
+        f"<caption>{_html(caption)}</caption><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
     )
 
 
@@ -200,7 +242,7 @@ def _note(n: int, shown: int, what: str = "points") -> str:
         return _(" ({shown} of {n} rows, evenly spaced)").format(shown=shown, n=n)
     if what == "columns":
         return _(" ({shown} of {n} columns, evenly spaced)").format(shown=shown, n=n)
-    return _(" ({shown} of {n} points, evenly spaced)").format(shown=shown, n=n)
+    return _(" ({shown} of its {n} plotted points)").format(shown=shown, n=n)
 
 
 def _heatmap(fig: Any, i: int) -> str:
@@ -209,11 +251,11 @@ def _heatmap(fig: Any, i: int) -> str:
     xs = _values(t.x) or list(range(z.shape[1]))
     ys = _values(t.y) or list(range(z.shape[0]))
     rows_i, cols_j = shown_points(z.shape[0]), shown_points(z.shape[1], MAX_COLUMNS)
-    xt, yt = _axis_title(fig, t.xaxis, "x") or "x", _axis_title(fig, t.yaxis, "y") or "y"
+    xt, yt = _axis_title(fig, t.xaxis, "x", marked) or "x", _axis_title(fig, t.yaxis, "y", marked) or "y"
     head = [f"{yt} \\ {xt}"] + [number(xs[j]) for j in cols_j]
     cells = np.asarray(column(list(z.ravel())), dtype=object).reshape(z.shape)
     rows = [(r, number(ys[r]), [cells[r, j] for j in cols_j]) for r in rows_i]
-    caption = plain(t.name) or _("heatmap")
+    caption = marked(t.name) or _("heatmap")
     caption += _note(z.shape[0], len(rows_i), "rows") + _note(z.shape[1], len(cols_j), "columns")
     cols = ",".join(str(j) for j in cols_j)
     return _table(caption, head, rows, f'data-sd-traces="{i}" data-sd-kind="heatmap" data-sd-columns="{cols}"')
@@ -229,13 +271,13 @@ def _histogram(fig: Any, i: int) -> str:
         counts, edges = np.histogram(x, bins=edges)
     else:
         counts, edges = np.histogram(x, bins=t.nbinsx or 20)
-    xt = _axis_title(fig, t.xaxis, "x") or _("value")
+    xt = _axis_title(fig, t.xaxis, "x", marked) or _("value")
     rows = [
         (k, _("{low} to {high}").format(low=number(edges[k]), high=number(edges[k + 1])), [str(c)])
         for k, c in enumerate(counts)
     ]
     caption = _("{name}: {n} values in {bins} equal bins").format(
-        name=plain(t.name) or _("histogram"), n=len(x), bins=len(counts)
+        name=marked(t.name) or _("histogram"), n=len(x), bins=len(counts)
     )
     return _table(caption, [xt, _("count")], rows, f'data-sd-traces="{i}" data-sd-kind="histogram"')
 
@@ -249,8 +291,8 @@ def _region(fig: Any, i: int) -> str | None:
     x, y = _table_x(t), _values(getattr(t, "y", None))
     if not x or not y or len(x) != len(y):
         return None
-    name = plain(t.name) or _("shaded region")
-    xt = _axis_title(fig, t.xaxis, "x") or "x"
+    name = marked(t.name) or _("shaded region")
+    xt = _axis_title(fig, t.xaxis, "x", marked) or "x"
     n = len(x)
     attrs = f'data-sd-traces="{i}" data-sd-kind="region"'
     if n % 2 == 0 and [number(v) for v in x[: n // 2]] == [number(v) for v in x[n // 2 :][::-1]]:
@@ -263,9 +305,23 @@ def _region(fig: Any, i: int) -> str | None:
     shown = shown_points(n)
     ys = column(y, _axis_scale(fig, t.yaxis, "y"))
     rows = [(k, number(x[k]), [ys[k]]) for k in shown]
-    head = [xt, _axis_title(fig, t.yaxis, "y") or "y"]
+    head = [xt, _axis_title(fig, t.yaxis, "y", marked) or "y"]
     caption = _("{name}: the corners of the shaded region").format(name=name) + _note(n, len(shown))
     return _table(caption, head, rows, attrs)
+
+
+def _error_bars(t: Any) -> list[Any] | None:
+    """The half-widths of trace ``t``'s vertical error bars, one per point (symmetric bars given as data or as one
+    constant); None for a trace without them."""
+    e = getattr(t, "error_y", None)
+    if e is None or e.visible is False or e.type not in ("data", "constant", None):
+        return None
+    n = len(_values(getattr(t, "y", None)) or [])
+    if e.array is not None and (e.type in ("data", None)):
+        return _values(e.array)
+    if e.type == "constant" and e.value is not None:
+        return [e.value] * n
+    return None
 
 
 def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
@@ -291,16 +347,29 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         ys = [_values(fig.data[i].y) for i in traces]
         n = len(x) if x is not None else len(ys[0] or [])
         xs = x if x is not None and len(x) == n else list(range(n))
-        head = [_axis_title(fig, first.xaxis, "x") or ("x" if x is not None else _("point"))]
-        for i in traces:
-            head.append(plain(fig.data[i].name) or _axis_title(fig, fig.data[i].yaxis, "y") or "y")
-        # a trace's own columns (meta "columns": {name: values}), e.g. the ε of each point of a trade-off curve
+        head = [_axis_title(fig, first.xaxis, "x", marked) or ("x" if x is not None else _("point"))]
+        names = [marked(fig.data[i].name) for i in traces]
+        quantity = _axis_title(fig, first.yaxis, "y", marked)
+        # one trace: its column is headed by the quantity it holds (the y axis's title), the caption names the
+        # trace; several: a column each, headed by its trace, the caption naming the quantity they all hold
+        alone = len(traces) == 1 and bool(names[0]) and bool(quantity)
+        if alone:
+            head.append(quantity)
+        else:
+            for name, i in zip(names, traces, strict=True):
+                head.append(name or _axis_title(fig, fig.data[i].yaxis, "y", marked) or "y")
+        # a trace's own columns (meta "columns": {name: values}), e.g. the ε of each point of a trade-off curve,
+        # and the half-widths of its error bars
         for i in traces:
             meta = fig.data[i].meta
-            for name, values in (meta.get("columns", {}) if isinstance(meta, dict) else {}).items():
-                whose = plain(fig.data[i].name)
+            columns = dict(meta.get("columns", {})) if isinstance(meta, dict) else {}
+            bars = _error_bars(fig.data[i])
+            if bars is not None:
+                columns[_("half-width of the error bar")] = bars
+            for name, values in columns.items():
+                whose = marked(fig.data[i].name)
                 shared = len(traces) > 1 and whose  # several traces' columns side by side: say whose
-                head.append(_("{trace}: {column}").format(trace=whose, column=name) if shared else name)
+                head.append(_("{trace}: {column}").format(trace=whose, column=marked(name)) if shared else marked(name))
                 ys.append(_values(values))
         scales: list[float | None] = [_axis_scale(fig, fig.data[i].yaxis, "y") for i in traces]
         scales += [None] * (len(ys) - len(scales))  # a trace's own columns, on no axis: their own scale
@@ -308,7 +377,14 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         cols = [column(y, scale) if y is not None else [] for y, scale in zip(ys, scales, strict=True)]
         shown = shown_points(n)
         rows = [(k, xcol[k], [c[k] if k < len(c) else "–" for c in cols]) for k in shown]
-        caption = _("; ").join(head[1:]) + _note(n, len(shown))
+        if alone:
+            what = names[0]
+        elif quantity and len({fig.data[i].yaxis for i in traces}) == 1:
+            what = _("{quantity}: {names}").format(quantity=quantity, names=_("; ").join(filter(None, names)))
+        else:
+            what = _("; ").join(head[1:])
+        panel = _panel(fig, first)
+        caption = (_("{panel}: {what}").format(panel=panel, what=what) if panel else what) + _note(n, len(shown))
         out.append(_table(caption, head, rows, f'data-sd-traces="{",".join(map(str, traces))}" data-sd-kind="xy"'))
     return out + regions
 

@@ -107,7 +107,28 @@ def test_a_long_trace_is_thinned_evenly_keeping_its_ends():
     assert steps.min() >= 16 and steps.max() <= 17, "evenly spaced"
     for i, (x, y) in rows:
         assert int(x) == i and abs(float(y) - i**2) <= 5e-4 * i**2
-    assert f"{fd.MAX_ROWS} of {n} points" in t["caption"]
+    assert f"{fd.MAX_ROWS} of its {n} plotted points" in t["caption"]
+
+
+def test_a_lone_trace_is_headed_by_its_quantity_and_named_with_its_panel_in_the_caption():
+    from specdec_lite.figures.part2 import panel_layout
+
+    layout = panel_layout(["left", "right"])
+    layout["yaxis2"]["title"] = "bias TV(P<sup>A</sup>, q)"
+    fig = go.Figure(
+        [
+            go.Scatter(x=[0, 1], y=[1, 2], name="a"),
+            go.Scatter(x=[0, 1], y=[3, 4], name="b", error_y=dict(type="data", array=[0.1, 0.2])),
+            go.Scatter(x=[0.5, 1], y=[0.2, 0.1], name="front", xaxis="x2", yaxis="y2"),
+        ],
+        layout=layout,
+    )
+    html = fd.data_tables(fig)
+    shared, lone = parse(html).tables
+    assert shared["head"][1:] == ["a", "b", "b: half-width of the error bar"]
+    assert shared["rows"][1] == (1, ["1", "2", "4", "0.2"])
+    assert lone["head"][1] == "bias TV(PA, q)" and lone["caption"] == "right: front"
+    assert "TV(P<sup>A</sup>, q)" in html, "the superscript is set as the plot sets it"
 
 
 def test_a_trace_without_x_is_listed_by_point():

@@ -349,6 +349,10 @@ def quality_sweep_slider(
     )
 
 
+#: How many sequences ``sequence_check_figure`` shows on a phone.
+PHONE_SEQUENCES = 20
+
+
 def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go.Figure:
     """Observed frequency of each whole sequence (runs, T) against its exact probability ``law``.
 
@@ -371,8 +375,6 @@ def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go
                 y=law[order],
                 mode="markers",
                 name=_("exact q(x<sub>1:T</sub>)"),
-                # the error bars' half-widths in the data table beside q
-                meta={"columns": {_("± 2 SE of a frequency"): 2 * np.sqrt(law[order] * (1 - law[order]) / runs)}},
                 # slim marks and no caps: 40 bars leave a phone's plot about 7 pixels per bar, and a mark as
                 # wide as that runs into its neighbours' (equal probabilities drew one long line)
                 marker=dict(color=COLORS["q"], size=4, symbol="line-ew-open", line=dict(width=2)),
@@ -398,4 +400,20 @@ def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go
         yaxis_title=_("probability"),
         height=420,
     )
+    # a phone leaves too little width for 40 bars and their error bars: it shows the most likely half
+    # (the data table keeps them all), the axis title saying so
+    shown = min(len(order), PHONE_SEQUENCES)
+    fig.update_xaxes(range=[-0.5, len(order) - 0.5], autorange=False)
+    if shown < len(order):
+        narrow_layout(
+            fig,
+            xaxis=dict(
+                range=[-0.5, shown - 0.5],
+                title=dict(
+                    text=_(
+                        "sequence x<sub>1</sub> … x<sub>T</sub>: the {shown} most likely (the data table has {top})"
+                    ).format(shown=shown, top=len(order))
+                ),
+            ),
+        )
     return fig

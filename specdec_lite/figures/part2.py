@@ -19,7 +19,7 @@ from ..chains import MarkovChain
 from ..laws import over_accept, tv
 from ..optimality import random_unbiased_member
 from ..plotting import legend_below, narrow_layout, slider_figure
-from .part1 import token_labels
+from .part1 import stacked_on_a_phone, token_labels
 
 #: Colours shared by the Part II figures and widgets (p and q as in Part I).
 COLORS = {
@@ -495,7 +495,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                 x=x,
                 y=b,
                 mode="markers",
-                name="b = min(1, (q + ε)/p)",
+                name="b = min(1, max(0, (q + ε)/p))",
                 marker=dict(symbol="diamond", size=11, color=COLORS["opt"]),
                 cliponaxis=False,  # a diamond at b = 0 or 1 is drawn whole, over the axis line
             ),
@@ -514,6 +514,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                 y=[pt[1] for pt in path],
                 mode="lines",
                 name=_("path of ✖ as ε varies"),
+                meta={"columns": {"ε": [float(e) for e in grid]}},  # the data table says which ε each point is
                 # over the front and along the x axis: dotted and dark, so it shows on both
                 line=dict(color=COLORS["out"], width=2.5, dash="dot"),
                 xaxis="x2",
@@ -548,7 +549,8 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
         height=620, margin=dict(t=190), barmode="group", legend=dict(orientation="h", x=0, y=1.12, yanchor="bottom")
     )
     centre = int(np.argmin(np.abs(grid))) if active is None else active
-    return slider_figure(steps, label="ε", layout=layout, active=centre)
+    fig = slider_figure(steps, label="ε", layout=layout, active=centre)
+    return stacked_on_a_phone(fig, 2, height=1050, gap=0.17)
 
 
 def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: int = 200, seed: int = 0) -> go.Figure:

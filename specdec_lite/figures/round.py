@@ -155,11 +155,23 @@ def stages(r: WorkedRound) -> list[str]:
     return [_("draft"), _("score"), *tests, _("residual draw") if r.rejected else _("bonus token")]
 
 
-def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) -> tuple[list[str], float]:
+def _round_rows(
+    r: WorkedRound, y0: float, title: str, upto: int | None = None, span: tuple[int, int] | None = None
+) -> tuple[list[str], float]:
+    """The picture of round ``r`` from height ``y0`` down, and the height below it. With ``span = (a, b)`` only its
+    columns ``a`` to ``b - 1`` (one row of a round wrapped onto several, ``round_svg``'s ``per_row``), the title
+    over the first of them."""
     k = len(r.drafts)
-    xs = [_LEFT + i * (_BOX_W + _GAP) for i in range(k + 1)]
+    a, b = span if span is not None else (0, k + 1)
+    xs = {i: _LEFT + (i - a) * (_BOX_W + _GAP) for i in range(a, b)}
     last = len(stages(r)) - 1
-    out = [_note(_LEFT, y0 + 17, title, size=15, anchor="start").replace("<text", '<text font-weight="bold"', 1)]
+    out = []
+    if a == 0:
+        heading = _note(_LEFT, y0 + 17, title, size=15, anchor="start")
+        out.append(heading.replace("<text", '<text font-weight="bold"', 1))
+        y0 += 30
+    else:
+        y0 += 6
 
     def put(stage: int, item: str) -> None:
         """Draw ``item``, which belongs to step ``stage``, if the picture goes that far."""
@@ -169,33 +181,39 @@ def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) 
     # each row: its name on a line of its own, then its boxes (the verify row: three lines of text)
     labels = [_("1 · draft"), _("2 · score"), _("3 · verify: keep a draft if u < min(1, q/p)"), _("4 · output")]
     heights = [_BOX_H + 20, _BOX_H + 20, 52, _BOX_H + 20]
-    ys, y = [], y0 + 30
-    for label, h in zip(labels, heights, strict=True):
-        out.append(_note(_LEFT, y + 14, label, _GREY, anchor="start"))
+    drafts = [i for i in range(k) if i in xs]
+    ys, y = [], y0
+    for band, (label, h) in enumerate(zip(labels, heights, strict=True)):
         ys.append(y + _LABEL)
-        y += _LABEL + h + 6
+        if drafts or band in (1, 3):  # a bonus token's column alone: no draft and no test, only score and output
+            out.append(_note(_LEFT, y + 14, label, _GREY, anchor="start"))
+            y += _LABEL + h + 6
     # 1. the draft proposes k tokens (free)
-    for i, tok in enumerate(r.drafts):
+    for i in drafts:
+        tok = r.drafts[i]
         put(0, _box(xs[i], ys[0], FILLS["p"], r.vocab[tok], stroke=INK["p"]))
         put(0, _note(xs[i] + _BOX_W / 2, ys[0] + _BOX_H + 15, f"p = {r.p[tok]:.2f}", INK["p"]))
     # 2. one oracle call scores every draft; a round that may end with a bonus token also
     #    needs q at the position after the last draft, which the same call computes
-    cols = k if r.rejected else k + 1
-    x_end = xs[cols - 1] + _BOX_W
-    put(
-        1,
-        f'<rect x="{xs[0]}" y="{ys[1]}" width="{x_end - xs[0]}" height="{_BOX_H}" rx="6" fill="{FILLS["q"]}"'
-        f' stroke="{INK["q"]}" stroke-width="1.5"/>',
-    )
-    if r.rejected:
-        call = _("one target call scores all {k} drafts").format(k=k)
-    else:
-        call = _("one target call: {k} drafts + the next position").format(k=k)
-    put(1, _note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call))
-    for i, tok in enumerate(r.drafts):
-        put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 15, f"q = {r.q[tok]:.2f}", INK["q"]))
+    cols = [i for i in range(k if r.rejected else k + 1) if i in xs]
+    if cols:
+        x0, x_end = xs[cols[0]], xs[cols[-1]] + _BOX_W
+        put(
+            1,
+            f'<rect x="{x0}" y="{ys[1]}" width="{x_end - x0}" height="{_BOX_H}" rx="6" fill="{FILLS["q"]}"'
+            f' stroke="{INK["q"]}" stroke-width="1.5"/>',
+        )
+        if a > 0:
+            call = _("same call")
+        elif r.rejected:
+            call = _("one target call scores all {k} drafts").format(k=k)
+        else:
+            call = _("one target call: {k} drafts + the next position").format(k=k)
+        put(1, _note((x0 + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call))
+    for i in drafts:
+        put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 15, f"q = {r.q[r.drafts[i]]:.2f}", INK["q"]))
     # 3. verify left to right: accept with probability min(1, q/p), stop at the first rejection
-    for i in range(k):
+    for i in drafts:
         cx = xs[i] + _BOX_W / 2
         if i < len(r.u):
             ok = i < r.n_accepted
@@ -208,16 +226,19 @@ def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) 
             put(last, _note(cx, ys[2] + 29, _("not examined"), _GREY))
     # output: accepted drafts, then the residual draw (or the bonus token), then discarded drafts
     for i in range(r.n_accepted):
-        put(2 + i, _box(xs[i], ys[3], FILLS["accept"], r.vocab[r.drafts[i]], stroke=INK["accept"]))
+        if i in xs:
+            put(2 + i, _box(xs[i], ys[3], FILLS["accept"], r.vocab[r.drafts[i]], stroke=INK["accept"]))
     j = r.n_accepted
     below = ys[3] + _BOX_H + 15
     if r.rejected:
-        put(last, _box(xs[j], ys[3], FILLS["residual"], r.vocab[r.last_token], stroke=INK["residual"]))
-        put(last, _note(xs[j] + _BOX_W / 2, below, _("from [q − p]₊"), INK["residual"]))
+        if j in xs:
+            put(last, _box(xs[j], ys[3], FILLS["residual"], r.vocab[r.last_token], stroke=INK["residual"]))
+            put(last, _note(xs[j] + _BOX_W / 2, below, _("from [q − p]₊"), INK["residual"]))
         for i in range(j + 1, k):
-            put(last, _box(xs[i], ys[3], FILLS["grey"], r.vocab[r.drafts[i]], dashed=True, stroke=_GREY))
-            put(last, _note(xs[i] + _BOX_W / 2, below, _("discarded"), _GREY))
-    else:
+            if i in xs:
+                put(last, _box(xs[i], ys[3], FILLS["grey"], r.vocab[r.drafts[i]], dashed=True, stroke=_GREY))
+                put(last, _note(xs[i] + _BOX_W / 2, below, _("discarded"), _GREY))
+    elif k in xs:
         put(last, _box(xs[k], ys[3], FILLS["q"], r.vocab[r.last_token], stroke=INK["q"]))
         put(last, _note(xs[k] + _BOX_W / 2, below, _("bonus, from q"), INK["q"]))
     return out, below + 10
@@ -273,27 +294,44 @@ def describe_round(r: WorkedRound, title: str, upto: int | None = None) -> str:
     return ("" if language() == "zh_CN" else " ").join(out)  # Chinese sentences end in 。, with no space
 
 
+def columns(r: WorkedRound) -> int:
+    """How many columns the picture of round ``r`` takes: one per draft, and one for a bonus token."""
+    return len(r.drafts) + (0 if r.rejected else 1)
+
+
 def round_svg(
-    rounds: Sequence[WorkedRound], titles: Sequence[str], *, upto: int | None = None, background: bool = True
+    rounds: Sequence[WorkedRound],
+    titles: Sequence[str],
+    *,
+    upto: int | None = None,
+    background: bool = True,
+    per_row: int | None = None,
 ) -> str:
     """An SVG picture of each round, one under the other (it scales to any width).
 
     With ``upto``, each round is drawn only up to that step of ``stages(round)`` (0: the
     drafts alone), so a slider can walk through a round. Without ``background`` the picture is
-    drawn on no background of its own, for a box that gives it ``BACKGROUND``.
+    drawn on no background of its own, for a box that gives it ``BACKGROUND``. With ``per_row``, a round of
+    more columns is wrapped onto several rows of at most ``per_row`` columns (a narrow picture, for a phone).
     """
     if len(rounds) != len(titles) or not rounds:
         raise ValueError("rounds, titles: need one title per round, and at least one round")
     if upto is not None:
         upto = check_int(upto, "upto", low=0, what="a step index: ")
+    if per_row is not None:
+        per_row = check_int(per_row, "per_row", low=2)
     titles = [_(t) for t in titles]
     k = max(len(r.drafts) for r in rounds)
-    width = 2 * _LEFT + (k + 1) * (_BOX_W + _GAP) - _GAP
+    shown = k + 1 if per_row is None else min(k + 1, per_row, max(columns(r) for r in rounds))
+    width = 2 * _LEFT + shown * (_BOX_W + _GAP) - _GAP
     parts, y = [], 0.0
     label = escape(" ".join(describe_round(r, t, upto) for r, t in zip(rounds, titles, strict=True)))
     for r, title in zip(rounds, titles, strict=True):
-        rows, y = _round_rows(r, y, title, upto)
-        parts += rows
+        n = columns(r) if per_row is not None else k + 1
+        step = n if per_row is None else per_row
+        for a in range(0, n, step):
+            rows, y = _round_rows(r, y, title, upto, (a, min(a + step, n)) if per_row is not None else None)
+            parts += rows
         y += 14
     # the language named, for the Chinese glyphs and a screen reader
     lang = ' xml:lang="zh-CN" lang="zh-CN"' if language() == "zh_CN" else ""

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._i18n import _
 from ..figures.part1 import token_labels
-from ..figures.round import BACKGROUND, WorkedRound, round_svg, stages, worked_round
+from ..figures.round import BACKGROUND, WorkedRound, columns, round_svg, stages, worked_round
 from ..primitives import check_int
 from .core import choices
 from .token_explorer import PRESETS, token_laws
@@ -47,12 +47,18 @@ def round_update(
         raise ValueError(_("step: must be >= 0, got {step}").format(step=step))
     head = "<p><b>" + step_label(step, names) + "</b></p>"
     title = _("{K} drafts, draft quality {quality:g}, seed {seed}").format(K=K, quality=quality, seed=seed)
-    return head + fitted(round_svg([r], [title], upto=step, background=False))
+    wide = round_svg([r], [title], upto=step, background=False)
+    narrow = round_svg([r], [title], upto=step, background=False, per_row=PER_ROW) if columns(r) > PER_ROW else None
+    return head + fitted(wide, narrow)
 
 
 #: The smallest share of its own size an explorer's picture is shrunk to, to fit its box: its smallest words (13
-#: units) stay about 12 pixels high; a wider picture (four drafts or more on a phone) scrolls sideways instead.
-MIN_SCALE = 0.9
+#: units) stay 11 pixels high or more. A box narrower than that shows the round wrapped onto rows of ``PER_ROW``
+#: columns (a phone; the whole round in view, no scrolling); narrower still (a picture that still does not fit),
+#: the picture scrolls sideways.
+MIN_SCALE = 0.85
+#: Columns a row of the narrow picture: four draft boxes fit a phone's width with words 11 pixels high or more.
+PER_ROW = 4
 
 #: The picture's white background, with a shadow at each edge of its box beyond which it goes on (the cue that
 #: it scrolls sideways): each edge's white cover moves with the picture (``local``) and hides that edge's shadow
@@ -67,14 +73,35 @@ _SCROLLER = (
 )
 
 
-def fitted(svg: str) -> str:
-    """``svg`` (drawn without a background) as wide as its box, never wider than drawn nor narrower than
-    ``MIN_SCALE`` of that, in a box that scrolls sideways when the picture is wider still, with a shadow at an
-    edge it goes on beyond: four drafts scroll a little on a phone, eight scroll further (at the width of the
-    whole picture they overran the phone's screen, cut at its edge; shrunk to fit, their words were 7 pixels)."""
+def _sized(svg: str) -> tuple[str, int]:
+    """``svg`` as wide as its box, never wider than drawn nor narrower than ``MIN_SCALE`` of that; its width."""
     width = int(re.search(r'<svg [^>]*?\bwidth="(\d+)"', svg)[1])
     style = f"width:100%;min-width:{round(MIN_SCALE * width)}px;max-width:{width}px;height:auto"
-    return _SCROLLER + svg.replace("<svg ", f'<svg style="{style}" ', 1) + "</div>"
+    return svg.replace("<svg ", f'<svg style="{style}" ', 1), width
+
+
+def fitted(svg: str, narrow: str | None = None) -> str:
+    """``svg`` (drawn without a background) as wide as its box, never wider than drawn nor narrower than
+    ``MIN_SCALE`` of that, in a box that scrolls sideways when the picture is wider still, with a shadow at an
+    edge it goes on beyond. With ``narrow`` (the same round wrapped onto several rows), a box too narrow for
+    ``svg`` at ``MIN_SCALE`` shows ``narrow`` instead (a container query: no script), so a phone shows the whole
+    round with words that read, where the one-row picture was cut at the screen's edge or shrunk to 8 pixels."""
+    svg, width = _sized(svg)
+    if narrow is None:
+        return _SCROLLER + svg + "</div>"
+    narrow, _width = _sized(narrow)
+    least = round(MIN_SCALE * width)
+    box = f"sd-round-fit-{least}"  # one rule per width: equal pictures share it
+    style = (
+        f"<style>.{box}{{container-type:inline-size}}.{box}>.sd-fit-narrow{{display:none}}"
+        f"@container (max-width:{least - 1}px){{.{box}>.sd-fit-wide{{display:none}}"
+        f".{box}>.sd-fit-narrow{{display:block}}}}</style>"
+    )
+    return (
+        f'{style}<div class="{box}">'
+        f'<div class="sd-fit-wide">{_SCROLLER}{svg}</div></div>'
+        f'<div class="sd-fit-narrow">{_SCROLLER}{narrow}</div></div></div>'
+    )
 
 
 def step_label(step: int, names: list[str]) -> str:

@@ -98,7 +98,6 @@ def token_update(
             yaxis=y4,
             marker=dict(color=COLORS["q"], size=10, symbol="line-ew-open", line=dict(width=3)),
             error_y=dict(type="data", array=2 * np.sqrt(q * (1 - q) / runs), color=COLORS["q"]),
-            meta={"columns": {_("2 SE"): 2 * np.sqrt(q * (1 - q) / runs)}},  # the data table lists the bars too
         ),
     ]
     fig = go.Figure(bars, layout)
