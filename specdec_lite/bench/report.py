@@ -312,13 +312,13 @@ def headlines(results: dict[str, Any]) -> list[str]:
     if "vectorised_s" in spec:
         line = _(
             "Speculative decoding's sampler runs {runs:,} runs of a V = {V}, T = {T} chain in {ms:.0f} ms "
-            "({millions:.1f} million token-steps per second)"
+            "({rate:,.0f} token-steps per second)"
         ).format(
             runs=sam["runs"],
             V=sam["V"],
             T=sam["T"],
             ms=spec["vectorised_s"] * 1e3,
-            millions=spec["token_steps_per_s"] / 1e6,
+            rate=spec["token_steps_per_s"],
         )
         if spec.get("reference"):
             line += _(", {speedup:,.0f} times faster per run than the loop that runs one sequence at a time.").format(
