@@ -118,3 +118,26 @@ def test_a_cell_text_without_its_translation_is_named():
     assert _i18n.translate_code('print(_("已是中文：{x}"), _(name), _(f"{x}"))\n', cell=True).startswith(
         'print(_("已是'
     )
+
+
+def test_the_chinese_build_shows_a_cell_in_chinese_and_names_a_missing_text():
+    import sys
+    from types import SimpleNamespace
+
+    from docutils import nodes
+    from sphinx.errors import ExtensionError
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import editions as ext
+
+    def page(code):
+        doctree = nodes.document(None, None)
+        doctree += nodes.container("", nodes.literal_block(code, code), nb_element="cell_code_source")
+        return doctree
+
+    app = SimpleNamespace(env=SimpleNamespace(docname="book/ch01_markov_chains"))
+    shown = page('print(_("law of x_1: {law}").format(law=1))  # 中文注释\n')
+    ext.translate_cells(app, shown)
+    assert shown.astext() == 'print(_("x_1 的分布：{law}").format(law=1))  # 中文注释\n'
+    with pytest.raises(ExtensionError, match="book/ch01_markov_chains: .*'no such message'"):
+        ext.translate_cells(app, page('print(_("no such message"))\n'))
