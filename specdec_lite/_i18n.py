@@ -18,6 +18,7 @@ import ast
 import functools
 import gettext
 import io
+import itertools
 import os
 import re
 import tokenize
@@ -80,16 +81,25 @@ def extract_myst(fileobj: Any, keywords: Any, comment_tags: Any, options: Any) -
     yield from extract_python(io.BytesIO("".join(lines).encode("utf-8")), keywords, comment_tags, options)
 
 
-# --- The package's code on the Chinese pages ------------------------------------------------------------------
-# A Chinese page shows package code with ``literalinclude`` (book/_ext/editions.py); its docstrings and comments
-# are messages of this catalogue (the English text, a docstring as ``ast.get_docstring`` cleans it), the code
-# itself is shown as written.
+# --- Code on the Chinese pages ---------------------------------------------------------------------------------
+# A Chinese page shows package code with ``literalinclude`` and runs the English page's code cells
+# (book/_ext/editions.py). The package code's docstrings and comments are messages of this catalogue (the English
+# text, a docstring as ``ast.get_docstring`` cleans it), the code itself is shown as written. A code cell shows
+# its docstrings and the literals of its ``_()`` calls in Chinese (its comments are written in Chinese): the
+# shown cell prints what the page shows, as gettext gives a message it lacks back unchanged.
 
 _INCLUDE = re.compile(r"^```\{literalinclude\} *(\S+)\n((?::[\w-]+:.*\n)*)```", re.M)
+_CELL = re.compile(r"^```\{code-cell\}.*\n(?:---\n(?:.*\n)*?---\n)?((?::.*\n)*)((?:.*\n)*?)```", re.M)
+_CHINESE = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+Text = tuple[tuple[int, int], tuple[int, int], str, str]
 
 
-def code_texts(code: str) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
-    """The docstrings and comments of Python ``code``: (start, end, English text) of each, in order."""
+def code_texts(code: str, comments: bool = True, calls: bool = False) -> list[Text]:
+    """The texts of Python ``code``: (start, end, English text, kind) of each, in order.
+
+    The kinds: ``docstring``; ``comment`` (when ``comments``); ``call``, the string of a ``_()`` or ``N_()``
+    call whose one argument is a literal (when ``calls``; the span of its strings, as Python concatenates them).
+    """
     tree = ast.parse(code)
     docs = {}
     for node in ast.walk(tree):
@@ -98,26 +108,85 @@ def code_texts(code: str) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
             if text is not None:
                 docs[(node.body[0].value.lineno, node.body[0].value.col_offset)] = text
     found = []
-    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-        if tok.type == tokenize.COMMENT:
-            found.append((tok.start, tok.end, tok.string.lstrip("#").strip()))
+    tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    program = [tok for tok in tokens if tok.type not in (tokenize.COMMENT, tokenize.NL)]
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT and comments:
+            found.append((tok.start, tok.end, tok.string.lstrip("#").strip(), "comment"))
         elif tok.type == tokenize.STRING and tok.start in docs:
-            found.append((tok.start, tok.end, docs[tok.start]))
-    return found
+            found.append((tok.start, tok.end, docs[tok.start], "docstring"))
+    for i, tok in enumerate(program[:-2] if calls else ()):
+        after = program[i + 2 :]
+        strings = list(itertools.takewhile(lambda t: t.type == tokenize.STRING, after))
+        if (
+            tok.string in ("_", "N_")
+            and (i == 0 or program[i - 1].string != ".")
+            and program[i + 1].string == "("
+            and strings
+            and after[len(strings)].string == ")"
+            and not any("f" in t.string.split(t.string[-1])[0].lower() for t in strings)
+        ):
+            text = ast.literal_eval(" ".join(t.string for t in strings))
+            found.append((strings[0].start, strings[-1].end, text, "call"))
+    return sorted(found)
 
 
-def translate_code(code: str, lang: str = "zh_CN") -> str:
-    """``code`` with each docstring and comment in ``lang``; ``KeyError`` lists the texts without a translation."""
+def _literal(text: str, like: str) -> str:
+    """``text`` as a Python string literal with the quotes and prefix (but ``r``) of the literal ``like``."""
+    prefix = like[: len(like) - len(like.lstrip("rRuU"))]
+    rest = like[len(prefix) :]
+    quotes = rest[:3] if rest[:3] in ('"""', "'''") else rest[0]
+    body = text.replace("\\", "\\\\").replace(quotes[0], "\\" + quotes[0])
+    if len(quotes) == 1:
+        body = body.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+    new = prefix.strip("rR") + quotes + body + quotes
+    assert ast.literal_eval(new) == text, new
+    return new
+
+
+def _pieces(text: str, lengths: list[int]) -> list[str]:
+    """``text`` cut into as many pieces as ``lengths`` has, of about their shares, after a break if one is near."""
+    cuts, total, done = [0], sum(lengths) or 1, 0
+    for length in lengths[:-1]:
+        done += length
+        cut = max(cuts[-1], round(len(text) * done / total))
+        window = range(max(cuts[-1], cut - 16), min(len(text) - 1, cut + 16))
+        # after punctuation, else after a space
+        breaks = {i + 1: text[i] == " " for i in window if text[i] in "\n，。；：、" or text[i] == " " != text[i + 1]}
+        cut = min(breaks, key=lambda i: (breaks[i], abs(i - cut)), default=cut)
+        while text.count("{", 0, cut) > text.count("}", 0, cut):  # not inside a placeholder
+            cut += 1
+        cuts.append(cut)
+    return [text[a:b] for a, b in zip(cuts, [*cuts[1:], len(text)], strict=True)]
+
+
+def translate_code(code: str, lang: str = "zh_CN", cell: bool = False) -> str:
+    """``code`` with each docstring and comment in ``lang``; ``KeyError`` lists the texts without a translation.
+
+    ``cell``: the code of a page's code cell, with its docstrings and the strings of its ``_()`` calls in
+    ``lang``, and its comments as written; a text already in Chinese is kept.
+    """
     catalogue = translations(lang)
     lines = code.splitlines(keepends=True)
     missing = []
-    for (row, col), (end_row, end_col), text in reversed(code_texts(code)):
+    for (row, col), (end_row, end_col), text, kind in reversed(code_texts(code, comments=not cell, calls=cell)):
+        if cell and _CHINESE.search(text):
+            continue
         translated = catalogue.gettext(text)
         if translated == text and lang != "en":
             missing.append(text)
         first = lines[row - 1]
-        if first[col] == "#":
+        if kind == "comment":
             new = "# " + translated
+        elif kind == "call":  # each string of the call keeps its place, quotes and prefix
+            span = "".join(lines[row - 1 : end_row])[col : len("".join(lines[row - 1 : end_row - 1])) + end_col]
+            tokens = tokenize.generate_tokens(io.StringIO(f"({span})").readline)
+            strings = [t for t in tokens if t.type == tokenize.STRING]
+            parts = re.split("|".join(re.escape(t.string) for t in strings), span)
+            pieces = _pieces(translated, [len(ast.literal_eval(t.string)) for t in strings])
+            new = parts[0] + "".join(
+                _literal(p, t.string) + rest for p, t, rest in zip(pieces, strings, parts[1:], strict=True)
+            )
         else:  # the docstring keeps its prefix and quotes; its lines are indented as the opening quotes
             literal = first[col:]
             prefix = literal[: len(literal) - len(literal.lstrip("rRuU"))]
@@ -147,8 +216,20 @@ def included_code(page: Path) -> list[tuple[int, str]]:
     return found
 
 
+def code_cells(page: Path) -> list[tuple[int, str]]:
+    """(line, code) of each code cell of a MyST page (its options left out)."""
+    text = page.read_text(encoding="utf-8")
+    return [(text.count("\n", 0, match.start(2)) + 1, match[2]) for match in _CELL.finditer(text)]
+
+
 def extract_code_texts(fileobj: Any, keywords: Any, comment_tags: Any, options: Any) -> Iterator[Any]:
-    """``pybabel extract`` for the Chinese pages: the docstrings and comments of the code they include."""
-    for line, code in included_code(Path(fileobj.name)):
-        for _start, _end, text in code_texts(code):
+    """``pybabel extract`` for the Chinese pages: the docstrings and comments of the code they include, and the
+    docstrings of their code cells written in English (the cells' ``_()`` messages come from the English pages)."""
+    page = Path(fileobj.name)
+    for line, code in included_code(page):
+        for _start, _end, text, _kind in code_texts(code):
             yield line, None, text, []
+    for line, code in code_cells(page):
+        for (row, _col), _end, text, _kind in code_texts(code, comments=False):
+            if not _CHINESE.search(text):
+                yield line + row - 1, None, text, []

@@ -28,7 +28,8 @@
   pages the MyST parser gets :func:`cjk_emphasis_plugin`, the CJK-friendly rule for ``*`` runs.
 * Package code on a Chinese page: ``literalinclude`` shows its docstrings and comments in Chinese, from the
   package's gettext catalogue (``specdec_lite._i18n.translate_code``); the code is shown as written, and a text
-  the catalogue lacks stops the build.
+  the catalogue lacks stops the build. A code cell shows its docstrings and the strings of its ``_()`` calls in
+  Chinese (its comments are written in Chinese), and runs as written: the English page's program.
 * When the English HTML build ends, it builds ``zh/`` (same warning flags) with its own
   jupyter-cache, and copies it into ``zh/`` of its output: ``jupyter-book build .`` builds both.
   ``SPECDEC_BOOK_EDITIONS=en`` skips the Chinese build (a quicker build while writing English).
@@ -269,17 +270,36 @@ class LiteralInclude(_LiteralInclude):
         result = super().run()
         if not _is_zh(self.env.app):
             return result
-        from specdec_lite._i18n import translate_code
-
         for block in (n for node in result for n in node.findall(nodes.literal_block)):
-            try:
-                code = translate_code(block.astext())
-            except KeyError as missing:
-                where = f"{self.env.docname}: literalinclude {self.arguments[0]}"
-                raise ExtensionError(f"{where}: no Chinese in specdec_lite's catalogue for {missing.args[0]}") from None
-            block.rawsource = code
-            block.children = [nodes.Text(code)]
+            translate_block(block, f"{self.env.docname}: literalinclude {self.arguments[0]}")
         return result
+
+
+def translate_block(block: nodes.literal_block, where: str, cell: bool = False) -> None:
+    """The code of ``block`` in Chinese (``specdec_lite._i18n.translate_code``); a text without it stops the build."""
+    from specdec_lite._i18n import translate_code
+
+    try:
+        code = translate_code(block.astext(), cell=cell)
+    except KeyError as missing:
+        raise ExtensionError(f"{where}: no Chinese in specdec_lite's catalogue for {missing.args[0]}") from None
+    block.rawsource = code
+    block.children = [nodes.Text(code)]
+
+
+def translate_cells(app: Any, doctree: nodes.document) -> None:
+    """A Chinese page's code cells show their docstrings and the strings of their ``_()`` calls in Chinese.
+
+    The cells run as written (the English page's program); the shown code prints the same, as gettext gives a
+    message it lacks back unchanged. A cell in IPython's syntax (a magic) is shown as written.
+    """
+    inputs = (n for n in doctree.findall(nodes.container) if n.get("nb_element") == "cell_code_source")
+    for source in list(inputs):
+        for block in source.findall(nodes.literal_block):
+            try:
+                translate_block(block, f"{app.env.docname}: the code cell at line {source.line}", cell=True)
+            except SyntaxError:
+                continue
 
 
 _CJK = "\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef"
@@ -421,6 +441,7 @@ def _doctree_read(app: Any, doctree: nodes.document) -> None:
     _apply_captions(app, doctree)
     if _is_zh(app):
         translate_proofs(doctree)
+        translate_cells(app, doctree)
 
 
 def _apply_captions(app: Any, doctree: nodes.document) -> None:
