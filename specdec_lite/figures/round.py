@@ -188,9 +188,9 @@ def _round_rows(r: WorkedRound, y0: float, title: str, upto: int | None = None) 
         f' stroke="{INK["q"]}" stroke-width="1.5"/>',
     )
     if r.rejected:
-        call = _("one target call scores all {k} drafts").format(k=k)
+        call = _("one target call scores all {k} drafted tokens").format(k=k)
     else:
-        call = _("one target call: {k} drafts + the next position").format(k=k)
+        call = _("one target call: {k} drafted tokens + the next position").format(k=k)
     put(1, _note((xs[0] + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call))
     for i, tok in enumerate(r.drafts):
         put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 15, f"q = {r.q[tok]:.2f}", INK["q"]))
