@@ -302,12 +302,16 @@ def test_the_two_configurations_agree():
     assert zh["parse"] == en["parse"]
     assert zh["sphinx"]["extra_extensions"] == en["sphinx"]["extra_extensions"]
     assert zh["sphinx"]["local_extensions"] == {k: f"../{v}" for k, v in en["sphinx"]["local_extensions"].items()}
-    own = {"language", "numfig_format"}
+    own = {"language", "numfig_format", "bibtex_default_style"}  # the references' connectives in Chinese
     assert {k: v for k, v in zh["sphinx"]["config"].items() if k not in own} == {
         k: v for k, v in en["sphinx"]["config"].items() if k not in own
     }
     assert zh["sphinx"]["config"]["numfig_format"]["figure"] == "图 %s"
     assert zh["sphinx"]["config"]["language"] == "zh_CN"
+    assert (en["sphinx"]["config"]["bibtex_default_style"], zh["sphinx"]["config"]["bibtex_default_style"]) == (
+        "specdec",
+        "specdec_zh",
+    )
     assert zh["bibtex_bibfiles"] == [f"../{b}" for b in en["bibtex_bibfiles"]]
 
 

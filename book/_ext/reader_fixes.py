@@ -103,27 +103,96 @@ def _fix_page(app: Any, pagename: str, templatename: str, context: dict[str, Any
     scripts[:] = unique  # in place: later handlers may still add to the builder's list
 
 
+#: Phrases inside the .bib's fields that the Chinese edition writes in Chinese (names, titles and venues
+#: stay as published; the connectives of the templates are in ``specdec_zh`` itself).
+_ZH_BIB_PHRASES = [
+    ("arXiv preprint", "arXiv 预印本"),
+    ("GitHub pull request", "GitHub 拉取请求"),
+    ("GitHub issue", "GitHub 议题"),
+    (", fixing issue", "，修复议题"),
+]
+_GITHUB_THREAD = r"https://github\.com/([^/]+/[^/]+)/(?:issues|pull)/(\d+)"
+
+
 def _bibliography_style() -> None:
-    """The references' style ``specdec``: pybtex's ``alpha`` ([LKM23]), except that a GitHub issue or pull
-    request is labelled by its repository and number ([vllm#9834]), not by letters glued to the number and year."""
+    """The references' styles ``specdec`` and ``specdec_zh``: pybtex's ``alpha`` ([LKM23]), except that a
+    GitHub issue or pull request is labelled by its repository and number ([vllm#9834]), not by letters
+    glued to the number and year, and threads of one repository are listed in the order of their numbers
+    (#2336 before #9834). ``specdec_zh`` writes the connectives ("In", "volume", "URL:" …) in Chinese."""
     import re
 
+    from pybtex.database import Entry
     from pybtex.plugin import register_plugin
+    from pybtex.style.formatting import toplevel
     from pybtex.style.formatting.alpha import Style as Alpha
+    from pybtex.style.formatting.unsrt import dashify
     from pybtex.style.labels.alpha import LabelStyle as AlphaLabels
+    from pybtex.style.sorting.author_year_title import SortingStyle as AuthorYearTitle
+    from pybtex.style.template import field, first_of, href, join, names, optional, optional_field, sentence, words
 
     class Labels(AlphaLabels):
         def format_labels(self, sorted_entries: Any) -> Any:
             entries = list(sorted_entries)
             for entry, label in zip(entries, super().format_labels(entries), strict=True):
-                m = re.match(r"https://github\.com/[^/]+/([^/]+)/(?:issues|pull)/(\d+)", entry.fields.get("url", ""))
-                yield f"{m.group(1)}#{m.group(2)}" if m else label
+                m = re.match(_GITHUB_THREAD, entry.fields.get("url", ""))
+                yield f"{m.group(1).split('/')[1]}#{m.group(2)}" if m else label
+
+    class Sorting(AuthorYearTitle):
+        def sorting_key(self, entry: Any) -> Any:
+            m = re.match(_GITHUB_THREAD, entry.fields.get("url", ""))
+            if m:
+                return (f"{m.group(1).lower()} {int(m.group(2)):012d}", entry.fields.get("year", ""), "")
+            return super().sorting_key(entry)
 
     class Style(Alpha):
         default_label_style = "specdec"
+        default_sorting_style = "specdec"
+
+    class StyleZh(Style):
+        def format_entry(self, label: Any, entry: Any, bib_data: Any = None) -> Any:
+            fields = dict(entry.fields)
+            for name in ("journal", "howpublished"):
+                for en, zh in _ZH_BIB_PHRASES:
+                    if name in fields:
+                        fields[name] = fields[name].replace(en, zh)
+            clone = Entry(entry.type, fields=fields, persons=entry.persons)
+            clone.key = entry.key
+            return super().format_entry(label, clone, bib_data=bib_data)
+
+        def format_names(self, role: str, as_sentence: bool = True) -> Any:
+            formatted = names(role, sep=", ", sep2=" 和 ", last_sep=" 和 ")
+            return sentence[formatted] if as_sentence else formatted
+
+        def format_volume_and_series(self, e: Any, as_sentence: bool = True) -> Any:
+            result = first_of[optional[join["第 ", field("volume"), " 卷"]], optional_field("series")]
+            return sentence[result] if as_sentence else result
+
+        def format_url(self, e: Any) -> Any:
+            url = field("url", raw=True)
+            return join["网址：", href(url)[url]]
+
+        def get_inproceedings_template(self, e: Any) -> Any:
+            return toplevel[
+                sentence[self.format_names("author")],
+                self.format_title(e, "title"),
+                words[
+                    "载于",
+                    sentence[
+                        optional[self.format_editor(e, as_sentence=False)],
+                        self.format_btitle(e, "booktitle", as_sentence=False),
+                        self.format_volume_and_series(e, as_sentence=False),
+                        optional[field("pages", apply_func=dashify)],
+                    ],
+                    self.format_address_organization_publisher_date(e),
+                ],
+                sentence[optional_field("note")],
+                self.format_web_refs(e),
+            ]
 
     register_plugin("pybtex.style.labels", "specdec", Labels, force=True)
+    register_plugin("pybtex.style.sorting", "specdec", Sorting, force=True)
     register_plugin("pybtex.style.formatting", "specdec", Style, force=True)
+    register_plugin("pybtex.style.formatting", "specdec_zh", StyleZh, force=True)
 
 
 def setup(app: Any) -> dict[str, Any]:

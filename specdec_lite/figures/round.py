@@ -206,9 +206,9 @@ def _round_rows(
         if a > 0:
             call = _("same call")
         elif r.rejected:
-            call = _("one target call scores all {k} drafts").format(k=k)
+            call = _("one target call scores all {k} drafted tokens").format(k=k)
         else:
-            call = _("one target call: {k} drafts + the next position").format(k=k)
+            call = _("one target call: {k} drafted tokens + the next position").format(k=k)
         put(1, _note((x0 + x_end) / 2, ys[1] + _BOX_H / 2 + 5, call))
     for i in drafts:
         put(1, _note(xs[i] + _BOX_W / 2, ys[1] + _BOX_H + 15, f"q = {r.q[r.drafts[i]]:.2f}", INK["q"]))

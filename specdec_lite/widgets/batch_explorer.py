@@ -86,7 +86,7 @@ def batch_update(
     fig.update_layout(
         height=460,
         margin=dict(t=90),
-        xaxis_title=_("number of drafts m"),
+        xaxis_title=_("number of drafts M"),
         yaxis_title=_("expected rejections E[N<sub>rej</sub>]"),
         title=(
             _("M = {M}: Algorithm 4 {batch:.2f}, draft tree {tree:.2f} rejections").format(

@@ -46,7 +46,7 @@ def round_update(
     if step < 0:
         raise ValueError(_("step: must be >= 0, got {step}").format(step=step))
     head = "<p><b>" + step_label(step, names) + "</b></p>"
-    title = _("{K} drafts, draft quality {quality:g}, seed {seed}").format(K=K, quality=quality, seed=seed)
+    title = _("K = {K} drafted tokens, draft quality {quality:g}, seed {seed}").format(K=K, quality=quality, seed=seed)
     wide = round_svg([r], [title], upto=step, background=False)
     narrow = round_svg([r], [title], upto=step, background=False, per_row=PER_ROW) if columns(r) > PER_ROW else None
     return head + fitted(wide, narrow)
@@ -120,7 +120,9 @@ def round_explorer() -> Any:
         "quality": w.FloatSlider(
             value=0.5, min=0, max=1, step=0.05, description=_("draft quality"), continuous_update=False, style=style
         ),
-        "K": w.IntSlider(value=4, min=1, max=8, description=_("drafts K"), continuous_update=False, style=style),
+        "K": w.IntSlider(
+            value=4, min=1, max=8, description=_("drafted tokens K"), continuous_update=False, style=style
+        ),
         "seed": w.IntSlider(value=0, min=0, max=20, description=_("seed"), continuous_update=False, style=style),
         "step": w.IntSlider(value=0, min=0, max=6, description=_("step"), style=style),
     }
