@@ -135,7 +135,9 @@ class Table:
     def _repr_html_(self) -> str:
         head = "".join(f"<th>{html.escape(str(h))}</th>" for h in self.header)
         body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in self.rows)
-        return f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        # in the data tables' scrolling box (figures.css): keyboard-scrollable, a shade at an edge it goes on past
+        table = f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        return f'<div class="sd-table-scroll" tabindex="0">{table}</div>'
 
 
 def table(header: list[str], rows: list[list[Any]]) -> Table:

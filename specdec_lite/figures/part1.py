@@ -369,7 +369,8 @@ def sequence_check_figure(tokens: Any, law: Any, V: int, *, top: int = 40) -> go
     gof = chi_square(counts, law)
     fig = go.Figure(
         [
-            go.Bar(x=labels, y=counts[order] / runs, name=_("observed frequency"), marker_color=COLORS["mc"]),
+            # light bars, so the exact marks and their bands show where a bar is taller than its mark
+            go.Bar(x=labels, y=counts[order] / runs, name=_("observed frequency"), marker_color=COLORS["shared"]),
             go.Scatter(
                 x=labels,
                 y=law[order],
