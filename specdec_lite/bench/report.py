@@ -509,8 +509,9 @@ def _log_axes(fig: Any, rows: int, cols: int) -> None:
 
 
 def _decades(fig: Any) -> None:
-    """``fig``'s log axes labelled at whole decades (1, 10, 100, ...) with unlabelled minor ticks where the data
-    span a decade or more, else at 1, 2 and 5 times a power of ten (a decade alone could leave no label)."""
+    """``fig``'s log axes labelled at whole decades (1, 10, 100, ...) with unlabelled minor ticks inside the plot
+    where the data span a decade or more, else at 1, 2 and 5 times a power of ten (a decade alone could leave no
+    label)."""
     values: dict[str, list[float]] = {}
     for t in fig.data:
         for letter in ("x", "y"):
@@ -522,7 +523,7 @@ def _decades(fig: Any) -> None:
         if axis.type != "log" or not vs:
             continue
         if max(vs) >= 10 * min(vs):
-            axis.update(dtick=1, minor=dict(ticks="outside", ticklen=3, showgrid=False))
+            axis.update(dtick=1, minor=dict(ticks="inside", ticklen=3, showgrid=False))
         else:  # less than a decade: labels at 1, 2, 3 and 5 times a power of ten
             low, high = math.floor(math.log10(min(vs))), math.ceil(math.log10(max(vs)))
             # 1, 2 and 5 times (not 3 too): in a narrow panel four labels were tilted, pushing the axis title down
