@@ -81,6 +81,13 @@ def extract_myst(fileobj: Any, keywords: Any, comment_tags: Any, options: Any) -
     yield from extract_python(io.BytesIO("".join(lines).encode("utf-8")), keywords, comment_tags, options)
 
 
+def display_width(text: str) -> int:
+    """Columns ``text`` takes on screen: a wide or full-width character (Chinese, "；") counts twice."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
 # --- Code on the Chinese pages ---------------------------------------------------------------------------------
 # A Chinese page shows package code with ``literalinclude`` and runs the English page's code cells
 # (book/_ext/editions.py). The package code's docstrings and comments are messages of this catalogue (the English

@@ -19,8 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._i18n import _, language
-from .plotting import display_width
+from ._i18n import _, display_width, language
 
 #: At most this many rows (points of a trace, rows of a heatmap) and heatmap columns per table.
 MAX_ROWS = 60

@@ -24,6 +24,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ._i18n import display_width
+
 #: Set by the book's Sphinx extension (``book/_ext/plotly_offline.py``) for its kernels.
 BOOK_BUILD_ENV = "SPECDEC_BOOK_BUILD"
 
@@ -68,13 +70,6 @@ def styled(fig: Any) -> Any:
         height = layout.height or 450
         fig.update_layout(title_yref="container", title_y=1 - 24 / height, title_yanchor="top")
     return fig
-
-
-def display_width(text: str) -> int:
-    """Columns ``text`` takes on screen: a wide or full-width character (Chinese, "；") counts twice."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
 def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", "；", ", ", "，", " ")) -> str:
