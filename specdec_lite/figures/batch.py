@@ -56,6 +56,7 @@ def running_means_figure(
                 line=dict(width=0),
                 fillcolor=color,
                 opacity=0.2,
+                name=_("M = {M}: running mean ± 2 SE").format(M=M),  # names the band's data table
                 showlegend=False,
                 hoverinfo="skip",
             )

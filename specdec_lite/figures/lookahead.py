@@ -57,6 +57,7 @@ def finite_k_figure(
             [p.expected_oracle_calls for p in profs],
             [r.oracle_calls for r in mc],
             theory.expected_oracle_calls(draft, target),
+            _("oracle calls, K = ∞ (paper's Theorem 1): {limit:.2f}"),
             PALETTE[0],
         ),
         (
@@ -65,11 +66,12 @@ def finite_k_figure(
             [p.expected_rejections for p in profs],
             [r.rejections for r in mc],
             theory.expected_rejections(draft, target),
+            _("rejections, K = ∞ (paper's Theorem 1): {limit:.2f}"),
             PALETTE[1],
         ),
     ]
     limits = []
-    for name, mc_name, exact, samples, limit, color in series:
+    for name, mc_name, exact, samples, limit, limit_name, color in series:
         stats = np.array([mean_and_se(s) for s in samples])
         fig.add_trace(go.Scatter(x=Ks, y=exact, mode="lines", name=name, line=dict(color=color)))
         fig.add_trace(
@@ -89,7 +91,7 @@ def finite_k_figure(
                 y=[limit, limit],
                 mode="lines",
                 line=dict(color=color, dash="dash"),
-                name=_("K = ∞ (paper's Theorem 1): {limit:.2f}").format(limit=limit),
+                name=limit_name.format(limit=limit),
             )
         )
     fig.add_traces(limits)

@@ -331,7 +331,7 @@ def sweep_steps(
         ).format(
             what=_(what),
             measure=names["reject"],
-            eps=eps_label(eps),
+            eps=f"{float(eps):.3g}",  # the title's numbers are at this ε, so it shows one digit more than the slider
             reject=sweep["reject"][i],
             opt=sweep["opt"][i],
             uno=sweep["uno"][i],

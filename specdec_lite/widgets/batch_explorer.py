@@ -51,7 +51,13 @@ def batch_update(
             name=_("Algorithm 4: exact (Theorem 3)"),
             line=dict(color=COLORS["batch"]),
         ),
-        go.Scatter(x=Ms, y=exact_tree, mode="lines", name=_("draft tree: exact"), line=dict(color=COLORS["tree"])),
+        go.Scatter(
+            x=Ms,
+            y=exact_tree,
+            mode="lines",
+            name=_("draft tree: exact"),
+            line=dict(color=COLORS["tree"], dash="dashdot"),
+        ),
         go.Scatter(
             x=ends,
             y=[limit, limit],

@@ -124,7 +124,14 @@ def beat_update(
     x = token_labels(p.size)
     x3, y3 = "x3", "y3"
     data = [
-        dict(type="bar", x=x, y=p, name=_("p (draft)"), marker_color=COLORS["p"], opacity=0.45),
+        dict(
+            type="bar",
+            x=x,
+            y=p,
+            name=_("p (draft)"),
+            marker=dict(color=COLORS["p"], pattern=dict(shape="/")),
+            opacity=0.45,
+        ),
         dict(type="bar", x=x, y=q, name=_("q (target)"), marker_color=COLORS["q"]),
         dict(type="bar", x=x, y=out, name=_("P<sup>A</sup> (yours)"), marker_color=COLORS["out"]),
         dict(type="bar", x=x, y=b, name=_("b (yours)"), marker_color=COLORS["opt"], xaxis="x2", yaxis="y2"),

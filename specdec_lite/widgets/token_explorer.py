@@ -84,7 +84,7 @@ def token_update(
     (x1, y1), (x2, y2), (x3, y3), (x4, y4) = cells
     layout["yaxis2"]["range"] = [0, 1.05]
     bars = [
-        go.Bar(x=x, y=p, name=_("p (draft)"), marker_color=COLORS["p"], xaxis=x1, yaxis=y1),
+        go.Bar(x=x, y=p, name=_("p (draft)"), marker=dict(color=COLORS["p"], pattern_shape="/"), xaxis=x1, yaxis=y1),
         go.Bar(x=x, y=q, name=_("q (target)"), marker_color=COLORS["q"], xaxis=x1, yaxis=y1),
         go.Bar(x=x, y=acceptance(p, q), name=_("acceptance"), marker_color=COLORS["accept"], xaxis=x2, yaxis=y2),
         go.Bar(x=x, y=residual(p, q), name=_("residual"), marker_color=COLORS["residual"], xaxis=x3, yaxis=y3),
