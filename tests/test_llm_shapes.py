@@ -248,11 +248,29 @@ def test_the_predicted_speedup_figure_marks_the_best_k(measured):
         "speed-up at the best K of this α (K = 0: no drafting)",
         "autoregressive sampling",
     ]
-    assert list(fig.data[-2].y) == list(sc.best_speedups(curves, best))
+    speedups = list(sc.best_speedups(curves, best))
+    marked = [alphas.index(x) for x in fig.data[-2].x]
+    assert list(fig.data[-2].y) == [speedups[i] for i in marked]
+    assert set(marked) >= {i for i, K in enumerate(best) if K}  # every α whose best K drafts is marked
     assert fig.data[-1].y == (1.0, 1.0) and fig.data[-1].line.dash == "dash"
     assert "LABEL" in fig.layout.title.text and "not a measured speed-up" in fig.layout.title.text
     changes = 1 + sum(int(best[i] != best[i - 1]) for i in range(1, len(best)))
     assert len([a for a in fig.layout.annotations if a.text.startswith("K = ")]) == changes
+
+
+def test_the_predicted_speedup_figure_thins_the_rings_of_no_drafting():
+    """Where the best K is 0 the rings lie side by side on the line at 1: every fifth α keeps one, and so does
+    the last α before drafting pays; every α where it pays keeps its dot."""
+    from specdec_lite.figures import real_models as figs
+
+    alphas = [i / 20 for i in range(15)]
+    best = [0] * 12 + [3] * 3
+    curves = {3: [0.5 + a for a in alphas]}
+    fig = figs.predicted_speedup_figure(alphas, curves, best, "LABEL")
+    marks = fig.data[-2]
+    assert [alphas.index(x) for x in marks.x] == [0, 5, 10, 11, 12, 13, 14]
+    assert list(marks.marker.symbol) == ["circle-open"] * 4 + ["circle"] * 3
+    assert list(marks.y) == [1.0] * 4 + [curves[3][i] for i in (12, 13, 14)]
 
 
 def test_the_predicted_speedup_panels_name_each_file_and_lay_the_legend_under_the_plots(measured):

@@ -439,16 +439,17 @@ def predicted_speedup_figure(
         fig.add_trace(go.Scatter(x=list(alphas), y=list(ys), mode="lines", name=f"K = {K}", line=line))
     top = [1.0 if int(K) == 0 else float(curves[int(K)][i]) for i, K in enumerate(best)]
     names = [_("best K = 0 (no drafting)") if int(K) == 0 else _("best K = {K}").format(K=int(K)) for K in best]
+    # where the best K is 0 (on the line at 1, dozens side by side) only every fifth α and the last one keep an
+    # open ring, so that the dashed line shows between them instead of a chain of beads over it
+    kept = [i for i, K in enumerate(best) if int(K) or i % 5 == 0 or i + 1 == len(best) or int(best[i + 1])]
     fig.add_trace(
         go.Scatter(
-            x=list(alphas),
-            y=top,
+            x=[alphas[i] for i in kept],
+            y=[top[i] for i in kept],
             mode="markers",
             name=_("speed-up at the best K of this α (K = 0: no drafting)"),
-            # small, and where the best K is 0 (on the line at 1, dozens side by side) open rings that let the
-            # dashed line show through, not a thick black bar over it
-            marker=dict(color="#000000", size=4, symbol=["circle-open" if int(K) == 0 else "circle" for K in best]),
-            text=names,
+            marker=dict(color="#000000", size=4, symbol=["circle" if int(best[i]) else "circle-open" for i in kept]),
+            text=[names[i] for i in kept],
             hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}") + "<extra></extra>",
         )
     )
