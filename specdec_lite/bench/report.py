@@ -349,9 +349,9 @@ def headlines(results: dict[str, Any]) -> list[str]:
     if "speculative / autoregressive (ours)" in llm:
         out.append(
             _(
-                "On the real-model pair, speculative sampling is {ratio} as fast as autoregressive sampling "
+                "On the real-model pair, speculative sampling is {ratio}× as fast as autoregressive sampling "
                 "with the same models."
-            ).format(ratio=llm["speculative / autoregressive (ours)"])
+            ).format(ratio=str(llm["speculative / autoregressive (ours)"]).rstrip("×"))
         )
     return out
 
