@@ -116,11 +116,11 @@
     }
     function glued(text) {
       // no-break spaces keep on one line: a relation with its two sides' ends ("T = 50", not "T =" and "50"),
-      // a short formula's arguments ("TV(p, q)", "min(1, q/p)") and a name with the number after it
+      // a short formula's arguments ("TV(p, q)", "min(1, q/p)", "TV(P<sup>A</sup>, q)") and a name with the number after it
       // ("torch 2.13.0+cpu", "上下文 64")
       return String(text)
         .replace(/ ([=≤≥≈]) /g, "\u00a0$1\u00a0")
-        .replace(/(\w)\(([^()\s<>\u2e80-\uffef]{1,6}), ([^()\s<>\u2e80-\uffef]{1,6})\)/g, "$1($2,\u00a0$3)")
+        .replace(/(\w)\(([^()\s\u2e80-\uffef]{1,16}), ([^()\s\u2e80-\uffef]{1,16})\)/g, "$1($2,\u00a0$3)")
         .replace(/([A-Za-z\u4e00-\u9fff]) (?=\d)/g, "$1\u00a0");
     }
     function wrap(text, px) {
