@@ -204,6 +204,29 @@ def narrow_layout(fig: Any, **update: Any) -> Any:
     return fig
 
 
+def grid_on_a_phone(
+    fig: Any, panels: int, height: int, *, columns: int = 1, gap_x: float = 0.14, gap_y: float = 0.1
+) -> Any:
+    """``fig``'s ``panels`` panels (its panels' titles first among its annotations) in a grid of ``columns``
+    columns on a phone (``narrow_layout``), row by row: ``gap_x`` of the width and ``gap_y`` of the height between
+    them, each title over its panel, the figure ``height`` pixels tall. ``columns=1`` stacks them. Returns ``fig``.
+    """
+    rows = -(-panels // columns)
+    w, h = (1 - gap_x * (columns - 1)) / columns, (1 - gap_y * (rows - 1)) / rows
+    update: dict[str, Any] = {}
+    notes = [a.to_plotly_json() for a in fig.layout.annotations]
+    for k in range(panels):
+        r, c = divmod(k, columns)
+        left, top = c * (w + gap_x), round(1 - r * (h + gap_y), 6)
+        suffix = "" if k == 0 else str(k + 1)
+        update[f"xaxis{suffix}"] = dict(domain=[round(left, 6), round(left + w, 6)])
+        update[f"yaxis{suffix}"] = dict(domain=[max(round(top - h, 6), 0.0), top])
+        if k < len(notes):
+            notes[k] = {**notes[k], "x": round(left + w / 2, 6), "y": top}
+    update["annotations"] = notes
+    return narrow_layout(fig, height=height, **update)
+
+
 def slider_figure(
     steps: Sequence[tuple[str, Sequence[Any], dict[str, Any] | None]],
     *,

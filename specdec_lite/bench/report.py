@@ -532,24 +532,10 @@ def _decades(fig: Any) -> None:
 
 
 def _two_columns_on_a_phone(fig: Any, panels: int, row_height: int = 300) -> Any:
-    """``fig``'s row of ``panels`` panels (``make_subplots``, their titles first among its annotations) in two
-    columns on a phone (``plotting.narrow_layout``), each row ``row_height`` pixels; returns ``fig``."""
-    from ..plotting import narrow_layout
+    """``fig``'s row of ``panels`` panels in two columns on a phone, each row ``row_height`` pixels."""
+    from ..plotting import grid_on_a_phone
 
-    rows, gap_x, gap_y = -(-panels // 2), 0.14, 0.12
-    w, h = (1 - gap_x) / 2, (1 - gap_y * (rows - 1)) / rows
-    update: dict[str, Any] = {}
-    notes = [a.to_plotly_json() for a in fig.layout.annotations]
-    for k in range(panels):
-        r, c = divmod(k, 2)
-        left, top = c * (w + gap_x), 1 - r * (h + gap_y)
-        suffix = "" if k == 0 else str(k + 1)
-        update[f"xaxis{suffix}"] = dict(domain=[round(left, 6), round(left + w, 6)])
-        update[f"yaxis{suffix}"] = dict(domain=[round(max(top - h, 0.0), 6), round(top, 6)])
-        if k < len(notes):
-            notes[k] = {**notes[k], "x": round(left + w / 2, 6), "y": round(top, 6)}
-    update["annotations"] = notes
-    return narrow_layout(fig, height=rows * row_height + 220, **update)
+    return grid_on_a_phone(fig, panels, -(-panels // 2) * row_height + 220, columns=2, gap_y=0.12)
 
 
 def figures(results: dict[str, Any]) -> dict[str, Any]:

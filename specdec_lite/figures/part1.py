@@ -17,7 +17,7 @@ from .._i18n import _
 from ..chains import MarkovChain, draft_for
 from ..chains import seeded_pair as pair
 from ..laws import check_law, law_split, rejected_mass, tv
-from ..plotting import narrow_layout, slider_figure
+from ..plotting import grid_on_a_phone, narrow_layout, slider_figure
 from ..primitives import check_int
 from ..stats import running_mean
 
@@ -91,16 +91,7 @@ def stacked_on_a_phone(fig: Any, panels: int, height: int, gap: float = 0.1) -> 
     """``fig``'s grid (made by ``grid``, its panels' titles first among its annotations) one panel under another
     on a phone (``plotting.narrow_layout``): each panel the full width, ``gap`` of the height between them, its
     title over it. Returns ``fig``."""
-    h = (1 - gap * (panels - 1)) / panels
-    tops = [round(1 - k * (h + gap), 6) for k in range(panels)]
-    update: dict[str, Any] = {}
-    for k, top in enumerate(tops):
-        suffix = "" if k == 0 else str(k + 1)
-        update[f"xaxis{suffix}"] = dict(domain=[0, 1])
-        update[f"yaxis{suffix}"] = dict(domain=[max(round(top - h, 6), 0.0), top])
-    notes = [a.to_plotly_json() for a in fig.layout.annotations]
-    update["annotations"] = [{**a, "x": 0.5, "y": tops[k]} if k < panels else a for k, a in enumerate(notes)]
-    return narrow_layout(fig, height=height, **update)
+    return grid_on_a_phone(fig, panels, height, columns=1, gap_y=gap)
 
 
 # --- Chapter 1: TV as the mass that does not overlap ---------------------------
