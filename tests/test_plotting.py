@@ -351,3 +351,26 @@ def test_the_figure_scripts_wrapped_titles_keep_formulas_whole_and_leave_no_lone
     assert context.split("<br>")[-1] != "\u00a064", context
     assert formula == "TV(p,\u00a0q)\u00a0=\u00a00.300 and torch\u00a02.13.0+cpu"
     assert chinese.split("<br>")[-1] == "精确值", chinese
+
+
+def test_grid_on_a_phone_lays_panels_row_by_row_with_their_titles_over_them():
+    """Three panels in two columns: two on the first row, one under the first; one column stacks them."""
+    from plotly.subplots import make_subplots
+
+    from specdec_lite.plotting import grid_on_a_phone
+
+    fig = grid_on_a_phone(make_subplots(rows=1, cols=3, subplot_titles=("a", "b", "c")), 3, 820, columns=2, gap_y=0.12)
+    narrow = fig.layout.meta["narrow"]
+    assert narrow["height"] == 820
+    assert narrow["xaxis.domain"] == [0.0, 0.43] and narrow["xaxis2.domain"] == [0.57, 1.0]
+    assert narrow["xaxis3.domain"] == [0.0, 0.43]
+    assert narrow["yaxis.domain"] == narrow["yaxis2.domain"] == [0.56, 1.0]
+    assert narrow["yaxis3.domain"] == [0.0, 0.44]
+    assert [(a["text"], a["x"], a["y"]) for a in narrow["annotations"]] == [
+        ("a", 0.215, 1.0),
+        ("b", 0.785, 1.0),
+        ("c", 0.215, 0.44),
+    ]
+    stacked = grid_on_a_phone(make_subplots(rows=1, cols=2, subplot_titles=("a", "b")), 2, 700, gap_y=0.2)
+    assert stacked.layout.meta["narrow"]["xaxis2.domain"] == [0.0, 1.0]
+    assert stacked.layout.meta["narrow"]["yaxis2.domain"] == [0.0, 0.4]
