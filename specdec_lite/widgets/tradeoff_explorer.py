@@ -114,7 +114,7 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
         (_("first token: Theorem 5"), _("summed over positions (prefixes ~ q)"), _("whole sequences, exact")),
         gap=0.1,  # room for the next panel's y title
     )
-    x_titles = {"": _("P(reject)"), "2": _("Σ P(reject) over positions"), "3": _("E[N_rej], exact")}
+    x_titles = {"": _("P(reject)"), "2": _("Σ P(reject) over positions"), "3": _("E[N<sub>rej</sub>], exact")}
     for c in ("", "2", "3"):
         layout[f"xaxis{c}"].update(title=x_titles[c], rangemode="tozero")
         layout[f"yaxis{c}"].update(title=_("loss (TV)"), rangemode="tozero")
