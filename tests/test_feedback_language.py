@@ -196,8 +196,6 @@ FIGURE_MODULES = [ROOT / "specdec_lite" / "figure_data.py", ROOT / "specdec_lite
 FIGURE_NOT_MESSAGES = {
     "top right",
     "top left",
-    "middle right",
-    "middle left",
     "bottom right",
     "HF autoregressive",
     "HF assisted",

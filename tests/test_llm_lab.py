@@ -113,12 +113,12 @@ def test_measurement_figures_carry_the_pair_label():
     fig = figs.theorem1_figure(t1, "PAIR")
     assert "PAIR" in fig.layout.title.text and list(fig.data[1].x) == [2.9] and list(fig.data[1].y) == [3.0]
     assert list(fig.data[1].text) == ["1"] and list(fig.data[1].customdata) == ["'x'"]
-    # prompts numbered on the plot, neighbours along x labelled on alternate sides
+    # prompts numbered on the plot, neighbours along x labelled on alternate sides, off the diagonal
     assert figs._alternate_sides([3.94, 5.0, 3.93, 2.0]) == [
-        "middle right",
-        "middle left",
-        "middle left",
-        "middle right",
+        "top left",
+        "bottom right",
+        "bottom right",
+        "top left",
     ]
     rows = [
         SimpleNamespace(eps=e, rejection_law=law, reject_prob=0.3 - e, loss=e / 2, loglik=-2 - e, loglik_se=0.1)

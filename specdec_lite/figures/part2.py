@@ -34,8 +34,9 @@ COLORS = {
     "unbiased": "#56B4E9",
 }
 
-#: The margins every Figure 4 sweep uses.
-EPS_GRID = tuple(float(e) for e in np.round(np.r_[0.0, np.geomspace(0.005, 0.5, 15)], 4))
+#: The margins every Figure 4 sweep uses: 0, then from 0.005 to 0.5 in steps of about 1.4 times, each with at
+#: most two significant digits, so that a slider step, a legend and a title can print it exactly.
+EPS_GRID = (0.0, 0.005, 0.007, 0.01, 0.013, 0.018, 0.025, 0.035, 0.05, 0.07, 0.1, 0.13, 0.18, 0.25, 0.35, 0.5)
 
 
 #: What the book's sweeps are of, in English (Chapter 5); a sweep's title says it in the current language.
@@ -43,7 +44,7 @@ BOOK_SWEEPS = (N_("one token"), N_("chain, V = 7, T = 50"))
 
 
 def eps_label(eps: float) -> str:
-    """A margin as a slider step and a title show it: two significant digits (``0.0134`` as ``0.013``)."""
+    """A margin as a slider step and a title show it: two significant digits, exact on ``EPS_GRID``."""
     return f"{float(eps):.2g}"
 
 
@@ -331,7 +332,7 @@ def sweep_steps(
         ).format(
             what=_(what),
             measure=names["reject"],
-            eps=f"{float(eps):.3g}",  # the title's numbers are at this ε, so it shows one digit more than the slider
+            eps=eps_label(eps),
             reject=sweep["reject"][i],
             opt=sweep["opt"][i],
             uno=sweep["uno"][i],

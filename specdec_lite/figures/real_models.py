@@ -93,10 +93,11 @@ def training_figure(losses: Mapping[str, Sequence[float]], label: str) -> go.Fig
 
 
 def _alternate_sides(x: Sequence[float]) -> list[str]:
-    """Text positions for points ordered by ``x``: right, left, right … so two neighbours never label one side."""
+    """Text positions for points ordered by ``x``: above-left, below-right, above-left … so two neighbours never
+    label one side, and no label sits on the diagonal ``observed = predicted`` or on its point's error bars."""
     sides = [""] * len(x)
     for rank, i in enumerate(np.argsort(x, kind="stable")):
-        sides[i] = "middle right" if rank % 2 == 0 else "middle left"
+        sides[i] = "top left" if rank % 2 == 0 else "bottom right"
     return sides
 
 
@@ -448,7 +449,7 @@ def predicted_speedup_figure(
             y=[top[i] for i in kept],
             mode="markers",
             name=_("speed-up at the best K of this α (K = 0: no drafting)"),
-            marker=dict(color="#000000", size=4, symbol=["circle" if int(best[i]) else "circle-open" for i in kept]),
+            marker=dict(color="#000000", size=6, symbol=["circle" if int(best[i]) else "circle-open" for i in kept]),
             text=[names[i] for i in kept],
             hovertemplate=_("α = %{x:.2f}<br>%{text}<br>predicted speed-up %{y:.2f}") + "<extra></extra>",
         )
