@@ -212,11 +212,23 @@ def description(fig: Any) -> str:
     return ("" if language() == "zh_CN" else " ").join(parts) or _("A plot.")
 
 
+_RELATION = re.compile(r" ([=≤≥≈<>−+·×]) ")
+_SHORT_GROUP = re.compile(r"[(\[][^()\[\]]{1,24}[)\]]")
+
+
+def glued(text: str) -> str:
+    """``text`` with no-break spaces where a line must not break: around a relation or an operator
+    (``q − p``, ``T = 50``) and inside a short bracketed formula (``(1, q/p)``, ``[q − p]``)."""
+    text = _RELATION.sub("\u00a0\\1\u00a0", text)
+    return _SHORT_GROUP.sub(lambda m: m.group(0).replace(" ", "\u00a0"), text)
+
+
 def _header(text: str) -> str:
     """A column's header cell, at least as wide as two or three lines of its words take (at most 10 em): in a table
-    squeezed into a phone's width a long name would otherwise stand one word a line, five or six lines tall."""
+    squeezed into a phone's width a long name would otherwise stand one word a line, five or six lines tall. Its
+    formulas stay whole (``glued``); figures.css keeps its Chinese words whole too."""
     em = min(10.0, max(3.0, display_width(text) / 5))  # about 2 columns of text an em (a Chinese character: 1)
-    return f'<th scope="col" style="min-width:{em:.1f}em">{_html(text)}</th>'
+    return f'<th scope="col" style="min-width:{em:.1f}em">{_html(glued(text))}</th>'
 
 
 def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Sequence[str]]], attrs: str) -> str:

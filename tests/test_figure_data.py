@@ -127,8 +127,16 @@ def test_a_lone_trace_is_headed_by_its_quantity_and_named_with_its_panel_in_the_
     shared, lone = parse(html).tables
     assert shared["head"][1:] == ["a", "b", "b: half-width of the error bar"]
     assert shared["rows"][1] == (1, ["1", "2", "4", "0.2"])
-    assert lone["head"][1] == "bias TV(PA, q)" and lone["caption"] == "right: front"
-    assert "TV(P<sup>A</sup>, q)" in html, "the superscript is set as the plot sets it"
+    assert lone["head"][1] == "bias TV(PA,\u00a0q)" and lone["caption"] == "right: front"
+    assert "TV(P<sup>A</sup>,\u00a0q)" in html, "the superscript is set as the plot sets it, the formula kept whole"
+
+
+def test_a_header_keeps_its_formulas_whole():
+    """No line break inside a relation, an operator or a short bracketed formula; elsewhere a header may wrap."""
+    nb = "\u00a0"
+    assert fd.glued("after a rejection: TV·[q − p]₊") == f"after a rejection: TV·[q{nb}−{nb}p]₊"
+    assert fd.glued("T = 50, min(1, q/p)") == f"T{nb}={nb}50, min(1,{nb}q/p)"
+    assert fd.glued("running mean of the number of rejections") == "running mean of the number of rejections"
 
 
 def test_a_trace_without_x_is_listed_by_point():
