@@ -80,6 +80,7 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
                     mode="lines",
                     line=dict(color=col, dash=dash),
                     name=_("{name}, all ε").format(name=name),
+                    meta={"columns": {"ε": [float(e) for e in EPS_GRID]}},  # the data table says which ε each point is
                     **axes,
                 )
             )
