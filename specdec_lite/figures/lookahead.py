@@ -21,7 +21,7 @@ from ..plotting import legend_below, slider_figure
 from ..primitives import check_int
 from ..stats import mean_and_se
 from ..theory import mean_acceptance
-from .part1 import pair
+from .part1 import grid, pair, stacked_on_a_phone
 
 #: The names the book gives its chain pairs in English (Chapter 7); a legend shows them in the current language.
 BOOK_PAIRS = (N_("constant TV (i.i.d.)"), N_("TV varies by state"), N_("TV in stretches"))
@@ -43,13 +43,13 @@ def quality_pair(quality: float, V: int = 7, T: int = 50, seed: int = 10) -> tup
 def finite_k_figure(
     draft: MarkovChain, target: MarkovChain, Ks: Sequence[int], *, runs: int = 2000, seed: int = 0
 ) -> go.Figure:
-    """Exact ``E[oracle calls]`` and ``E[N_rej]`` against K, with Monte Carlo means (±2 SE)
-    and Theorem 1's K = infinity values as dashed lines."""
+    """Exact ``E[oracle calls]`` (left) and ``E[N_rej]`` (right) against K, with Monte Carlo means (±2 SE)
+    and Theorem 1's K = infinity values as dashed lines: two panels, as the two counts meet near their limits."""
     Ks = [int(K) for K in Ks]
     profs = la.lookahead_profiles(draft, target, Ks)
     rng = np.random.default_rng(seed)
     mc = [la.speculative_k(draft, target, K, runs, rng) for K in Ks]
-    fig = go.Figure()
+    layout, cells = grid(1, 2, (_("oracle calls"), _("rejections")), hspace=0.12)
     series = [  # each Monte Carlo entry names its count: the two share a colour with their exact curve only
         (
             _("exact E[oracle calls]"),
@@ -70,10 +70,12 @@ def finite_k_figure(
             PALETTE[1],
         ),
     ]
+    fig = go.Figure(layout=layout)
     limits = []
-    for name, mc_name, exact, samples, limit, limit_name, color in series:
+    for (xa, ya), (name, mc_name, exact, samples, limit, limit_name, color) in zip(cells, series, strict=True):
+        on = dict(xaxis=xa, yaxis=ya)
         stats = np.array([mean_and_se(s) for s in samples])
-        fig.add_trace(go.Scatter(x=Ks, y=exact, mode="lines", name=name, line=dict(color=color)))
+        fig.add_trace(go.Scatter(x=Ks, y=exact, mode="lines", name=name, line=dict(color=color), **on))
         fig.add_trace(
             go.Scatter(
                 x=Ks,
@@ -82,27 +84,32 @@ def finite_k_figure(
                 name=mc_name,
                 marker=dict(color=color, symbol="circle-open", size=9),
                 error_y=dict(type="data", array=2 * stats[:, 1], visible=True),
+                **on,
             )
         )
-        # K = ∞ as a dashed line named in the legend (two labels on the lines would collide with the curves)
+        # K = ∞ as a dashed grey line over the curve that runs onto it, named in the legend
         limits.append(
             go.Scatter(
                 x=[min(Ks), max(Ks)],
                 y=[limit, limit],
                 mode="lines",
-                line=dict(color=color, dash="dash"),
+                line=dict(color="#555555", dash="dash", width=2),
                 name=limit_name.format(limit=limit),
+                **on,
             )
         )
     fig.add_traces(limits)
+    k_title = _("lookahead K (drafted tokens per round)")
     fig.update_layout(
-        xaxis_title=_("lookahead K (drafted tokens per round)"),
+        xaxis_title=k_title,
+        xaxis2_title=k_title,
         yaxis_title=_("expected count per sequence"),
         height=500,
         legend=legend_below(500, rows=6),  # six entries, one per row
         title=_("Finite lookahead on a chain with V = {V}, T = {T}").format(V=target.V, T=target.T),
     )
-    return fig
+    # on a phone the two panels side by side would each get a strip about 150 pixels wide: one under the other
+    return stacked_on_a_phone(fig, 2, height=1000, gap=0.16)
 
 
 # --- Leviathan et al.'s formula ------------------------------------------------------------
