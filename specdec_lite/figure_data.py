@@ -370,7 +370,9 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
             for name, i in zip(names, traces, strict=True):
                 head.append(name or _axis_title(fig, fig.data[i].yaxis, "y", marked) or "y")
         # a trace's own columns (meta "columns": {name: values}), e.g. the ε of each point of a trade-off curve,
-        # and the half-widths of its error bars
+        # and the half-widths of its error bars; a column that several traces share (the same name, the same
+        # values) stands once, headed by its name alone
+        added: dict[tuple[str, tuple[str, ...]], int] = {}
         for i in traces:
             meta = fig.data[i].meta
             columns = dict(meta.get("columns", {})) if isinstance(meta, dict) else {}
@@ -378,8 +380,13 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
             if bars is not None:
                 columns[_("half-width of the error bar")] = bars
             for name, values in columns.items():
+                key = (marked(name), tuple(number(v) for v in _values(values)))
+                if key in added:
+                    head[added[key]] = marked(name)
+                    continue
                 whose = marked(fig.data[i].name)
                 shared = len(traces) > 1 and whose  # several traces' columns side by side: say whose
+                added[key] = len(head)
                 head.append(_("{trace}: {column}").format(trace=whose, column=marked(name)) if shared else marked(name))
                 ys.append(_values(values))
         scales: list[float | None] = [_axis_scale(fig, fig.data[i].yaxis, "y") for i in traces]

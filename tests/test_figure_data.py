@@ -187,3 +187,17 @@ def test_the_description_names_title_axes_traces_and_slider():
         "A slider sets K (2 steps, from K = a to K = b)."
     )
     assert fd.description(go.Figure()) == "A plot."
+
+
+def test_a_column_that_traces_share_stands_once():
+    """Two curves over the same x that list the same ε: one column "ε", not one per curve."""
+    eps = {"columns": {"ε": [0.0, 0.1, 0.2]}}
+    fig = go.Figure(
+        [
+            go.Scatter(x=[0.3, 0.2, 0.1], y=[0.0, 0.1, 0.2], name="OPT", meta=eps),
+            go.Scatter(x=[0.3, 0.2, 0.1], y=[0.1, 0.2, 0.3], name="UNO", meta=eps),
+        ]
+    )
+    (table,) = parse(fd.data_tables(fig)).tables
+    assert table["head"][1:] == ["OPT", "UNO", "ε"]
+    assert table["rows"][1] == (1, ["0.2", "0.1", "0.2", "0.1"])

@@ -66,7 +66,10 @@
       for (var i = 0; i < t.length; i++) n += WIDE.test(t.charAt(i)) ? 2 : 1;
       return n;
     }
-    function pieces(line) {
+    // Chinese text breaks after its punctuation or before an opening bracket, not inside a word ("蒙特卡罗"),
+    // unless a run without punctuation is wider than the line: that run then breaks between any characters
+    var AFTER_PUNCT = /[，。；：、）」』》！？]$/, OPENING = /^[（「『《]/;
+    function pieces(line, fine) {
       // the pieces a line may break between; ``space``: joined to the one before by a space
       var out = [];
       line.split(" ").forEach(function (word, wi) {
@@ -76,7 +79,8 @@
             if (s.charAt(1) === "/") cur += s; else ahead += s;
             return;
           }
-          if (cur !== "" && (WIDE.test(s.charAt(0)) || WIDE.test(last)) && !NO_START.test(s) && !NO_END.test(last)) {
+          if (cur !== "" && (WIDE.test(s.charAt(0)) || WIDE.test(last)) && !NO_START.test(s) && !NO_END.test(last) &&
+              (fine || AFTER_PUNCT.test(last) || OPENING.test(s))) {
             out.push({ text: cur, space: space });
             cur = ""; space = false;
           }
@@ -87,8 +91,12 @@
       return out;
     }
     function wrapLine(line, width) {
-      var lines = [], cur = "", len = 0, open = [];
-      pieces(line).forEach(function (p) {
+      var lines = [], cur = "", len = 0, open = [], all = [];
+      pieces(line, false).forEach(function (p) {
+        if (visible(p.text) <= width) { all.push(p); return; }
+        pieces(p.text, true).forEach(function (q, k) { all.push({ text: q.text, space: k === 0 && p.space }); });
+      });
+      all.forEach(function (p) {
         var n = visible(p.text), gap = cur !== "" && p.space ? 1 : 0;
         if (cur !== "" && len + gap + n > width) {
           lines.push(cur + open.slice().reverse().map(function (t) { return "</" + t.name + ">"; }).join(""));

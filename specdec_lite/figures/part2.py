@@ -274,6 +274,7 @@ def sweep_steps(
                     y=sweep[kind],
                     mode="lines",
                     name=_("{name} (all ε)").format(name=name),
+                    meta={"columns": {"ε": eps_shown}},  # the data table says which ε each point is
                     line=dict(color=COLORS[kind], dash="dot"),
                 )
             )
