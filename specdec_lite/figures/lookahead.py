@@ -57,7 +57,7 @@ def finite_k_figure(
             [p.expected_oracle_calls for p in profs],
             [r.oracle_calls for r in mc],
             theory.expected_oracle_calls(draft, target),
-            _("oracle calls, K = ∞ (Algorithm 1, by Theorem 1(b)): {limit:.2f}"),
+            _("oracle calls, K = ∞ (Algorithm 1): {limit:.2f}"),
             PALETTE[0],
         ),
         (
