@@ -73,11 +73,12 @@ def test_primers_where_each_tool_first_appears():
 
 
 def test_hidden_table_code_in_chapters_5_and_8():
-    """Cells that print a table (a loop of prints) show their output and fold their code."""
+    """Cells that print or display a table (a loop of prints or of Markdown rows) show their output and fold their
+    code."""
     for chapter in ("ch05_tradeoff", "ch08_real_models"):
         tables = 0
         for header, body in code_cells(text(chapter)):
-            if re.search(r"^for .*:$", body, re.M) and "print(" in body:
+            if re.search(r"^for .*:$", body, re.M) and ("print(" in body or "display(Markdown(" in body):
                 tables += 1
                 assert "hide-input" in header or "remove-input" in header, f"{chapter}: {body[:120]}"
         assert tables >= 2, chapter
