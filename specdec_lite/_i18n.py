@@ -88,6 +88,16 @@ def display_width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
 
 
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def scientific(x: float, digits: int = 1) -> str:
+    """``x`` as a reader writes it, ``3.0 × 10⁻³`` (``digits`` decimals), with no-break spaces: unlike
+    ``3.0e-03`` no line breaks inside it, at its hyphen or elsewhere."""
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return f"{mantissa}\u00a0×\u00a010{str(int(exponent)).translate(_SUPERSCRIPT)}"
+
+
 # --- Code on the Chinese pages ---------------------------------------------------------------------------------
 # A Chinese page shows package code with ``literalinclude`` and runs the English page's code cells
 # (book/_ext/editions.py). The package code's docstrings and comments are messages of this catalogue (the English

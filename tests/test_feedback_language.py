@@ -391,3 +391,14 @@ def test_lab9_draft_check_answers_in_chinese(monkeypatch, draft):
     assert not fb.ok and re.search("[\u4e00-\u9fff]", fb.message), fb.message
     assert not _ENGLISH_RUN.search(fb.message), fb.message
     assert "#16952" in fb.message if draft is bugs.buggy_draft else "#40149" in fb.message, fb.message
+
+
+@pytest.mark.parametrize(
+    "x, digits, written",
+    [(0.002997001, 1, "3.0 × 10⁻³"), (1e-12, 0, "1 × 10⁻¹²"), (2.4e-9, 0, "2 × 10⁻⁹"), (12345.0, 0, "1 × 10⁴")],
+)
+def test_a_small_number_in_the_prose_is_written_with_powers_of_ten_and_no_place_to_break(x, digits, written):
+    """``scientific``: a number as a reader writes it, whose spaces are no-break ones (no hyphen for a line to break
+    at, as ``3.0e-03`` had on the Chinese instructors page)."""
+    got = _i18n.scientific(x, digits)
+    assert got.replace("\u00a0", " ") == written and " " not in got and "-" not in got

@@ -340,14 +340,18 @@ def test_the_figure_scripts_wrapped_titles_keep_formulas_whole_and_leave_no_lone
     script.write_text(
         helpers
         + "\nvar out = [glued('TV(p, q) = 0.300 and torch 2.13.0+cpu'),"
-        + " wrapLine('长度 T = 50 的整条序列，精确值', 28), wrapLine(glued('形状 a → b，上下文 64'), 16)];"
+        + " wrapLine('长度 T = 50 的整条序列，精确值', 28), wrapLine(glued('形状 a → b，上下文 64'), 16),"
+        + " wrapLine(glued('TV(p, q) = 0.316 = 橙色概率质量 = 蓝色概率质量 = 1 − 灰色概率质量'), 40)];"
         + "\nconsole.log(JSON.stringify(out));\n"
     )
     proc = subprocess.run(["node", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     import json
 
-    formula, chinese, context = json.loads(proc.stdout)
+    formula, chinese, context, chain = json.loads(proc.stdout)
+    # a chain of equalities wider than the line breaks before an "=", never inside a Chinese word
+    assert chain.count("<br>") >= 1 and all(line.startswith("=\u00a0") for line in chain.split("<br>")[1:]), chain
+    assert "橙色概率质量" in chain and "蓝色概率质量" in chain and "灰色概率质量" in chain
     assert context.split("<br>")[-1] != "\u00a064", context
     assert formula == "TV(p,\u00a0q)\u00a0=\u00a00.300 and torch\u00a02.13.0+cpu"
     assert chinese.split("<br>")[-1] == "精确值", chinese

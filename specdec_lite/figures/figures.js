@@ -92,9 +92,15 @@
     }
     function wrapLine(line, width) {
       var lines = [], cur = "", len = 0, open = [], all = [];
+      // a glued run wider than the line breaks first before a relation of a chain ("a = b = c" as "a = b" and
+      // "= c"), and only a part still too wide between any of its characters
       pieces(line, false).forEach(function (p) {
         if (visible(p.text) <= width) { all.push(p); return; }
-        pieces(p.text, true).forEach(function (q, k) { all.push({ text: q.text, space: k === 0 && p.space }); });
+        p.text.split(/\u00a0(?=[=≤≥≈]\u00a0)/).forEach(function (part, j) {
+          var space = j === 0 ? p.space : true;
+          if (visible(part) <= width) { all.push({ text: part, space: space }); return; }
+          pieces(part, true).forEach(function (q, k) { all.push({ text: q.text, space: k === 0 && space }); });
+        });
       });
       all.forEach(function (p) {
         var n = visible(p.text), gap = cur !== "" && p.space ? 1 : 0;
