@@ -22,7 +22,7 @@ import itertools
 import os
 import re
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,34 @@ def display_width(text: str) -> int:
     import unicodedata
 
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+_CJK_CHAR = re.compile("[\u3400-\u4dbf\u4e00-\u9fff]")
+#: Particles that join two Chinese words ("马尔可夫链上的精确前向递推", "解码与草稿树"): a line may break after one.
+PARTICLES = "的与和或及"
+
+
+def chinese_breaks(text: str, words: Sequence[str] = ()) -> str:
+    """``text`` with a zero-width space where a Chinese line may break inside a run that has no space or
+    punctuation: around each of ``words`` (terms, never split themselves) and after a joining particle
+    (:data:`PARTICLES`), each only between two Chinese characters. Set with ``word-break: keep-all``, a
+    Chinese title or header then breaks between its words ("马尔可夫链", not "马尔可" over "夫链")."""
+    inside, edges = set(), set()
+    for word in sorted(words, key=len, reverse=True):
+        for m in re.finditer(re.escape(word), text):
+            if any(i in inside for i in range(m.start(), m.end() + 1)):
+                continue  # overlaps a longer term
+            inside.update(range(m.start() + 1, m.end()))
+            edges.update((m.start(), m.end()))
+    edges.update(i + 1 for i, ch in enumerate(text) if ch in PARTICLES)
+    cuts = [
+        i
+        for i in sorted(edges - inside)
+        if 0 < i < len(text) and _CJK_CHAR.match(text[i - 1]) and _CJK_CHAR.match(text[i])
+    ]
+    return "".join(
+        text[a:b] + ("\u200b" if b in cuts else "") for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)
+    )
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._i18n import _, display_width, language
+from ._i18n import _, chinese_breaks, display_width, language
 
 #: At most this many rows (points of a trace, rows of a heatmap) and heatmap columns per table.
 MAX_ROWS = 60
@@ -223,12 +223,22 @@ def glued(text: str) -> str:
     return _SHORT_GROUP.sub(lambda m: m.group(0).replace(" ", "\u00a0"), text)
 
 
+#: The hyphen of a name such as "Decoding-OPT": a header never breaks at it (a no-break hyphen takes its place).
+_NAME_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Z]{2,}\b)")
+#: Where a header's line may break: a space, a zero-width space (``chinese_breaks``) or Chinese punctuation.
+_HEADER_BREAK = re.compile("[ \u200b]|(?<=[，。；：、）」』》！？])|(?=[（「『《])")
+
+
 def _header(text: str) -> str:
-    """A column's header cell, at least as wide as two or three lines of its words take (at most 10 em): in a table
-    squeezed into a phone's width a long name would otherwise stand one word a line, five or six lines tall. Its
-    formulas stay whole (``glued``); figures.css keeps its Chinese words whole too."""
-    em = min(10.0, max(3.0, display_width(text) / 5))  # about 2 columns of text an em (a Chinese character: 1)
-    return f'<th scope="col" style="min-width:{em:.1f}em">{_html(glued(text))}</th>'
+    """A column's header cell, at least as wide as two or three lines of its words take and as its longest
+    unbreakable piece (at most 10 em): in a table squeezed into a phone's width a long name would otherwise stand
+    one word a line, five or six lines tall, or break inside a word ("被接受的草" over "稿："). Its formulas stay
+    whole (``glued``); its Chinese words too (``chinese_breaks``, with figures.css's keep-all)."""
+    text = chinese_breaks(_NAME_HYPHEN.sub("\u2011", glued(text)))
+    longest = max(display_width(piece) for piece in _HEADER_BREAK.split(text))
+    # about 2 columns of text an em (a Chinese character: 1), and room for the cell's padding
+    em = min(10.0, max(3.0, display_width(text) / 5, longest / 1.8 + 0.9))
+    return f'<th scope="col" style="min-width:{em:.1f}em">{_html(text)}</th>'
 
 
 def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Sequence[str]]], attrs: str) -> str:

@@ -1,5 +1,6 @@
 """A figure's description and data tables (``specdec_lite.figure_data``), read back with an HTML parser."""
 
+import re
 from html.parser import HTMLParser
 
 import numpy as np
@@ -201,3 +202,14 @@ def test_a_column_that_traces_share_stands_once():
     (table,) = parse(fd.data_tables(fig)).tables
     assert table["head"][1:] == ["OPT", "UNO", "ε"]
     assert table["rows"][1] == (1, ["0.2", "0.1", "0.2", "0.1"])
+
+
+def test_a_header_is_as_wide_as_its_longest_word_and_breaks_only_between_words():
+    """A Chinese header breaks after a particle, not inside a word ("被接受的草" over "稿："), and its column is at
+    least as wide as its longest piece: a Chinese character an em, a Latin one about half."""
+    from specdec_lite.figure_data import _header
+
+    cell = _header("被接受的草稿：")
+    assert "被接受的\u200b草稿：" in cell
+    assert float(re.search(r"min-width:([\d.]+)em", cell).group(1)) >= 4 + 0.8  # four characters and the padding
+    assert float(re.search(r"min-width:([\d.]+)em", _header("E[N_rej]")).group(1)) >= 8 * 0.55 + 0.8

@@ -329,6 +329,7 @@ def test_a_wrapped_title_keeps_formulas_and_a_name_with_its_number_on_one_line()
     wrapped = plotting.wrap_text("CPU (AMD EPYC); float32; torch 2.13.0+cpu; TV(p, q) = 0.3; 上下文 64", 20)
     assert "torch\u00a02.13.0+cpu" in wrapped and "TV(p,\u00a0q)\u00a0=\u00a00.3" in wrapped
     assert "上下文\u00a064" in wrapped and wrapped.count("<br>") >= 2
+    assert "52.7\u00a0次" in plotting.wrap_text("调用次数；平均 52.7 次；" * 3, 20)
 
 
 def test_the_figure_scripts_wrapped_titles_keep_formulas_whole_and_leave_no_lone_chinese_character(tmp_path):
@@ -341,14 +342,17 @@ def test_the_figure_scripts_wrapped_titles_keep_formulas_whole_and_leave_no_lone
         helpers
         + "\nvar out = [glued('TV(p, q) = 0.300 and torch 2.13.0+cpu'),"
         + " wrapLine('长度 T = 50 的整条序列，精确值', 28), wrapLine(glued('形状 a → b，上下文 64'), 16),"
-        + " wrapLine(glued('TV(p, q) = 0.316 = 橙色概率质量 = 蓝色概率质量 = 1 − 灰色概率质量'), 40)];"
+        + " wrapLine(glued('TV(p, q) = 0.316 = 橙色概率质量 = 蓝色概率质量 = 1 − 灰色概率质量'), 40),"
+        + " glued('平均 52.7 次调用，K = 4 时（UNO − OPT = 0.067）')];"
         + "\nconsole.log(JSON.stringify(out));\n"
     )
     proc = subprocess.run(["node", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     import json
 
-    formula, chinese, context, chain = json.loads(proc.stdout)
+    formula, chinese, context, chain, measure = json.loads(proc.stdout)
+    assert "52.7\u00a0次" in measure and "4\u00a0时" in measure, measure  # a number keeps its measure word
+    assert "UNO\u00a0−\u00a0OPT\u00a0=\u00a00.067" in measure, measure  # a difference keeps its two sides
     # a chain of equalities wider than the line breaks before an "=", never inside a Chinese word
     assert chain.count("<br>") >= 1 and all(line.startswith("=\u00a0") for line in chain.split("<br>")[1:]), chain
     assert "橙色概率质量" in chain and "蓝色概率质量" in chain and "灰色概率质量" in chain

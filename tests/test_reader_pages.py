@@ -67,3 +67,31 @@ def test_lab_pages_say_they_are_the_student_copy_and_show_each_explorer(built_bo
         assert words in article.split('class="cell', 1)[0], f"{edition}{lab.stem}: no banner before its first cell"
         stills = article.count('class="sd-explorer-still"')
         assert stills == len(explorer_calls(lab)) > 0, f"{edition}{lab.stem}: {stills} stills"
+
+
+@pytest.mark.parametrize(
+    "title, lines",
+    [
+        ("实验 1 · 把解码看作马尔可夫链", ["实验 1 · 把解码看作", "马尔可夫链"]),
+        ("马尔可夫链上的精确前向递推", ["马尔可夫链", "上的", "精确前向递推"]),
+        ("实验 6 · 批量推测解码与草稿树", ["实验 6 · 批量", "推测解码", "与", "草稿树"]),
+        ("过度接受：Decoding-OPT 与 Decoding-UNO", ["过度接受：Decoding\u2011OPT 与 Decoding\u2011UNO"]),
+    ],
+)
+def test_a_chinese_heading_breaks_between_its_words_never_inside_a_term(title, lines):
+    """The zero-width spaces of a Chinese heading: around the terms of zh/terms.yml and after a joining particle."""
+    from docutils import nodes
+
+    doc = nodes.document(None, None)
+    doc += nodes.section("", nodes.title("", title))
+    reader_pages._headings(doc, chinese=True)
+    shown = next(doc.findall(nodes.title)).astext()
+    assert shown.split("\u200b") == lines and shown.replace("\u200b", "").replace("\u2011", "-") == title
+    for term in reader_pages._terms():
+        assert "\u200b" not in chinese_term_in(shown, term), term
+
+
+def chinese_term_in(text: str, term: str) -> str:
+    """The part of ``text`` that reads as ``term`` once its zero-width spaces are dropped ("" if none)."""
+    m = re.search("\u200b?".join(map(re.escape, term)), text)
+    return m.group(0) if m else ""

@@ -12,6 +12,10 @@
   table wider than a phone scrolls in its own box. In every table a value with its unit stays on one line.
 * The Results page's tables (``sd-stack-table``): on a phone each row reads as a card, each cell on its own
   line after its column's header, instead of five columns scrolled sideways.
+* Headings (HTML only): a name such as "Decoding-OPT" never breaks at its hyphen; a Chinese heading
+  breaks between its words, never inside a term of
+  ``zh/terms.yml`` ("马尔可夫链"), with zero-width spaces around the terms and after a joining particle;
+  reader_pages.css sets them ``keep-all`` and, on a phone, a size that fits most of them on a line or two.
 * Inline formulas (HTML only): a formula and the punctuation that closes it (", which", "。") or the
   bracket that opens it stay on one line (``sd-math-punct``): a line never starts with an orphaned
   comma or full stop after a formula.
@@ -26,6 +30,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import importlib
 import io
@@ -152,6 +157,33 @@ def _stacked_tables(doctree: nodes.document) -> None:
                 )
                 target = entry[0] if entry.children and isinstance(entry[0], nodes.paragraph) else entry
                 target.insert(0, mark)
+
+
+@functools.cache
+def _terms() -> tuple[str, ...]:
+    """The Chinese terms of ``zh/terms.yml``: words a Chinese heading never breaks inside."""
+    import yaml
+
+    entries = yaml.safe_load((Path(__file__).resolve().parents[2] / "zh" / "terms.yml").read_text(encoding="utf-8"))
+    return tuple(e["zh"] for e in entries if isinstance(e, dict) and e.get("zh"))
+
+
+#: The hyphen of a name such as "Decoding-OPT": a line never breaks at it (a no-break hyphen takes its place).
+_NAME_HYPHEN = re.compile(r"(?<=[A-Za-z])-(?=[A-Z]{2,}\b)")
+
+
+def _headings(doctree: nodes.document, chinese: bool) -> None:
+    """A heading keeps a name such as "Decoding-OPT" whole, and a Chinese one breaks between its words
+    (``_i18n.chinese_breaks``, with reader_pages.css's keep-all): "把解码看作马尔可夫链" over two lines of a
+    phone as "把解码看作" and "马尔可夫链", not "马尔可" and "夫链"."""
+    from specdec_lite._i18n import chinese_breaks
+
+    for title in doctree.findall(nodes.title):
+        for text in list(title.findall(nodes.Text)):
+            broken = _NAME_HYPHEN.sub("\u2011", text.astext())
+            broken = chinese_breaks(broken, _terms()) if chinese else broken
+            if broken != text.astext():
+                text.parent.replace(text, nodes.Text(broken))
 
 
 def _math_punctuation(doctree: nodes.document) -> None:
@@ -296,6 +328,7 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
     if docname.endswith(("book/results", "book/instructors")):  # tables of results, timings: a card per row on a phone
         _stacked_tables(doctree)
     _math_punctuation(doctree)
+    _headings(doctree, chinese=_lang(app) == "zh")
     if _LAB.match(docname):
         _lab_page(app, doctree)
 

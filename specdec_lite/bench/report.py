@@ -459,7 +459,7 @@ def _inverse_cdf_sentence(icdf: dict[str, Any] | None) -> str:
     return _(
         " The largest of these passes is the inverse-CDF draw: one `sample_rows` call for {runs:,} runs "
         "(a binary search per run, V = {V}) took {search_us:.0f} µs, "
-        "{ratio:.0f}× the {uniforms_us:.0f} µs to draw the uniforms it searches for."
+        "{ratio:.1f}× the {uniforms_us:.0f} µs to draw the uniforms it searches for."
     ).format(
         runs=icdf["runs"],
         V=icdf["V"],

@@ -129,13 +129,15 @@
       return lines.join("<br>");
     }
     function glued(text) {
-      // no-break spaces keep on one line: a relation with its two sides' ends ("T = 50", not "T =" and "50"),
+      // no-break spaces keep on one line: a relation or a difference with its two sides' ends ("T = 50", not
+      // "T =" and "50"; "UNO − OPT"),
       // a short formula's arguments ("TV(p, q)", "min(1, q/p)", "TV(P<sup>A</sup>, q)") and a name with the number after it
-      // ("torch 2.13.0+cpu", "上下文 64")
+      // ("torch 2.13.0+cpu", "上下文 64") or a number with the Chinese word after it ("52.7 次", "K = 4 时")
       return String(text)
-        .replace(/ ([=≤≥≈]) /g, "\u00a0$1\u00a0")
+        .replace(/ ([=≤≥≈−]) /g, "\u00a0$1\u00a0")
         .replace(/(\w)\(([^()\s\u2e80-\uffef]{1,16}), ([^()\s\u2e80-\uffef]{1,16})\)/g, "$1($2,\u00a0$3)")
-        .replace(/([A-Za-z\u4e00-\u9fff]) (?=\d)/g, "$1\u00a0");
+        .replace(/([A-Za-z\u4e00-\u9fff]) (?=\d)/g, "$1\u00a0")
+        .replace(/(\d) (?=[\u4e00-\u9fff])/g, "$1\u00a0");
     }
     function wrap(text, px) {
       var width = Math.max(16, Math.floor((gd.clientWidth - 24) / (px * 0.56)));

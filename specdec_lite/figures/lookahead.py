@@ -257,7 +257,7 @@ def best_k_slider_figure(
             best = la.best_lookahead(draft, target, c, K_max=K_max)[0]
             # no-break spaces: a narrow title breaks between the pairs, never inside one
             bests.append(f"{quality:.2f}\u00a0→\u00a0{best_k_text(best, K_max, target.T)}".replace("≥ ", "≥\u00a0"))
-        title = _("cost ratio c = {c}; best K: {bests}").format(c=f"{c:g}", bests=_(", ").join(bests))
+        title = _("cost ratio c = {c}; best K per draft quality: {bests}").format(c=f"{c:g}", bests=_(", ").join(bests))
         steps.append((f"{c:g}", traces, dict(title=title)))
     return slider_figure(
         steps,

@@ -295,8 +295,9 @@ def sweep_steps(
                     y=sweep[kind],
                     mode="lines+markers",
                     name=_("{kind}: {loss}").format(kind=kind.upper(), loss=names["loss"]),
-                    showlegend=False,
-                    line=dict(color=COLORS[kind]),
+                    showlegend=False,  # dotted as its legend entry, the same path over all ε
+                    line=dict(color=COLORS[kind], dash="dot"),
+                    marker=dict(size=5),
                     xaxis="x2",
                     yaxis="y2",
                 )
@@ -447,7 +448,7 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
         # the ranges reach a little below 0: the points on an axis (ε = 0: no loss; a large ε: no rejection)
         # are drawn whole, inside the plot
         xaxis=dict(title=_("E[N<sub>rej</sub>] (exact)"), range=[-0.03 * right, 1.05 * right]),
-        yaxis=dict(title=_("TV between sequence laws"), range=[-0.03 * high, 1.05 * high]),
+        yaxis=dict(title=_("sequence TV (solid), Σ<sub>n</sub> per-position loss (dotted)"), range=[-0.03 * high, 1.05 * high]),
         legend=legend_below(480, rows=5),  # five entries, one per row
     )
     return fig
@@ -569,14 +570,15 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
             for _member in range(n)
         ]
     )
-    # the bins start at the bound, so no bar reaches left of the line (no member is below it); 25 of them keep a
-    # bar wide enough to read on a phone, and the largest value lies inside the last one (its bar drawn whole)
-    bins = 25
-    size = max(float(values.max()) - bound, 1e-9) / (bins - 0.5)
+    # the bins start at the smallest member, so the gap between the line and the first bar is the gap between the
+    # bound and the best member drawn (none is below the bound); 25 of them keep a bar wide enough to read on a
+    # phone, and the largest value lies inside the last one (its bar drawn whole)
+    bins, low = 25, float(values.min())
+    size = max(float(values.max()) - low, 1e-9) / (bins - 0.5)
     fig = go.Figure(
         go.Histogram(
             x=values,
-            xbins=dict(start=bound, end=bound + bins * size, size=size),
+            xbins=dict(start=low, end=low + bins * size, size=size),
             name=_("random members of F"),
             marker_color=COLORS["unbiased"],
         )
@@ -597,7 +599,7 @@ def unbiased_chain_members_figure(draft: MarkovChain, target: MarkovChain, n: in
     fig.update_layout(
         height=380,
         # a bin's width of room left of the line: nothing is drawn there
-        xaxis=dict(range=[bound - 1.5 * size, bound + bins * size]),
+        xaxis=dict(range=[bound - 1.5 * size, low + bins * size]),
         xaxis_title=_("E[N<sub>rej</sub>] (exact)"),
         yaxis_title=_("members"),
         title=_(

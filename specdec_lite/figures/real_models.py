@@ -121,9 +121,10 @@ def theorem1_figure(rows: Sequence[Any], label: str) -> go.Figure:
             # which prompt each row of the data table is: its number in the list of prompts
             meta={"columns": {_("prompt no."): list(range(1, len(rows) + 1))}},
             # see-through with a solid ring: prompts whose points nearly coincide still show one by one
-            marker=dict(size=11, color=BLUE, opacity=0.55, line=dict(width=2, color=BLUE)),
-            error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows])),
-            error_x=dict(type="data", array=2 * np.array([r.predicted_se for r in rows])),
+            # small, and thin error bars: two prompts a few pixels apart keep both their bars in sight
+            marker=dict(size=8, color=BLUE, opacity=0.55, line=dict(width=1.5, color=BLUE)),
+            error_y=dict(type="data", array=2 * np.array([r.observed_se for r in rows]), thickness=1.2, width=3),
+            error_x=dict(type="data", array=2 * np.array([r.predicted_se for r in rows]), thickness=1.2, width=3),
             # each point labelled with its prompt's number, neighbours along the x axis on alternate sides
             text=[str(n) for n in range(1, len(rows) + 1)],
             textposition=_alternate_sides(pred),
