@@ -75,10 +75,9 @@ def styled(fig: Any) -> Any:
 def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", "；", ", ", "，", " ")) -> str:
     """``text`` broken with ``<br>`` into lines of at most about ``width`` columns (``display_width``), at the
     first of ``separators`` that appears in it (kept at the line's end, less its trailing space). No-break spaces
-    keep together a relation's or a difference's two sides' ends (the spaces around "=", "≤", "≥", "≈" and "−"), a short formula's
-    arguments ("TV(p, q)"), a name with the number after it ("torch 2.13.0", "上下文 64") and a number with the
-    Chinese word after it ("52.7 次"), as ``figures.js``
-    does when it wraps a title on a phone."""
+    keep together a relation's or a difference's two sides' ends (the spaces around "=", "≤", "≥", "≈" and "−"),
+    a short formula's arguments ("TV(p, q)"), a name with the number after it ("torch 2.13.0", "上下文 64") and a
+    number with the Chinese word after it ("52.7 次"), as ``figures.js`` does when it wraps a title on a phone."""
     sep = next((s for s in separators if s in text), None)
     if sep is None or display_width(text) <= width:
         return text

@@ -448,7 +448,10 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
         # the ranges reach a little below 0: the points on an axis (ε = 0: no loss; a large ε: no rejection)
         # are drawn whole, inside the plot
         xaxis=dict(title=_("E[N<sub>rej</sub>] (exact)"), range=[-0.03 * right, 1.05 * right]),
-        yaxis=dict(title=_("sequence TV (solid), Σ<sub>n</sub> per-position loss (dotted)"), range=[-0.03 * high, 1.05 * high]),
+        yaxis=dict(
+            title=_("sequence TV (solid), Σ<sub>n</sub> per-position loss (dotted)"),
+            range=[-0.03 * high, 1.05 * high],
+        ),
         legend=legend_below(480, rows=5),  # five entries, one per row
     )
     return fig
