@@ -119,10 +119,14 @@ def chinese_breaks(text: str, words: Sequence[str] = ()) -> str:
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
-def scientific(x: float, digits: int = 1) -> str:
+def scientific(x: float, digits: int = 1, *, up: bool = False) -> str:
     """``x`` as a reader writes it, ``3.0 × 10⁻³`` (``digits`` decimals), with no-break spaces: unlike
-    ``3.0e-03`` no line breaks inside it, at its hyphen or elsewhere."""
+    ``3.0e-03`` no line breaks inside it, at its hyphen or elsewhere. ``up``: rounded up, for a bound
+    ("at most 6.3 × 10⁻⁵" of 6.2004 × 10⁻⁵ stays true)."""
     mantissa, exponent = f"{x:.{digits}e}".split("e")
+    if up and float(f"{mantissa}e{exponent}") < x:
+        step = 10.0 ** (int(exponent) - digits)
+        mantissa, exponent = f"{(float(mantissa) * 10.0 ** int(exponent) + step):.{digits}e}".split("e")
     return f"{mantissa}\u00a0×\u00a010{str(int(exponent)).translate(_SUPERSCRIPT)}"
 
 

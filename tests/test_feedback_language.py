@@ -402,3 +402,10 @@ def test_a_small_number_in_the_prose_is_written_with_powers_of_ten_and_no_place_
     at, as ``3.0e-03`` had on the Chinese instructors page)."""
     got = _i18n.scientific(x, digits)
     assert got.replace("\u00a0", " ") == written and " " not in got and "-" not in got
+
+
+def test_a_bound_in_the_prose_is_rounded_up():
+    """``scientific(..., up=True)``: an upper bound stays an upper bound once rounded (6.2004e-5 is "6.3 × 10⁻⁵")."""
+    assert _i18n.scientific(6.2004e-5, 1, up=True).replace("\u00a0", " ") == "6.3 × 10⁻⁵"
+    assert _i18n.scientific(9.96e-5, 1, up=True).replace("\u00a0", " ") == "1.0 × 10⁻⁴"
+    assert _i18n.scientific(3e-6, 1, up=True).replace("\u00a0", " ") == "3.0 × 10⁻⁶"
