@@ -96,8 +96,9 @@ PARTICLES = "的与和或及"
 def chinese_breaks(text: str, words: Sequence[str] = ()) -> str:
     """``text`` with a zero-width space where a Chinese line may break inside a run that has no space or
     punctuation: around each of ``words`` (terms, never split themselves) and after a joining particle
-    (:data:`PARTICLES`), each only between two Chinese characters. Set with ``word-break: keep-all``, a
-    Chinese title or header then breaks between its words ("马尔可夫链", not "马尔可" over "夫链")."""
+    (:data:`PARTICLES`), each only between two Chinese characters and where it leaves no piece of one
+    character ("推测解码|是无偏的", not "无偏" over "的"). Set with ``word-break: keep-all``, a Chinese title or
+    header then breaks between its words ("马尔可夫链", not "马尔可" over "夫链")."""
     inside, edges = set(), set()
     for word in sorted(words, key=len, reverse=True):
         for m in re.finditer(re.escape(word), text):
@@ -106,11 +107,19 @@ def chinese_breaks(text: str, words: Sequence[str] = ()) -> str:
             inside.update(range(m.start() + 1, m.end()))
             edges.update((m.start(), m.end()))
     edges.update(i + 1 for i, ch in enumerate(text) if ch in PARTICLES)
-    cuts = [
-        i
-        for i in sorted(edges - inside)
-        if 0 < i < len(text) and _CJK_CHAR.match(text[i - 1]) and _CJK_CHAR.match(text[i])
-    ]
+    cuts: list[int] = []
+    for i in sorted(edges - inside):
+        if not (0 < i < len(text) and _CJK_CHAR.match(text[i - 1]) and _CJK_CHAR.match(text[i])):
+            continue
+        start = i
+        while start > 0 and _CJK_CHAR.match(text[start - 1]):
+            start -= 1
+        end = i
+        while end < len(text) and _CJK_CHAR.match(text[end]):
+            end += 1
+        # never a piece of one character ("无偏" over "的"): two or more on each side within the run
+        if i - max(start, cuts[-1] if cuts else 0) >= 2 and end - i >= 2:
+            cuts.append(i)
     return "".join(
         text[a:b] + ("\u200b" if b in cuts else "") for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)
     )

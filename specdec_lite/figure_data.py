@@ -216,10 +216,17 @@ _RELATION = re.compile(r" ([=≤≥≈<>−+·×]) ")
 _SHORT_GROUP = re.compile(r"[(\[][^()\[\]]{1,24}[)\]]")
 
 
+#: A name or sign and the number after it ("定理 1", "± 2", "ε 0.05"); a number and the Chinese word after it.
+_BEFORE_NUMBER = re.compile("([±A-Za-z\u4e00-\u9fff]) (?=\\d)")
+_AFTER_NUMBER = re.compile("(\\d) (?=[\u4e00-\u9fff])")
+
+
 def glued(text: str) -> str:
     """``text`` with no-break spaces where a line must not break: around a relation or an operator
-    (``q − p``, ``T = 50``) and inside a short bracketed formula (``(1, q/p)``, ``[q − p]``)."""
+    (``q − p``, ``T = 50``), between a name or sign and its number (``定理 1``, ``± 2``), a number and its
+    Chinese word (``50 次``) and inside a short bracketed formula (``(1, q/p)``, ``[q − p]``)."""
     text = _RELATION.sub("\u00a0\\1\u00a0", text)
+    text = _BEFORE_NUMBER.sub("\\1\u00a0", _AFTER_NUMBER.sub("\\1\u00a0", text))
     return _SHORT_GROUP.sub(lambda m: m.group(0).replace(" ", "\u00a0"), text)
 
 

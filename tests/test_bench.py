@@ -258,3 +258,24 @@ def test_every_name_of_the_committed_results_has_its_display_name():
 def _template_pattern(template):
     parts = re.split(r"\{(\w+)\}", template)
     return "".join(re.escape(p) if i % 2 == 0 else ".+" for i, p in enumerate(parts))
+
+
+@pytest.mark.parametrize("ys", [(0.03, 0.07), (0.052, 0.058), (0.02, 0.3), (0.12, 0.19), (1.0, 5000.0)])
+def test_a_log_axis_of_the_performance_page_shows_at_least_two_labels(ys):
+    """A log axis with one label gives no scale: at least two labelled ticks, each inside the axis's range."""
+    import math
+
+    import plotly.graph_objects as go
+
+    from specdec_lite.bench.report import _decades
+
+    fig = go.Figure(go.Scatter(x=[1, 2], y=list(ys)))
+    fig.update_yaxes(type="log")
+    _decades(fig)
+    axis = fig.layout.yaxis
+    if axis.dtick == 1:  # whole decades: two of them within the data
+        assert sum(min(ys) <= 10.0**k <= max(ys) for k in range(-5, 6)) >= 2
+    else:
+        lo, hi = axis.range
+        assert len(axis.tickvals) >= 2 and all(lo <= math.log10(t) <= hi for t in axis.tickvals)
+        assert lo <= math.log10(min(ys)) and math.log10(max(ys)) <= hi

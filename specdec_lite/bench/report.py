@@ -510,8 +510,8 @@ def _log_axes(fig: Any, rows: int, cols: int) -> None:
 
 def _decades(fig: Any) -> None:
     """``fig``'s log axes labelled at whole decades (1, 10, 100, ...) with unlabelled minor ticks inside the plot
-    where the data span a decade or more, else at 1, 2 and 5 times a power of ten (a decade alone could leave no
-    label)."""
+    where two decades or more lie within the data, else at 1, 2 and 5 times a power of ten, at least two of them:
+    where fewer lie within the data, the axis reaches out to the nearest ones (a single label gives no scale)."""
     values: dict[str, list[float]] = {}
     for t in fig.data:
         for letter in ("x", "y"):
@@ -522,13 +522,28 @@ def _decades(fig: Any) -> None:
         axis = fig.layout[key]
         if axis.type != "log" or not vs:
             continue
-        if max(vs) >= 10 * min(vs):
+        low, high = min(vs), max(vs)
+        k0, k1 = math.floor(math.log10(low)) - 1, math.ceil(math.log10(high)) + 1
+        if sum(low <= 10.0**k <= high for k in range(k0, k1 + 1)) >= 2:
             axis.update(dtick=1, minor=dict(ticks="inside", ticklen=3, showgrid=False))
-        else:  # less than a decade: labels at 1, 2, 3 and 5 times a power of ten
-            low, high = math.floor(math.log10(min(vs))), math.ceil(math.log10(max(vs)))
-            # 1, 2 and 5 times (not 3 too): in a narrow panel four labels were tilted, pushing the axis title down
-            ticks = [m * 10.0**k for k in range(low, high + 1) for m in (1, 2, 5)]
-            axis.update(tickvals=[t for t in ticks if min(vs) / 1.5 <= t <= max(vs) * 1.5], tickangle=0)
+            continue
+        # 1, 2 and 5 times (not 3 too): in a narrow panel four labels were tilted, pushing the axis title down
+        series = sorted(m * 10.0**k for k in range(k0, k1 + 1) for m in (1, 2, 5))
+        ticks = [t for t in series if low <= t <= high]
+        while len(ticks) < 2:  # the nearest label outside the data, on the side where it is nearer
+            below = max(t for t in series if t < (ticks[0] if ticks else low))
+            above = min(t for t in series if t > (ticks[-1] if ticks else high))
+            if math.log10(low / below) <= math.log10(above / high):
+                ticks.insert(0, below)
+            else:
+                ticks.append(above)
+        span = math.log10(max(high, ticks[-1])) - math.log10(min(low, ticks[0]))
+        pad = 0.05 * max(span, 0.2)
+        axis.update(
+            tickvals=ticks,
+            tickangle=0,
+            range=[math.log10(min(low, ticks[0])) - pad, math.log10(max(high, ticks[-1])) + pad],
+        )
 
 
 def _two_columns_on_a_phone(fig: Any, panels: int, row_height: int = 300) -> Any:
@@ -639,7 +654,14 @@ def figures(results: dict[str, Any]) -> dict[str, Any]:
         fig.add_hline(y=GIB / MIB, line_dash="dot", line_color=GREY)
         # its label by hand: on a log axis an annotation's y is the logarithm (add_hline's would sit off the plot)
         fig.add_annotation(
-            x=0, xref="paper", xanchor="left", y=math.log10(GIB / MIB), yanchor="top", text="1 GiB", showarrow=False
+            x=0,
+            xref="paper",
+            xanchor="left",
+            xshift=6,  # clear of the axis line and its tick labels
+            y=math.log10(GIB / MIB),
+            yanchor="top",
+            text="1 GiB",
+            showarrow=False,
         )
         fig.update_xaxes(type="log", title_text=_("runs"))
         fig.update_yaxes(
