@@ -257,9 +257,10 @@ def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Seq
         + "</tr>"
         for i, first, cells in rows
     )
+    caption = _html(_NAME_HYPHEN.sub("\u2011", caption))  # "Decoding-OPT" stays whole
     return (
         f'<div class="sd-table-scroll" tabindex="0"><table class="sd-data-table" {attrs}>'
-        f"<caption>{_html(caption)}</caption><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
+        f"<caption>{caption}</caption><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"
     )
 
 

@@ -449,7 +449,7 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
         # are drawn whole, inside the plot
         xaxis=dict(title=_("E[N<sub>rej</sub>] (exact)"), range=[-0.03 * right, 1.05 * right]),
         yaxis=dict(
-            title=_("sequence TV (solid), Σ<sub>n</sub> per-position loss (dotted)"),
+            title=_("TV (solid) or Σ<sub>n</sub> loss (dotted)"),
             range=[-0.03 * high, 1.05 * high],
         ),
         legend=legend_below(480, rows=5),  # five entries, one per row

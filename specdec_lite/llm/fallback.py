@@ -256,8 +256,14 @@ OBJECTIVES = (N_("distillation from the target"), N_("next-token cross-entropy")
 def training_summary(info: dict[str, Any]) -> str:
     """The offline pair's training, in three lines: each model's size, steps and final loss, then the held-out text."""
     lines = {
-        "target": _("target: {millions:.2f}M parameters, {steps} steps ({objective}), final training loss {loss:.2f}"),
-        "draft": _("draft : {millions:.2f}M parameters, {steps} steps ({objective}), final training loss {loss:.2f}"),
+        "target": _(
+            "target: {millions:.2f}M parameters, {steps} steps ({objective}), training loss {loss:.2f} "
+            "(mean of the last 10 steps)"
+        ),
+        "draft": _(
+            "draft : {millions:.2f}M parameters, {steps} steps ({objective}), training loss {loss:.2f} "
+            "(mean of the last 10 steps)"
+        ),
     }
     out = [
         line.format(
