@@ -72,6 +72,19 @@ def styled(fig: Any) -> Any:
     return fig
 
 
+def keep_together(text: str) -> str:
+    """``text`` with the no-break spaces that ``figures.js``'s ``glued`` puts in a title it wraps on a phone (the
+    same rules, checked string by string over the catalogue in tests/test_plotting.py): around a relation or a
+    difference ("T = 50", "UNO − OPT"), between a short formula's arguments ("TV(p, q)"), after a name before its
+    number ("torch 2.13.0", "上下文 64") and after a number before its Chinese word ("52.7 次")."""
+    text = re.sub(r" ([=≤≥≈−]) ", "\u00a0\\1\u00a0", text)
+    text = re.sub(
+        r"([A-Za-z0-9_])\(([^()\s\u2e80-\uffef]{1,16}), ([^()\s\u2e80-\uffef]{1,16})\)", "\\1(\\2,\u00a0\\3)", text
+    )
+    text = re.sub(r"([A-Za-z\u4e00-\u9fff]) (?=[0-9])", "\\1\u00a0", text)
+    return re.sub(r"([0-9]) (?=[\u4e00-\u9fff])", "\\1\u00a0", text)
+
+
 def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", "；", ", ", "，", " ")) -> str:
     """``text`` broken with ``<br>`` into lines of at most about ``width`` columns (``display_width``), at the
     first of ``separators`` that appears in it (kept at the line's end, less its trailing space). No-break spaces
@@ -81,10 +94,7 @@ def wrap_text(text: str, width: int = 70, separators: Sequence[str] = ("; ", "�
     sep = next((s for s in separators if s in text), None)
     if sep is None or display_width(text) <= width:
         return text
-    text = re.sub(r" ([=≤≥≈−]) ", "\u00a0\\1\u00a0", text)
-    text = re.sub(r"(\w)\(([^()\s<>\u2e80-\uffef]{1,6}), ([^()\s<>\u2e80-\uffef]{1,6})\)", "\\1(\\2,\u00a0\\3)", text)
-    text = re.sub(r"([A-Za-z\u4e00-\u9fff]) (?=\d)", "\\1\u00a0", text)
-    text = re.sub(r"(\d) (?=[\u4e00-\u9fff])", "\\1\u00a0", text)
+    text = keep_together(text)
     lines, line = [], ""
     for piece in text.split(sep):
         candidate = piece if not line else line + sep + piece

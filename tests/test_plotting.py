@@ -382,3 +382,28 @@ def test_grid_on_a_phone_lays_panels_row_by_row_with_their_titles_over_them():
     stacked = grid_on_a_phone(make_subplots(rows=1, cols=2, subplot_titles=("a", "b")), 2, 700, gap_y=0.2)
     assert stacked.layout.meta["narrow"]["xaxis2.domain"] == [0.0, 1.0]
     assert stacked.layout.meta["narrow"]["yaxis2.domain"] == [0.0, 0.4]
+
+
+def test_the_figure_script_and_the_package_keep_the_same_words_together(tmp_path):
+    """figures.js's ``glued`` (a title wrapped on a phone) and ``plotting.keep_together`` (a title wrapped in Python)
+    put no-break spaces in the same places, over every message of the catalogue, English and Chinese."""
+    import json
+
+    from babel.messages.pofile import read_po
+
+    with plotting.FIGURES_JS.parent.parent.joinpath("locale/zh_CN/LC_MESSAGES/specdec_lite.po").open("rb") as f:
+        catalogue = read_po(f)
+    texts = sorted({t for m in catalogue if m.id for t in (m.id, m.string) if isinstance(t, str) and t})
+    js = plotting.FIGURES_JS.read_text()
+    helpers = js[js.index("    var WIDE = ") : js.index("    function wrap(text, px)")]
+    (tmp_path / "texts.json").write_text(json.dumps(texts))
+    script = tmp_path / "glue.js"
+    script.write_text(
+        helpers
+        + "\nvar texts = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));"
+        + "\nconsole.log(JSON.stringify(texts.map(glued)));\n"
+    )
+    proc = subprocess.run(["node", str(script), str(tmp_path / "texts.json")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    differ = [(t, j) for t, j in zip(texts, json.loads(proc.stdout), strict=True) if plotting.keep_together(t) != j]
+    assert len(texts) > 1000 and not differ, differ[:5]
