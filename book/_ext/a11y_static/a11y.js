@@ -48,6 +48,16 @@
       var room = line.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
       setWide(box, math.getBoundingClientRect().width > room + 1, "sdl-scrolls-inline");
     });
+    // a formula kept on one line with its punctuation (reader_pages.css's sd-math-punct) where the two together
+    // are wider than the line, though the formula alone fits: the punctuation may go to the next line
+    document.querySelectorAll(".bd-article .sd-math-punct").forEach(function (group) {
+      var line = group.parentElement && group.parentElement.closest("p, li, dd, dt, td, th, figcaption, caption, div");
+      if (!line) return;
+      var cs = getComputedStyle(line);
+      var room = line.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      group.classList.remove("sd-math-punct-wraps");
+      group.classList.toggle("sd-math-punct-wraps", group.getBoundingClientRect().width > room + 1);
+    });
     document.querySelectorAll(SCROLLERS).forEach(edges);
   }
   document.addEventListener("scroll", function (e) {
