@@ -65,7 +65,7 @@ def unbiased_rejection_law(p: Any, q: Any, accept: Any) -> np.ndarray:
     if np.any(over > ACCEPT_ATOL):
         raise ValueError(
             _(
-                "accept exceeds min(1, q/p) by up to {over_max:.3g}: the rule over-accepts, and by Corollary 1 "
+                "accept: b exceeds min(1, q/p) by up to {over_max:.3g}, so the rule over-accepts, and by Corollary 1 "
                 "no rejection law makes it unbiased"
             ).format(over_max=over.max())
         )
