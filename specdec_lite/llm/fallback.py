@@ -254,7 +254,8 @@ OBJECTIVES = (N_("distillation from the target"), N_("next-token cross-entropy")
 
 
 def training_summary(info: dict[str, Any]) -> str:
-    """The offline pair's training, in three lines: each model's size, steps and training loss (the mean of the last 10 steps), then the held-out text."""
+    """The offline pair's training, in three lines: each model's size, steps and training loss (the mean of the
+    last 10 steps), then the held-out text."""
     lines = {
         "target": _(
             "target: {millions:.2f}M parameters, {steps} steps ({objective}), training loss {loss:.2f} "
