@@ -213,9 +213,11 @@ def description(fig: Any) -> str:
 
 
 _RELATION = re.compile(r" ([=≤≥≈<>−+·×]) ")
-_SHORT_GROUP = re.compile(r"[(\[][^()\[\]]{1,24}[)\]]")
 
 
+#: A word (three letters or more, not a function such as min nor a tag such as sup): brackets holding one
+#: hold a phrase, not a formula.
+_WORD = re.compile(r"\b(?!(?:min|max|exp|log|sum|sub|sup)\b)[A-Za-z]{3,}|[\u4e00-\u9fff]")
 #: A name or sign and the number after it ("定理 1", "± 2", "ε 0.05"); a number and the Chinese word after it.
 _BEFORE_NUMBER = re.compile("([±A-Za-z\u4e00-\u9fff]) (?=\\d)")
 _AFTER_NUMBER = re.compile("(\\d) (?=[\u4e00-\u9fff])")
@@ -227,7 +229,17 @@ def glued(text: str) -> str:
     Chinese word (``50 次``) and inside a short bracketed formula (``(1, q/p)``, ``[q − p]``)."""
     text = _RELATION.sub("\u00a0\\1\u00a0", text)
     text = _BEFORE_NUMBER.sub("\\1\u00a0", _AFTER_NUMBER.sub("\\1\u00a0", text))
-    return _SHORT_GROUP.sub(lambda m: m.group(0).replace(" ", "\u00a0"), text)
+    # a formula's brackets, nested ones too, not a phrase's ("(1, q/p)", "min(1, max(0, (q + ε)/p))" whole;
+    # "(the 40 most likely)" breaks)
+    out, opened = list(text), []
+    for i, ch in enumerate(text):
+        if ch in "([":
+            opened.append(i)
+        elif ch in ")]" and opened:
+            start = opened.pop()
+            if not opened and i - start <= 40 and not _WORD.search(text[start : i + 1]):
+                out[start : i + 1] = ["\u00a0" if c == " " else c for c in out[start : i + 1]]
+    return "".join(out)
 
 
 #: The hyphen of a name such as "Decoding-OPT": a header never breaks at it (a no-break hyphen takes its place).
@@ -238,13 +250,13 @@ _HEADER_BREAK = re.compile("[ \u200b]|(?<=[，。；：、）」』》！？])|(
 
 def _header(text: str) -> str:
     """A column's header cell, at least as wide as two or three lines of its words take and as its longest
-    unbreakable piece (at most 10 em): in a table squeezed into a phone's width a long name would otherwise stand
+    unbreakable piece (at most 8 em): in a table squeezed into a phone's width a long name would otherwise stand
     one word a line, five or six lines tall, or break inside a word ("被接受的草" over "稿："). Its formulas stay
     whole (``glued``); its Chinese words too (``chinese_breaks``, with figures.css's keep-all)."""
     text = chinese_breaks(_NAME_HYPHEN.sub("\u2011", glued(text)))
     longest = max(display_width(piece) for piece in _HEADER_BREAK.split(text))
     # about 2 columns of text an em (a Chinese character: 1), and room for the cell's padding
-    em = min(10.0, max(3.0, display_width(text) / 5, longest / 1.8 + 0.9))
+    em = min(8.0, max(3.0, display_width(text) / 5, longest / 1.8 + 0.9))
     return f'<th scope="col" style="min-width:{em:.1f}em">{_html(text)}</th>'
 
 
@@ -257,7 +269,8 @@ def _table(caption: str, head: Sequence[str], rows: Sequence[tuple[int, str, Seq
         + "</tr>"
         for i, first, cells in rows
     )
-    caption = _html(_NAME_HYPHEN.sub("\u2011", caption))  # "Decoding-OPT" stays whole
+    # "Decoding-OPT", a formula ("TV·[q − p]₊") and a Chinese word ("草稿树") stay whole (figures.css: keep-all)
+    caption = _html(chinese_breaks(glued(_NAME_HYPHEN.sub("\u2011", caption))))
     return (
         f'<div class="sd-table-scroll" tabindex="0"><table class="sd-data-table" {attrs}>'
         f"<caption>{caption}</caption><thead><tr>{th}</tr></thead><tbody>{body}</tbody></table></div>"

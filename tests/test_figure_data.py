@@ -108,7 +108,8 @@ def test_a_long_trace_is_thinned_evenly_keeping_its_ends():
     assert steps.min() >= 16 and steps.max() <= 17, "evenly spaced"
     for i, (x, y) in rows:
         assert int(x) == i and abs(float(y) - i**2) <= 5e-4 * i**2
-    assert f"{fd.MAX_ROWS} of its {n} plotted points" in t["caption"]
+    # the caption as read: its no-break spaces (a number stays with the word before it) read as spaces
+    assert f"{fd.MAX_ROWS} of its {n} plotted points" in t["caption"].replace("\u00a0", " ")
 
 
 def test_a_lone_trace_is_headed_by_its_quantity_and_named_with_its_panel_in_the_caption():
@@ -138,6 +139,10 @@ def test_a_header_keeps_its_formulas_whole():
     assert fd.glued("after a rejection: TV·[q − p]₊") == f"after a rejection: TV·[q{nb}−{nb}p]₊"
     assert fd.glued("T = 50, min(1, q/p)") == f"T{nb}={nb}50, min(1,{nb}q/p)"
     assert fd.glued("running mean of the number of rejections") == "running mean of the number of rejections"
+    # a nested formula stays whole, a phrase in brackets breaks between its words
+    assert fd.glued("b = min(1, max(0, (q + ε)/p))") == f"b{nb}={nb}min(1,{nb}max(0,{nb}(q{nb}+{nb}ε)/p))"
+    assert fd.glued("TV(P<sup>A</sup>, q)") == f"TV(P<sup>A</sup>,{nb}q)"
+    assert fd.glued("sequence (the 40 most likely)") == f"sequence (the{nb}40 most likely)"
 
 
 def test_a_trace_without_x_is_listed_by_point():

@@ -527,9 +527,13 @@ def _decades(fig: Any) -> None:
         if sum(low <= 10.0**k <= high for k in range(k0, k1 + 1)) >= 2:
             axis.update(dtick=1, minor=dict(ticks="inside", ticklen=3, showgrid=False))
             continue
-        # 1, 2 and 5 times (not 3 too): in a narrow panel four labels were tilted, pushing the axis title down
-        series = sorted(m * 10.0**k for k in range(k0, k1 + 1) for m in (1, 2, 5))
-        ticks = [t for t in series if low <= t <= high]
+        # 1 and 3 times a power of ten where two of them lie within the data (on a phone "100" and "200" ran
+        # together), else 1, 2 and 5 times (not 3 too: in a narrow panel four labels were tilted)
+        for multiples in ((1, 3), (1, 2, 5)):
+            series = sorted(m * 10.0**k for k in range(k0, k1 + 1) for m in multiples)
+            ticks = [t for t in series if low <= t <= high]
+            if len(ticks) >= 2:
+                break
         while len(ticks) < 2:  # the nearest label outside the data, on the side where it is nearer
             below = max(t for t in series if t < (ticks[0] if ticks else low))
             above = min(t for t in series if t > (ticks[-1] if ticks else high))

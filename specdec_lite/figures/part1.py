@@ -324,8 +324,11 @@ def quality_sweep_slider(
         active=active,
         layout={
             "xaxis": {"title": _("draft quality (0: unrelated chain, 1: the target itself)")},
-            "yaxis": {"title": _("expected rejections E[N<sub>rej</sub>]"), "rangemode": "tozero"},
+            # both y axes push the margins as far as their tick labels and titles need, at every step of the
+            # slider (T = 100's "100" is wider than T = 50's "50": on a phone a fixed margin cut the titles)
+            "yaxis": {"title": _("expected rejections E[N<sub>rej</sub>]"), "rangemode": "tozero", "automargin": True},
             "yaxis2": {
+                "automargin": True,
                 "title": _("speed-up (log scale)"),
                 "overlaying": "y",
                 "side": "right",
