@@ -366,6 +366,24 @@ def _error_bars(t: Any) -> list[Any] | None:
     return None
 
 
+def _shared_tail(names: Sequence[str]) -> tuple[list[str], str]:
+    """Trace names that all end in the same words after a colon ("Algorithm 4: Monte Carlo (200 runs, ±2 SE)",
+    "draft tree: Monte Carlo (200 runs, ±2 SE)"): their heads ("Algorithm 4", "draft tree") and that tail, which
+    the caption then says once instead of every column's header. Otherwise the names as they are and ""."""
+    if len(names) < 2:
+        return list(names), ""
+    for sep in (": ", "："):
+        parts = [name.split(sep, 1) for name in names]
+        if not all(len(part) == 2 and part[0] for part in parts):
+            continue
+        heads, tails = [part[0] for part in parts], {part[1] for part in parts}
+        tail = tails.pop()
+        # the tail must be words, not a value that two traces happen to share ("…: 0.00")
+        if not tails and len(set(heads)) == len(heads) and sum(ch.isalpha() for ch in tail) >= 4:
+            return heads, tail
+    return list(names), ""
+
+
 def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
     groups: dict[tuple[str, ...], list[int]] = {}
     regions = []
@@ -390,8 +408,10 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         n = len(x) if x is not None else len(ys[0] or [])
         xs = x if x is not None and len(x) == n else list(range(n))
         head = [_axis_title(fig, first.xaxis, "x", marked) or ("x" if x is not None else _("point"))]
-        names = [marked(fig.data[i].name) for i in traces]
+        names, tail = _shared_tail([marked(fig.data[i].name) for i in traces])
         quantity = _axis_title(fig, first.yaxis, "y", marked)
+        if tail:
+            quantity = _("{quantity}, {common}").format(quantity=quantity, common=tail) if quantity else tail
         # one trace: its column is headed by the quantity it holds (the y axis's title), the caption names the
         # trace; several: a column each, headed by its trace, the caption naming the quantity they all hold
         alone = len(traces) == 1 and bool(names[0]) and bool(quantity)
@@ -404,7 +424,7 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         # and the half-widths of its error bars; a column that several traces share (the same name, the same
         # values) stands once, headed by its name alone
         added: dict[tuple[str, tuple[str, ...]], int] = {}
-        for i in traces:
+        for name_of_trace, i in zip(names, traces, strict=True):
             meta = fig.data[i].meta
             columns = dict(meta.get("columns", {})) if isinstance(meta, dict) else {}
             bars = _error_bars(fig.data[i])
@@ -415,7 +435,7 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
                 if key in added:
                     head[added[key]] = marked(name)
                     continue
-                whose = marked(fig.data[i].name)
+                whose = name_of_trace
                 shared = len(traces) > 1 and whose  # several traces' columns side by side: say whose
                 added[key] = len(head)
                 head.append(_("{trace}: {column}").format(trace=whose, column=marked(name)) if shared else marked(name))
@@ -431,7 +451,9 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         elif quantity and len({fig.data[i].yaxis for i in traces}) == 1:
             what = _("{quantity}: {names}").format(quantity=quantity, names=_("; ").join(filter(None, names)))
         else:
-            what = _("; ").join(head[1:])
+            what = _("; ").join(head[1 : 1 + len(traces)])  # the traces; their own columns are theirs
+            if tail:
+                what = _("{quantity}: {names}").format(quantity=tail, names=what)
         panel = _panel(fig, first)
         caption = (_("{panel}: {what}").format(panel=panel, what=what) if panel else what) + _note(n, len(shown))
         out.append(_table(caption, head, rows, f'data-sd-traces="{",".join(map(str, traces))}" data-sd-kind="xy"'))

@@ -218,3 +218,27 @@ def test_a_header_is_as_wide_as_its_longest_word_and_breaks_only_between_words()
     assert "被接受的\u200b草稿：" in cell
     assert float(re.search(r"min-width:([\d.]+)em", cell).group(1)) >= 4 + 0.8  # four characters and the padding
     assert float(re.search(r"min-width:([\d.]+)em", _header("E[N_rej]")).group(1)) >= 8 * 0.55 + 0.8
+
+
+def test_words_that_every_trace_name_ends_in_are_said_once_in_the_caption():
+    x = [1, 2]
+    fig = go.Figure(
+        [
+            go.Scatter(
+                x=x, y=[1.0, 2.0], name="Algorithm 4: Monte Carlo (200 runs, ±2 SE)", error_y=dict(array=[1, 2])
+            ),
+            go.Scatter(x=x, y=[3.0, 4.0], name="draft tree: Monte Carlo (200 runs, ±2 SE)", error_y=dict(array=[3, 4])),
+        ],
+        layout=dict(yaxis_title="rejections"),
+    )
+    (t,) = parse(re.sub("[\u00a0\u200b]", lambda m: " " if m[0] == "\u00a0" else "", fd.data_tables(fig))).tables
+    assert t["head"][1:3] == ["Algorithm 4", "draft tree"]
+    assert t["head"][3].startswith("Algorithm 4: half-width")
+    assert t["caption"].count("Monte Carlo (200 runs, ±2 SE)") == 1, t["caption"]
+    assert t["caption"].startswith("rejections, Monte Carlo") and "half-width" not in t["caption"]
+    # a shared value is not words: "…: 0.00" stays in each name
+    fig = go.Figure(
+        [go.Scatter(x=x, y=[1.0, 1.0], name="limit: 0.00"), go.Scatter(x=x, y=[2.0, 2.0], name="one: 0.00")]
+    )
+    (t,) = parse(fd.data_tables(fig)).tables
+    assert t["head"][1:] == ["limit: 0.00", "one: 0.00"]

@@ -436,7 +436,9 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
         go.Scatter(
             x=[0, right],
             y=[always, always],
-            mode="lines",
+            # the always-accept end is the point at no rejections; the dashed line carries its level across
+            mode="lines+markers",
+            marker=dict(size=[11, 0], symbol="star-square"),
             name=_("always accept: TV(draft, target) over sequences"),
             line=dict(color=COLORS["p"], dash="dash"),
             hoverinfo="skip",
