@@ -366,6 +366,17 @@ def _error_bars(t: Any) -> list[Any] | None:
     return None
 
 
+#: A note in brackets at the end of a trace's name: "q (bars: ± 2 SE)", "…, Monte Carlo (2000 runs, ±2 SE)".
+_BRACKET_NOTE = re.compile(r"\s*[(（][^()（）]*[)）]$")
+
+
+def _column_name(t: Any) -> str:
+    """What a trace's column is headed by: its ``meta["header"]`` if it has one (a short name for a trace whose
+    legend shows a formula too long for a phone's column, "rule b"), else its name."""
+    meta = t.meta if isinstance(t.meta, dict) else {}
+    return marked(meta.get("header") or t.name)
+
+
 def _shared_tail(names: Sequence[str]) -> tuple[list[str], str]:
     """Trace names that all end in the same words after a colon ("Algorithm 4: Monte Carlo (200 runs, ±2 SE)",
     "draft tree: Monte Carlo (200 runs, ±2 SE)"): their heads ("Algorithm 4", "draft tree") and that tail, which
@@ -408,7 +419,13 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         n = len(x) if x is not None else len(ys[0] or [])
         xs = x if x is not None and len(x) == n else list(range(n))
         head = [_axis_title(fig, first.xaxis, "x", marked) or ("x" if x is not None else _("point"))]
-        names, tail = _shared_tail([marked(fig.data[i].name) for i in traces])
+        names, tail = _shared_tail([_column_name(fig.data[i]) for i in traces])
+        # a trace with error bars and a note in brackets ("q (bars: ± 2 SE)") heads its columns without the note;
+        # the caption, which names the traces, keeps it
+        heads = [
+            _BRACKET_NOTE.sub("", name) if _error_bars(fig.data[i]) is not None else name
+            for name, i in zip(names, traces, strict=True)
+        ]
         quantity = _axis_title(fig, first.yaxis, "y", marked)
         if tail:
             quantity = _("{quantity}, {common}").format(quantity=quantity, common=tail) if quantity else tail
@@ -418,13 +435,13 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         if alone:
             head.append(quantity)
         else:
-            for name, i in zip(names, traces, strict=True):
+            for name, i in zip(heads, traces, strict=True):
                 head.append(name or _axis_title(fig, fig.data[i].yaxis, "y", marked) or "y")
         # a trace's own columns (meta "columns": {name: values}), e.g. the ε of each point of a trade-off curve,
         # and the half-widths of its error bars; a column that several traces share (the same name, the same
         # values) stands once, headed by its name alone
         added: dict[tuple[str, tuple[str, ...]], int] = {}
-        for name_of_trace, i in zip(names, traces, strict=True):
+        for name_of_trace, i in zip(heads, traces, strict=True):
             meta = fig.data[i].meta
             columns = dict(meta.get("columns", {})) if isinstance(meta, dict) else {}
             bars = _error_bars(fig.data[i])
@@ -451,7 +468,7 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         elif quantity and len({fig.data[i].yaxis for i in traces}) == 1:
             what = _("{quantity}: {names}").format(quantity=quantity, names=_("; ").join(filter(None, names)))
         else:
-            what = _("; ").join(head[1 : 1 + len(traces)])  # the traces; their own columns are theirs
+            what = _("; ").join(name or h for name, h in zip(names, head[1:], strict=False))  # not their own columns
             if tail:
                 what = _("{quantity}: {names}").format(quantity=tail, names=what)
         panel = _panel(fig, first)

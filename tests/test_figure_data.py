@@ -242,3 +242,18 @@ def test_words_that_every_trace_name_ends_in_are_said_once_in_the_caption():
     )
     (t,) = parse(fd.data_tables(fig)).tables
     assert t["head"][1:] == ["limit: 0.00", "one: 0.00"]
+
+
+def test_a_note_in_brackets_heads_no_column_and_a_short_header_stands_for_a_long_name():
+    x = ["a", "b"]
+    fig = go.Figure(
+        [
+            go.Bar(x=x, y=[0.4, 0.6], name="speculative (Monte Carlo)"),
+            go.Scatter(x=x, y=[0.5, 0.5], name="q (bars: 2 SE)", error_y=dict(array=[0.01, 0.02])),
+            go.Scatter(x=x, y=[1.0, 0.5], name="b = min(1, max(0, (q + e)/p))", meta={"header": "rule b"}),
+        ]
+    )
+    (t,) = parse(fd.data_tables(fig).replace("\u00a0", " ").replace("\u200b", "")).tables
+    # the trace with error bars: "q" over its values, "q: half-width…" over its bars; the caption keeps the note
+    assert t["head"][1:] == ["speculative (Monte Carlo)", "q", "rule b", "q: half-width of the error bar"]
+    assert "q (bars: 2 SE)" in t["caption"] and "rule b" in t["caption"] and "half-width" not in t["caption"]

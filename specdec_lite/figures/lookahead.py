@@ -206,6 +206,8 @@ def speedup_traces(
             mode="markers",
             name=star.format(K=best),
             showlegend=False,
+            # its data table says whose star it is: "quality 0.30: best K = 4"
+            meta={"header": _("{trace}: {column}").format(trace=name, column=star.format(K=best))},
             # see-through, outlined: where the best K of two curves is the same or next to each other (a large
             # cost ratio: K = 0 and 1), each star still shows its whole outline over the other's
             marker=dict(color=color, size=star_size, symbol="star", opacity=0.7, line=dict(color="black", width=1.5)),

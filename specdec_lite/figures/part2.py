@@ -438,7 +438,7 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
             y=[always, always],
             # the always-accept end is the point at no rejections; the dashed line carries its level across
             mode="lines+markers",
-            marker=dict(size=[11, 0], symbol="star-square"),
+            marker=dict(size=[14, 0], symbol="star-square"),
             name=_("always accept: TV(draft, target) over sequences"),
             line=dict(color=COLORS["p"], dash="dash"),
             hoverinfo="skip",
@@ -504,6 +504,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                 y=b,
                 mode="markers",
                 name="b = min(1, max(0, (q + ε)/p))",
+                meta={"header": _("rule b")},  # its data table's column: the formula does not fit a phone's
                 marker=dict(symbol="diamond", size=11, color=COLORS["opt"]),
                 cliponaxis=False,  # a diamond at b = 0 or 1 is drawn whole, over the axis line
             ),
@@ -512,7 +513,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                 x=[d, d],
                 y=[0, d],
                 mode="lines",
-                name=_("bound TV(p, q)"),
+                name=_("bound TV(p, q), unbiased rules"),
                 xaxis="x2",
                 yaxis="y2",
                 line=dict(color=COLORS["front"], dash="dash"),

@@ -104,7 +104,9 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
             type="scatter",
             x=[0, total],
             y=[always, always],
-            mode="lines",
+            # the always-accept end is the point at no rejections; the dashed line carries its level across
+            mode="lines+markers",
+            marker=dict(size=[14, 0], symbol="star-square"),
             xaxis="x3",
             yaxis="y3",
             line=dict(color=COLORS["p"], dash="dash"),
