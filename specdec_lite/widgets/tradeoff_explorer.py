@@ -107,6 +107,7 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
             # the always-accept end is the point at no rejections; the dashed line carries its level across
             mode="lines+markers",
             marker=dict(size=[14, 0], symbol="star-square"),
+            cliponaxis=False,  # whole at x = 0, where the axis starts (rangemode "tozero")
             xaxis="x3",
             yaxis="y3",
             line=dict(color=COLORS["p"], dash="dash"),
