@@ -540,7 +540,7 @@ def epsilon_slider_figure(p: Any, q: Any, eps_grid: Sequence[float] | None = Non
                 cliponaxis=False,  # whole at the panel's corners (ε = 0, ±0.3)
             ),
         ]
-        side = _("unbiased (ε ≤ 0)") if loss <= 1e-12 else _("biased (ε > 0 somewhere it matters)")
+        side = _("unbiased (ε ≤ 0)") if loss <= 1e-12 else _("biased (ε raised b where q < p)")
         title = _(
             "ε = {eps}: {side}<br><sup>P(reject) = {reject:.3f} vs TV(p, q) = {tv:.3f}; "
             "bias with the best P = {loss:.3f}</sup>"
