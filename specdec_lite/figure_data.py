@@ -389,8 +389,9 @@ def _shared_tail(names: Sequence[str]) -> tuple[list[str], str]:
             continue
         heads, tails = [part[0] for part in parts], {part[1] for part in parts}
         tail = tails.pop()
-        # the tail must be words, not a value that two traces happen to share ("…: 0.00")
-        if not tails and len(set(heads)) == len(heads) and sum(ch.isalpha() for ch in tail) >= 4:
+        # the tail must hold a word or a name, not only a value that two traces happen to share ("…: 0.00"); one
+        # letter is enough, so that both languages factor the same tails ("best K ≥ 30", "最优 K ≥ 30")
+        if not tails and len(set(heads)) == len(heads) and any(ch.isalpha() for ch in tail):
             return heads, tail
     return list(names), ""
 
