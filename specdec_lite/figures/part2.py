@@ -48,6 +48,22 @@ def eps_label(eps: float) -> str:
     return f"{float(eps):.2g}"
 
 
+def always_accept_dict(level: float, right: float, name: str, **axes: str) -> dict[str, Any]:
+    """The always-accept end of a sequence front: a star at ``(0, level)`` (no rejections, loss
+    ``TV(draft, target)`` over sequences) and a dashed line carrying that level across to ``x = right``."""
+    return dict(
+        type="scatter",
+        x=[0, right],
+        y=[level, level],
+        mode="lines+markers",
+        marker=dict(size=[14, 0], symbol="star-square"),
+        cliponaxis=False,  # the star stands on the y axis: drawn whole
+        line=dict(color=COLORS["p"], dash="dash"),
+        name=name,
+        **axes,
+    )
+
+
 def front_dicts(tv_pq: float, *, xaxis: str = "x", yaxis: str = "y") -> list[dict[str, Any]]:
     """The unattainable triangle below the front and the front itself, from ``(TV, 0)`` to ``(0, TV)``.
 
@@ -432,18 +448,7 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
     always = biased.sequence_tv(draft, target)
     right = max(float(np.max(s[kind]["reject"])) for kind in ("opt", "uno"))
     high = max(always, *(float(np.max(s[k][v])) for k in ("opt", "uno") for v in ("seq_tv", "summed_loss")))
-    fig.add_trace(
-        go.Scatter(
-            x=[0, right],
-            y=[always, always],
-            # the always-accept end is the point at no rejections; the dashed line carries its level across
-            mode="lines+markers",
-            marker=dict(size=[14, 0], symbol="star-square"),
-            name=_("always accept: TV(draft, target) over sequences"),
-            line=dict(color=COLORS["p"], dash="dash"),
-            hoverinfo="skip",
-        )
-    )
+    fig.add_trace(always_accept_dict(always, right, _("always accept: TV(draft, target) over sequences")))
     fig.update_layout(
         height=480,
         title=_("Whole sequences of length T = {T} (V = {V}), exact").format(T=target.T, V=target.V),

@@ -18,7 +18,16 @@ from .. import biased, theory
 from .._i18n import _
 from ..chains import MarkovChain, draft_for, one_token
 from ..figures.part1 import stacked_on_a_phone
-from ..figures.part2 import COLORS, EPS_GRID, chain_sweep, front_dicts, panel_layout, sequence_sweep, token_sweep
+from ..figures.part2 import (
+    COLORS,
+    EPS_GRID,
+    always_accept_dict,
+    chain_sweep,
+    front_dicts,
+    panel_layout,
+    sequence_sweep,
+    token_sweep,
+)
 from ..laws import tv
 from ..tradeoff import check_eps
 from .core import explorer
@@ -99,21 +108,7 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
         for trace in front_dicts(d, xaxis=f"x{c + 1 if c else ''}", yaxis=f"y{c + 1 if c else ''}"):
             data.append({**trace, "showlegend": c == 0})
     always = biased.sequence_tv(draft, target)
-    data.append(
-        dict(
-            type="scatter",
-            x=[0, total],
-            y=[always, always],
-            # the always-accept end is the point at no rejections; the dashed line carries its level across
-            mode="lines+markers",
-            marker=dict(size=[14, 0], symbol="star-square"),
-            cliponaxis=False,  # whole at x = 0, where the axis starts (rangemode "tozero")
-            xaxis="x3",
-            yaxis="y3",
-            line=dict(color=COLORS["p"], dash="dash"),
-            name=_("always accept (sequence TV)"),
-        )
-    )
+    data.append(always_accept_dict(always, total, _("always accept (sequence TV)"), xaxis="x3", yaxis="y3"))
     layout = panel_layout(
         (_("first token: Theorem 5"), _("summed over positions (prefixes ~ q)"), _("whole sequences, exact")),
         gap=0.1,  # room for the next panel's y title
