@@ -344,8 +344,10 @@ def _region(fig: Any, i: int) -> str | None:
         head = [xt, _("lower edge"), _("upper edge")]
         caption = _("{name}: the band's lower and upper edge").format(name=name) + _note(n // 2, len(shown))
         return _table(caption, head, rows, attrs)
+    if n > 1 and (number(x[-1]), number(y[-1])) == (number(x[0]), number(y[0])):
+        n -= 1  # a closed outline ends where it starts: that corner is listed once
     shown = shown_points(n)
-    ys = column(y, _axis_scale(fig, t.yaxis, "y"))
+    ys = column(y[:n], _axis_scale(fig, t.yaxis, "y"))
     rows = [(k, number(x[k]), [ys[k]]) for k in shown]
     head = [xt, _axis_title(fig, t.yaxis, "y", marked) or "y"]
     caption = _("{name}: the corners of the shaded region").format(name=name) + _note(n, len(shown))

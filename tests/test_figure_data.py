@@ -257,3 +257,17 @@ def test_a_note_in_brackets_heads_no_column_and_a_short_header_stands_for_a_long
     # the trace with error bars: "q" over its values, "q: half-width…" over its bars; the caption keeps the note
     assert t["head"][1:] == ["speculative (Monte Carlo)", "q", "rule b", "q: half-width of the error bar"]
     assert "q (bars: 2 SE)" in t["caption"] and "rule b" in t["caption"] and "half-width" not in t["caption"]
+
+
+def test_a_shaded_region_lists_a_band_by_its_edges_and_an_outline_by_its_corners_each_once():
+    band = go.Scatter(x=[0, 1, 2, 2, 1, 0], y=[0.1, 0.2, 0.3, 0.5, 0.6, 0.7], fill="toself", name="band")
+    (t,) = parse(fd.data_tables(go.Figure(band))).tables
+    assert t["head"][1:] == ["lower edge", "upper edge"]
+    assert t["rows"] == [(0, ["0", "0.1", "0.7"]), (1, ["1", "0.2", "0.6"]), (2, ["2", "0.3", "0.5"])]
+    # a closed triangle (it ends where it starts): three corners, not four
+    tri = go.Scatter(x=[0, 0.3, 0, 0], y=[0, 0, 0.3, 0], fill="toself", name="unattainable")
+    (t,) = parse(fd.data_tables(go.Figure(tri))).tables
+    assert "corners" in t["caption"] and [r[1] for r in t["rows"]] == [["0", "0"], ["0.3", "0"], ["0", "0.3"]]
+    # an open outline keeps every point
+    (t,) = parse(fd.data_tables(go.Figure(go.Scatter(x=[0, 1, 2], y=[0, 1, 0], fill="toself")))).tables
+    assert len(t["rows"]) == 3
