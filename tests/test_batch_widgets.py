@@ -68,7 +68,7 @@ def test_figure_builders_hold_the_package_numbers():
     fig = F.figure3(us=(0.8,), rs=(2.0,), V=6, M_max=6, runs=2000)
     closed = trace(fig, "u = 0.8 (closed form)")
     np.testing.assert_allclose(closed.y, [batch.batch_improvement_bernoulli(0.8, 0.5, m) for m in range(1, 7)])
-    mc = trace(fig, "r = 2 (Monte Carlo)")
+    mc = trace(fig, "r = 2 (Monte Carlo, 2,000 runs)")
     want = np.array([batch.batch_improvement_uniform(2.0, int(m)) for m in mc.x])
     assert np.all(np.abs(np.asarray(mc.y) - want) <= 2.5 * np.asarray(mc.error_y.array) + 1e-12)
     slider = F.tree_vs_batch_slider((0.0, 0.5), V=4, T=8, M_max=8)

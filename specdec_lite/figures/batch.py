@@ -302,7 +302,7 @@ def figure3(
                     x=mc_Ms,
                     y=mc[:, 0],
                     mode="markers",
-                    name=_("{name} (Monte Carlo)").format(name=name),
+                    name=_("{name} (Monte Carlo, {runs:,} runs)").format(name=name, runs=runs),
                     error_y=dict(type="data", array=2 * mc[:, 1], visible=True),
                     marker=dict(color=color, size=7, symbol="circle-open"),
                     xaxis=xa,
