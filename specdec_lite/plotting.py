@@ -75,9 +75,9 @@ def styled(fig: Any) -> Any:
 def keep_together(text: str) -> str:
     """``text`` with the no-break spaces that ``figures.js``'s ``glued`` puts in a title it wraps on a phone (the
     same rules, checked string by string over the catalogue in tests/test_plotting.py): around a relation or a
-    difference ("T = 50", "UNO − OPT"), between a short formula's arguments ("TV(p, q)"), after a name before its
-    number ("torch 2.13.0", "上下文 64") and after a number before its Chinese word ("52.7 次")."""
-    text = re.sub(r" ([=≤≥≈−]) ", "\u00a0\\1\u00a0", text)
+    difference ("T = 50", "q < p", "UNO − OPT"), between a short formula's arguments ("TV(p, q)"), after a name
+    before its number ("torch 2.13.0", "上下文 64") and after a number before its Chinese word ("52.7 次")."""
+    text = re.sub(r" ([=≤≥≈−<>]) ", "\u00a0\\1\u00a0", text)
     text = re.sub(
         r"([A-Za-z0-9_])\(([^()\s\u2e80-\uffef]{1,16}), ([^()\s\u2e80-\uffef]{1,16})\)", "\\1(\\2,\u00a0\\3)", text
     )

@@ -343,14 +343,20 @@ def test_the_figure_scripts_wrapped_titles_keep_formulas_whole_and_leave_no_lone
         + "\nvar out = [glued('TV(p, q) = 0.300 and torch 2.13.0+cpu'),"
         + " wrapLine('长度 T = 50 的整条序列，精确值', 28), wrapLine(glued('形状 a → b，上下文 64'), 16),"
         + " wrapLine(glued('TV(p, q) = 0.316 = 橙色概率质量 = 蓝色概率质量 = 1 − 灰色概率质量'), 40),"
-        + " glued('平均 52.7 次调用，K = 4 时（UNO − OPT = 0.067）')];"
+        + " glued('平均 52.7 次调用，K = 4 时（UNO − OPT = 0.067）'),"
+        + " wrapLine(glued('ε = 0.1：有偏（ε 在 q < p 处抬高了 b）'), 12),"
+        + " wrapLine(glued('biased where q < p and <b>x > y</b> E[N<sub>rej</sub>] = 2'), 14)];"
         + "\nconsole.log(JSON.stringify(out));\n"
     )
     proc = subprocess.run(["node", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     import json
 
-    formula, chinese, context, chain, measure = json.loads(proc.stdout)
+    formula, chinese, context, chain, measure, less_zh, less_en = json.loads(proc.stdout)
+    # a "<" that opens no tag is text: it stays, glued to its two sides; the tags stay tags, each line closing its own
+    assert "q\u00a0<\u00a0p" in less_zh.replace("<br>", ""), less_zh
+    assert "q\u00a0<\u00a0p" in less_en and "<b>x\u00a0>\u00a0y</b>" in less_en.replace("<br>", ""), less_en
+    assert "N<sub>rej</sub>" in less_en, less_en
     assert "52.7\u00a0次" in measure and "4\u00a0时" in measure, measure  # a number keeps its measure word
     assert "UNO\u00a0−\u00a0OPT\u00a0=\u00a00.067" in measure, measure  # a difference keeps its two sides
     # a chain of equalities wider than the line breaks before an "=", never inside a Chinese word

@@ -59,10 +59,12 @@
     // a Chinese (wide) character takes about two Latin ones; lines break at spaces and between Chinese
     // characters, never before closing punctuation nor after opening punctuation
     var WIDE = /[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]/;
-    var SEGMENT = /<[^>]*>|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|[^<\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]+/g;
+    // a tag is "<" with a letter or "/" after it; any other "<" is text ("q < p")
+    var TAG = /<\/?[A-Za-z][^<>]*>/g, IS_TAG = /^<\/?[A-Za-z]/;
+    var SEGMENT = /<\/?[A-Za-z][^<>]*>|[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|(?:[^<\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]|<(?!\/?[A-Za-z]))+/g;
     var NO_START = /^[，。；：、）」』》！？,.;:)\u00a0]/, NO_END = /[（「『《(\u00a0]$/;  // a no-break space glues
     function visible(s) {
-      var t = s.replace(/<[^>]*>/g, "").replace(/&[#\w]+;/g, "x"), n = 0;
+      var t = s.replace(TAG, "").replace(/&[#\w]+;/g, "x"), n = 0;
       for (var i = 0; i < t.length; i++) n += WIDE.test(t.charAt(i)) ? 2 : 1;
       return n;
     }
@@ -75,7 +77,7 @@
       line.split(" ").forEach(function (word, wi) {
         var cur = "", ahead = "", space = wi > 0, last = "";
         (word.match(SEGMENT) || [""]).forEach(function (s) {
-          if (s.charAt(0) === "<") {  // a closing tag stays with the text before it, an opening one with the text after
+          if (IS_TAG.test(s)) {  // a closing tag stays with the text before it, an opening one with the text after
             if (s.charAt(1) === "/") cur += s; else ahead += s;
             return;
           }
@@ -134,7 +136,7 @@
       // a short formula's arguments ("TV(p, q)", "min(1, q/p)", "TV(P<sup>A</sup>, q)") and a name with the number after it
       // ("torch 2.13.0+cpu", "上下文 64") or a number with the Chinese word after it ("52.7 次", "K = 4 时")
       return String(text)
-        .replace(/ ([=≤≥≈−]) /g, "\u00a0$1\u00a0")
+        .replace(/ ([=≤≥≈−<>]) /g, "\u00a0$1\u00a0")
         .replace(/(\w)\(([^()\s\u2e80-\uffef]{1,16}), ([^()\s\u2e80-\uffef]{1,16})\)/g, "$1($2,\u00a0$3)")
         .replace(/([A-Za-z\u4e00-\u9fff]) (?=\d)/g, "$1\u00a0")
         .replace(/(\d) (?=[\u4e00-\u9fff])/g, "$1\u00a0");
