@@ -140,10 +140,10 @@ def round_pictures() -> str:
     from specdec_lite._i18n import _
     from specdec_lite.figures.round import round_svg, worked_round
 
-    vocab = ("sun", "rain", "snow", "wind")
+    sun, rain, snow, wind = vocab = (_("sun"), _("rain"), _("snow"), _("wind"))
     p, q = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])
-    with_rejection = worked_round(vocab, p, q, drafts=("rain", "sun", "wind"), u=(0.52, 0.81), u_last=0.40)
-    keeps_all = worked_round(vocab, p, q, drafts=("rain", "snow", "wind"), u=(0.52, 0.93, 0.35), u_last=0.66)
+    with_rejection = worked_round(vocab, p, q, drafts=(rain, sun, wind), u=(0.52, 0.81), u_last=0.40)
+    keeps_all = worked_round(vocab, p, q, drafts=(rain, snow, wind), u=(0.52, 0.93, 0.35), u_last=0.66)
     titles = [_("(a) A round with a rejection"), _("(b) A round that keeps every draft")]
     return round_svg([with_rejection, keeps_all], titles)
 
