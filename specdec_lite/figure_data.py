@@ -449,7 +449,7 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
             columns = dict(meta.get("columns", {})) if isinstance(meta, dict) else {}
             bars = _error_bars(fig.data[i])
             if bars is not None:
-                columns[_("half-width of the error bar")] = bars
+                columns[_("± (error bar)")] = bars  # its half-width
             for name, values in columns.items():
                 key = (marked(name), tuple(number(v) for v in _values(values)))
                 if key in added:

@@ -282,3 +282,15 @@ def test_a_log_axis_of_the_performance_page_shows_at_least_two_labels(ys):
         if max(ys) / min(ys) >= 10:
             assert min(b / a for a, b in zip(axis.tickvals, axis.tickvals[1:], strict=False)) >= 2.5, axis.tickvals
         assert lo <= math.log10(min(ys)) and math.log10(max(ys)) <= hi
+
+
+def test_a_table_of_names_and_values_has_no_empty_header_row():
+    """The machine table (header ["", ""]): each name heads its row (``th scope="row"``); a table with a header
+    keeps it."""
+    pairs = report.table(["", ""], [["CPU", "AMD <EPYC>"], ["memory", "23.5 GiB"]])._repr_html_()
+    assert "<thead>" not in pairs and pairs.count('<th scope="row">') == 2 and "AMD &lt;EPYC&gt;" in pairs
+    headed = report.table(["engine", "time"], [["speculative", "37.5 ms"]])._repr_html_()
+    assert "<thead><tr><th>engine</th><th>time</th></tr></thead>" in headed and "<td>speculative</td>" in headed
+    # a code name may break after its underscores (a phone's column), nowhere else
+    named = report.table(["case"], [["定理 3：expected_rejections_batch"]])._repr_html_()
+    assert "<td>定理 3：expected_<wbr>rejections_<wbr>batch</td>" in named

@@ -127,7 +127,7 @@ def test_a_lone_trace_is_headed_by_its_quantity_and_named_with_its_panel_in_the_
     )
     html = fd.data_tables(fig)
     shared, lone = parse(html).tables
-    assert shared["head"][1:] == ["a", "b", "b: half-width of the error bar"]
+    assert shared["head"][1:] == ["a", "b", "b: ± (error bar)"]
     assert shared["rows"][1] == (1, ["1", "2", "4", "0.2"])
     assert lone["head"][1] == "bias TV(PA,\u00a0q)" and lone["caption"] == "right: front"
     assert "TV(P<sup>A</sup>,\u00a0q)" in html, "the superscript is set as the plot sets it, the formula kept whole"
@@ -233,7 +233,7 @@ def test_words_that_every_trace_name_ends_in_are_said_once_in_the_caption():
     )
     (t,) = parse(re.sub("[\u00a0\u200b]", lambda m: " " if m[0] == "\u00a0" else "", fd.data_tables(fig))).tables
     assert t["head"][1:3] == ["Algorithm 4", "draft tree"]
-    assert t["head"][3].startswith("Algorithm 4: half-width")
+    assert t["head"][3] == "Algorithm 4: ± (error bar)"
     assert t["caption"].count("Monte Carlo (200 runs, ±2 SE)") == 1, t["caption"]
     assert t["caption"].startswith("rejections, Monte Carlo") and "half-width" not in t["caption"]
     # a shared value is not words: "…: 0.00" stays in each name
@@ -254,8 +254,8 @@ def test_a_note_in_brackets_heads_no_column_and_a_short_header_stands_for_a_long
         ]
     )
     (t,) = parse(fd.data_tables(fig).replace("\u00a0", " ").replace("\u200b", "")).tables
-    # the trace with error bars: "q" over its values, "q: half-width…" over its bars; the caption keeps the note
-    assert t["head"][1:] == ["speculative (Monte Carlo)", "q", "rule b", "q: half-width of the error bar"]
+    # the trace with error bars: "q" over its values, "q: ± (error bar)" over its bars; the caption keeps the note
+    assert t["head"][1:] == ["speculative (Monte Carlo)", "q", "rule b", "q: ± (error bar)"]
     assert "q (bars: 2 SE)" in t["caption"] and "rule b" in t["caption"] and "half-width" not in t["caption"]
 
 

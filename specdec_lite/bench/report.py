@@ -133,10 +133,22 @@ class Table:
         return str(self)
 
     def _repr_html_(self) -> str:
-        head = "".join(f"<th>{html.escape(str(h))}</th>" for h in self.header)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row) + "</tr>" for row in self.rows)
+        def text(c: Any) -> str:
+            # a code name ("expected_rejections_batch") may break after its underscores, not inside a word
+            return re.sub(r"(?<=[A-Za-z0-9])_(?=[A-Za-z])", "_<wbr>", html.escape(str(c)))
+
+        def cells(row: list[Any], tag: str = "td") -> str:
+            return "".join(f"<{tag}>{text(c)}</{tag}>" for c in row)
+
+        if any(str(h) for h in self.header):
+            head = f"<thead><tr>{cells(self.header, 'th')}</tr></thead>"
+            rows = [cells(row) for row in self.rows]
+        else:  # a list of names and their values: no empty header row; each name heads its row
+            head = ""
+            rows = [f'<th scope="row">{text(row[0])}</th>{cells(row[1:])}' for row in self.rows]
+        body = "".join(f"<tr>{r}</tr>" for r in rows)
         # in the data tables' scrolling box (figures.css): keyboard-scrollable, a shade at an edge it goes on past
-        table = f'<table class="table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        table = f'<table class="table">{head}<tbody>{body}</tbody></table>'
         return f'<div class="sd-table-scroll" tabindex="0">{table}</div>'
 
 
