@@ -169,7 +169,7 @@ def _bibliography_style() -> None:
 
         def format_url(self, e: Any) -> Any:
             url = field("url", raw=True)
-            return join["网址：", href(url)[url]]
+            return join["网\u2060址：", href(url)[url]]  # a word joiner: "网址" never splits before a long link
 
         def get_inproceedings_template(self, e: Any) -> Any:
             return toplevel[
