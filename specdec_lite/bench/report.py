@@ -353,7 +353,7 @@ def headlines(results: dict[str, Any]) -> list[str]:
     if timed:
         slowest = max(v["median_s"] for v in timed.values())
         out.append(
-            _("Every lab explorer computes its new figure within {ms:.0f} ms of a slider move (median).").format(
+            _("Every lab explorer computes its new figure within {ms:.1f} ms of a slider move (median).").format(
                 ms=slowest * 1e3
             )
         )

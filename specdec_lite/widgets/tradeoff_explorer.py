@@ -108,7 +108,11 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
         for trace in front_dicts(d, xaxis=f"x{c + 1 if c else ''}", yaxis=f"y{c + 1 if c else ''}"):
             data.append({**trace, "showlegend": c == 0})
     always = biased.sequence_tv(draft, target)
-    data.append(always_accept_dict(always, total, _("always accept (sequence TV)"), xaxis="x3", yaxis="y3"))
+    data.append(
+        always_accept_dict(
+            always, total, _("always accept (★ at no rejections); dashed: its sequence TV"), xaxis="x3", yaxis="y3"
+        )
+    )
     layout = panel_layout(
         (_("first token: Theorem 5"), _("summed over positions (prefixes ~ q)"), _("whole sequences, exact")),
         gap=0.1,  # room for the next panel's y title
