@@ -448,11 +448,7 @@ def sequence_figure(draft: MarkovChain, target: MarkovChain, eps_grid: Sequence[
     always = biased.sequence_tv(draft, target)
     right = max(float(np.max(s[kind]["reject"])) for kind in ("opt", "uno"))
     high = max(always, *(float(np.max(s[k][v])) for k in ("opt", "uno") for v in ("seq_tv", "summed_loss")))
-    fig.add_trace(
-        always_accept_dict(
-            always, right, _("always accept (★ at no rejections); dashed: its TV(draft, target) over sequences")
-        )
-    )
+    fig.add_trace(always_accept_dict(always, right, _("always accept (★); dashed: its sequence TV")))
     fig.update_layout(
         height=480,
         title=_("Whole sequences of length T = {T} (V = {V}), exact").format(T=target.T, V=target.V),

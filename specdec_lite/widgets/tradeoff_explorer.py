@@ -109,9 +109,7 @@ def tradeoff_update(eps: float = 0.05, quality: float = 0.5, seed: int = 0) -> g
             data.append({**trace, "showlegend": c == 0})
     always = biased.sequence_tv(draft, target)
     data.append(
-        always_accept_dict(
-            always, total, _("always accept (★ at no rejections); dashed: its sequence TV"), xaxis="x3", yaxis="y3"
-        )
+        always_accept_dict(always, total, _("always accept (★); dashed: its sequence TV"), xaxis="x3", yaxis="y3")
     )
     layout = panel_layout(
         (_("first token: Theorem 5"), _("summed over positions (prefixes ~ q)"), _("whole sequences, exact")),
