@@ -398,6 +398,18 @@ def _shared_tail(names: Sequence[str]) -> tuple[list[str], str]:
     return list(names), ""
 
 
+def _legend_reversed(fig: Any, traces: Sequence[int]) -> bool:
+    """Whether plotly lists these traces' legend entries last to first: stacked bars (``barmode="stack"``), its
+    default order then, unless the legend's order is set or the traces are grouped."""
+    bars = [fig.data[i] for i in traces]
+    return (
+        len(bars) > 1
+        and fig.layout.barmode == "stack"
+        and fig.layout.legend.traceorder is None
+        and all(t.type == "bar" and not t.legendgroup for t in bars)
+    )
+
+
 def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
     groups: dict[tuple[str, ...], list[int]] = {}
     regions = []
@@ -416,6 +428,8 @@ def _xy_tables(fig: Any, idx: Sequence[int]) -> list[str]:
         groups.setdefault((str(t.xaxis), *(number(v) for v in xs)), []).append(i)
     out = []
     for traces in groups.values():
+        if _legend_reversed(fig, traces):
+            traces = traces[::-1]  # the columns in the legend's order, top to bottom as the bars stack
         first = fig.data[traces[0]]
         x = _table_x(first)
         ys = [_values(fig.data[i].y) for i in traces]

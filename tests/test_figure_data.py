@@ -271,3 +271,12 @@ def test_a_shaded_region_lists_a_band_by_its_edges_and_an_outline_by_its_corners
     # an open outline keeps every point
     (t,) = parse(fd.data_tables(go.Figure(go.Scatter(x=[0, 1, 2], y=[0, 1, 0], fill="toself")))).tables
     assert len(t["rows"]) == 3
+
+
+def test_stacked_bars_are_listed_in_their_legends_order():
+    """plotly lists stacked bars' legend entries last trace first (the top of the stack first): so do the columns."""
+    bars = [go.Bar(x=[0, 1], y=[1, 2], name=n) for n in ("shared", "p above q", "q above p")]
+    (t,) = parse(fd.data_tables(go.Figure(bars, layout=dict(barmode="stack")))).tables
+    assert t["head"][1:] == ["q above p", "p above q", "shared"]
+    (t,) = parse(fd.data_tables(go.Figure(bars, layout=dict(barmode="group")))).tables
+    assert t["head"][1:] == ["shared", "p above q", "q above p"]
