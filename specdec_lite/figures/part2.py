@@ -56,7 +56,7 @@ def always_accept_dict(level: float, right: float, name: str, **axes: str) -> di
         x=[0, right],
         y=[level, level],
         mode="lines+markers",
-        marker=dict(size=[14, 0], symbol="star-square"),
+        marker=dict(size=[14, 0], symbol="star"),
         cliponaxis=False,  # the star stands on the y axis: drawn whole
         line=dict(color=COLORS["p"], dash="dash"),
         name=name,
