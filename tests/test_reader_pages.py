@@ -46,12 +46,14 @@ def test_every_lab_explorer_call_is_found_and_names_an_explorer_of_the_package()
 def test_the_still_is_the_figure_the_explorers_update_function_draws_at_its_first_settings():
     from specdec_lite.widgets.token_explorer import token_update
 
-    html, offline, stepped = reader_pages.explorer_still("token_explorer")
+    html, offline, stepped, settings = reader_pages.explorer_still("token_explorer")
     title = token_update().layout.title.text.split("<br>")[0]
     assert not offline and not stepped and 'class="sd-figure"' in html and title in html, title
+    # the still names the settings its controls show, as the reader would set them
+    assert settings and all(" = " in part for part in settings.split(", ")), settings
     # another seed draws another figure: the still is not any figure of the explorer
     assert token_update(seed=3).layout.title.text.split("<br>")[0] not in html
-    svg, _, stepped = reader_pages.explorer_still("round_explorer")
+    svg, _, stepped, _ = reader_pages.explorer_still("round_explorer")
     # the round explorer's step slider at its last step: the still shows the whole round
     assert stepped and svg.startswith("<p><b>step ") and "<svg" in svg
     last = re.match(r"<p><b>step (\d+) of (\d+)", svg)

@@ -83,6 +83,7 @@ _TEXT = {
         "still": "What <code>{call}</code> draws at its first settings (a still: run the lab to move its controls).",
         "pair": " Drawn with the offline model pair shipped with <code>specdec_lite</code>.",
         "last": " Its step slider is moved to the last step, so the still shows the whole round.",
+        "settings": " Its settings: {settings}.",
     },
     "zh": {
         "banner": (
@@ -95,6 +96,7 @@ _TEXT = {
         "still": "<code>{call}</code> 在初始设置下画出的图（静态图：运行实验即可拖动控件）。",
         "pair": "所用的是 <code>specdec_lite</code> 自带的离线模型对。",
         "last": "其中的步骤滑块移到了最后一步，静态图显示的是完整的一轮。",
+        "settings": "图中的设置：{settings}。",
     },
 }
 
@@ -237,10 +239,28 @@ def _to_last_step(box: Any) -> bool:
     return False
 
 
-def explorer_still(name: str, language: str = "en") -> tuple[str, bool, bool]:
-    """HTML of what explorer ``name`` draws when a lab calls it, whether it used the offline pair, and whether
+def explorer_settings(box: Any, sep: str = ", ") -> str:
+    """The settings an explorer's controls show, in the page's language ("draft quality = 0.5, V = 5"): each
+    labelled slider, menu or switch with its value (a menu's label, not its key)."""
+    import ipywidgets as w
+
+    out, todo = [], [box]
+    while todo:
+        widget = todo.pop(0)
+        todo.extend(getattr(widget, "children", ()))
+        kinds = (w.IntSlider, w.FloatSlider, w.FloatLogSlider, w.Dropdown, w.ToggleButtons, w.RadioButtons, w.IntText)
+        label = str(getattr(widget, "description", "") or "").rstrip(":：").strip()
+        if not isinstance(widget, kinds) or not label:
+            continue
+        value = widget.label if isinstance(widget, w.Dropdown | w.ToggleButtons | w.RadioButtons) else widget.value
+        out.append(f"{label} = {value:g}" if isinstance(value, float) else f"{label} = {value}")
+    return sep.join(out)
+
+
+def explorer_still(name: str, language: str = "en") -> tuple[str, bool, bool, str]:
+    """HTML of what explorer ``name`` draws when a lab calls it, whether it used the offline pair, whether
     its step slider was moved to the last step (the round explorer's still shows the whole round, not its
-    first step, where the score, test and output rows are still empty).
+    first step, where the score, test and output rows are still empty), and the settings its controls show.
 
     The explorer is called as the lab calls it (no arguments; Lab 8's ``generation_explorer``
     gets the offline pair shipped with the package and that pair's first prompt, as the lab's
@@ -268,6 +288,7 @@ def explorer_still(name: str, language: str = "en") -> tuple[str, bool, bool]:
         with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
             box = _explorer(name)(**kwargs)  # quiet: clear_output's and the model loader's lines
             stepped = _to_last_step(box)
+            settings = explorer_settings(box, "，" if language == "zh" else ", ")
     finally:
         core.show = real_show
         if before is None:
@@ -275,11 +296,11 @@ def explorer_still(name: str, language: str = "en") -> tuple[str, bool, bool]:
         else:
             os.environ[_i18n.ENV] = before
     if shown:
-        return book_html(shown[-1]), offline, stepped
+        return book_html(shown[-1]), offline, stepped, settings
     value = getattr(box.children[-1], "value", None)
     if not isinstance(value, str) or not value:
         raise ValueError(f"{name}() drew neither a figure nor HTML")
-    return value, offline, stepped
+    return value, offline, stepped, settings
 
 
 def _cell_source(cell: nodes.Element) -> str:
@@ -296,7 +317,7 @@ def _lab_page(app: Any, doctree: nodes.document) -> None:
         at = sections[0].index(title) + 1 if title is not None and title.parent is sections[0] else 0
         banner = nodes.raw("", f'<div class="sd-lab-banner" role="note">{text["banner"]}</div>', format="html")
         sections[0].insert(at, banner)
-    cache: dict[str, tuple[str, bool, bool]] = app.env.__dict__.setdefault("_sd_explorer_stills", {})
+    cache: dict[str, tuple[str, bool, bool, str]] = app.env.__dict__.setdefault("_sd_explorer_stills", {})
     for cell in list(doctree.findall(nodes.container)):
         if "cell" not in cell.get("classes", []):
             continue
@@ -306,9 +327,11 @@ def _lab_page(app: Any, doctree: nodes.document) -> None:
         key = f"{match['name']}:{_lang(app)}"
         if key not in cache:
             cache[key] = explorer_still(match["name"], _lang(app))
-        body, offline, stepped = cache[key]
+        body, offline, stepped, settings = cache[key]
         call = html.escape(f"{match['name']}({match['args']})")
         note = text["still"].format(call=call) + (text["pair"] if offline else "") + (text["last"] if stepped else "")
+        if settings:
+            note += text["settings"].format(settings=html.escape(settings))
         still = nodes.raw(
             "", f'<div class="sd-explorer-still"><p class="sd-still-note">{note}</p>{body}</div>', format="html"
         )
