@@ -399,14 +399,15 @@ def _shared_tail(names: Sequence[str]) -> tuple[list[str], str]:
 
 
 def _legend_reversed(fig: Any, traces: Sequence[int]) -> bool:
-    """Whether plotly lists these traces' legend entries last to first: stacked bars (``barmode="stack"``), its
-    default order then, unless the legend's order is set or the traces are grouped."""
-    bars = [fig.data[i] for i in traces]
+    """Whether plotly lists these traces' legend entries last to first: in a figure with stacked bars
+    (``barmode="stack"``) its default order is reversed for every entry, unless the legend's order is set or the
+    traces are grouped."""
     return (
-        len(bars) > 1
+        len(traces) > 1
         and fig.layout.barmode == "stack"
         and fig.layout.legend.traceorder is None
-        and all(t.type == "bar" and not t.legendgroup for t in bars)
+        and any(t.type == "bar" for t in fig.data)
+        and not any(fig.data[i].legendgroup for i in traces)
     )
 
 

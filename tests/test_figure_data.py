@@ -280,3 +280,7 @@ def test_stacked_bars_are_listed_in_their_legends_order():
     assert t["head"][1:] == ["q above p", "p above q", "shared"]
     (t,) = parse(fd.data_tables(go.Figure(bars, layout=dict(barmode="group")))).tables
     assert t["head"][1:] == ["shared", "p above q", "q above p"]
+    # markers beside stacked bars (Fig 2.3): plotly reverses the whole legend, so the table reverses them too
+    marks = [go.Scatter(x=[0, 1], y=[1, 2], mode="markers", name=n) for n in ("draft p", "target q")]
+    (t,) = parse(fd.data_tables(go.Figure(bars[:2] + marks, layout=dict(barmode="stack")))).tables
+    assert t["head"][1:] == ["target q", "draft p", "p above q", "shared"]
