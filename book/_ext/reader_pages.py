@@ -188,6 +188,18 @@ def _headings(doctree: nodes.document, chinese: bool) -> None:
                 text.parent.replace(text, nodes.Text(broken))
 
 
+#: A short option or name in inline code ("--json", "--GradingExecute.measurements=full", "c = 0.05"): kept on
+#: one line, so a phone never breaks it after its "--" or at its "=" (each fits a phone's line).
+_SHORT_CODE = 36
+
+
+def _short_code(doctree: nodes.document) -> None:
+    for lit in doctree.findall(nodes.literal):
+        text = lit.astext()
+        if len(text) <= _SHORT_CODE and (text.startswith("-") or "=" in text):
+            lit["classes"].append("sd-whole")
+
+
 def _math_punctuation(doctree: nodes.document) -> None:
     """Wrap each inline formula with its closing punctuation and opening bracket in one ``sd-math-punct``."""
     for math in list(doctree.findall(nodes.math)):
@@ -351,6 +363,7 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
     if docname.endswith(("book/results", "book/instructors")):  # tables of results, timings: a card per row on a phone
         _stacked_tables(doctree)
     _math_punctuation(doctree)
+    _short_code(doctree)
     _headings(doctree, chinese=_lang(app) == "zh")
     if _LAB.match(docname):
         _lab_page(app, doctree)
