@@ -176,7 +176,7 @@ def _bibliography_style() -> None:
                 sentence[self.format_names("author")],
                 self.format_title(e, "title"),
                 words[
-                    "载于",
+                    "载\u2060于",  # a word joiner: "载于" never splits before a long title
                     sentence[
                         optional[self.format_editor(e, as_sentence=False)],
                         self.format_btitle(e, "booktitle", as_sentence=False),

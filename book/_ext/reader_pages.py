@@ -200,6 +200,26 @@ def _short_code(doctree: nodes.document) -> None:
             lit["classes"].append("sd-whole")
 
 
+def _links_with_their_stop(doctree: nodes.document) -> None:
+    """A reference's short link and the full stop after it ("huggingface/transformers#28166.") stand on one line:
+    a phone put the stop alone on the next."""
+    for citation in doctree.findall(nodes.citation):
+        for ref in list(citation.findall(nodes.reference)):
+            parent = ref.parent
+            at = parent.index(ref)
+            after = parent[at + 1] if at + 1 < len(parent) else None
+            if len(ref.astext()) > 40 or not isinstance(after, nodes.Text) or not after.astext().startswith("."):
+                continue
+            rest = after.astext()[1:]
+            unit = nodes.inline("", "", classes=["sd-nowrap"])
+            parent.remove(ref)
+            unit += ref
+            unit += nodes.Text(".")
+            parent.replace(after, unit)
+            if rest:
+                parent.insert(parent.index(unit) + 1, nodes.Text(rest))
+
+
 def _math_punctuation(doctree: nodes.document) -> None:
     """Wrap each inline formula with its closing punctuation and opening bracket in one ``sd-math-punct``."""
     for math in list(doctree.findall(nodes.math)):
@@ -364,6 +384,7 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
         _stacked_tables(doctree)
     _math_punctuation(doctree)
     _short_code(doctree)
+    _links_with_their_stop(doctree)
     _headings(doctree, chinese=_lang(app) == "zh")
     if _LAB.match(docname):
         _lab_page(app, doctree)
