@@ -206,18 +206,17 @@ def _links_with_their_stop(doctree: nodes.document) -> None:
     for citation in doctree.findall(nodes.citation):
         for ref in list(citation.findall(nodes.reference)):
             parent = ref.parent
-            at = parent.index(ref)
+            # by identity: docutils finds a Text child by equality, and an earlier "." would match
+            at = next(i for i, child in enumerate(parent.children) if child is ref)
             after = parent[at + 1] if at + 1 < len(parent) else None
             if len(ref.astext()) > 40 or not isinstance(after, nodes.Text) or not after.astext().startswith("."):
                 continue
+            unit = nodes.inline("", "", ref.deepcopy(), nodes.Text("."), classes=["sd-nowrap"])
             rest = after.astext()[1:]
-            unit = nodes.inline("", "", classes=["sd-nowrap"])
-            parent.remove(ref)
-            unit += ref
-            unit += nodes.Text(".")
-            parent.replace(after, unit)
-            if rest:
-                parent.insert(parent.index(unit) + 1, nodes.Text(rest))
+            new = [unit, nodes.Text(rest)] if rest else [unit]
+            parent.children[at : at + 2] = new
+            for node in new:
+                parent.setup_child(node)
 
 
 def _math_punctuation(doctree: nodes.document) -> None:
