@@ -98,26 +98,3 @@ def chinese_term_in(text: str, term: str) -> str:
     """The part of ``text`` that reads as ``term`` once its zero-width spaces are dropped ("" if none)."""
     m = re.search("\u200b?".join(map(re.escape, term)), text)
     return m.group(0) if m else ""
-
-
-def test_a_references_short_link_keeps_its_full_stop_and_stays_where_it_stood():
-    """The link and the "." after it become one unbreakable unit in place; an earlier "." of the entry (docutils
-    finds Text children by equality) is not taken for it."""
-    from docutils import nodes
-
-    para = nodes.paragraph()
-    ref = nodes.reference("", "huggingface/transformers#28166", refuri="https://github.com/x")
-    para += [nodes.Text("huggingface/transformers #28166"), nodes.Text("."), nodes.Text(" Fix. URL: "), ref]
-    para += nodes.Text(". More.")
-    doc = nodes.document(None, None)
-    doc += nodes.citation("", para)
-    reader_pages._links_with_their_stop(doc)
-    kinds = [(type(c).__name__, c.astext()) for c in para.children]
-    assert kinds == [
-        ("Text", "huggingface/transformers #28166"),
-        ("Text", "."),
-        ("Text", " Fix. URL: "),
-        ("inline", "huggingface/transformers#28166."),
-        ("Text", " More."),
-    ], kinds
-    assert para[3]["classes"] == ["sd-nowrap"] and isinstance(para[3][0], nodes.reference)

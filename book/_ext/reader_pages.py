@@ -200,25 +200,6 @@ def _short_code(doctree: nodes.document) -> None:
             lit["classes"].append("sd-whole")
 
 
-def _links_with_their_stop(doctree: nodes.document) -> None:
-    """A reference's short link and the full stop after it ("huggingface/transformers#28166.") stand on one line:
-    a phone put the stop alone on the next."""
-    for citation in doctree.findall(nodes.citation):
-        for ref in list(citation.findall(nodes.reference)):
-            parent = ref.parent
-            # by identity: docutils finds a Text child by equality, and an earlier "." would match
-            at = next(i for i, child in enumerate(parent.children) if child is ref)
-            after = parent[at + 1] if at + 1 < len(parent) else None
-            if len(ref.astext()) > 40 or not isinstance(after, nodes.Text) or not after.astext().startswith("."):
-                continue
-            unit = nodes.inline("", "", ref.deepcopy(), nodes.Text("."), classes=["sd-nowrap"])
-            rest = after.astext()[1:]
-            new = [unit, nodes.Text(rest)] if rest else [unit]
-            parent.children[at : at + 2] = new
-            for node in new:
-                parent.setup_child(node)
-
-
 def _math_punctuation(doctree: nodes.document) -> None:
     """Wrap each inline formula with its closing punctuation and opening bracket in one ``sd-math-punct``."""
     for math in list(doctree.findall(nodes.math)):
@@ -383,7 +364,6 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
         _stacked_tables(doctree)
     _math_punctuation(doctree)
     _short_code(doctree)
-    _links_with_their_stop(doctree)
     _headings(doctree, chinese=_lang(app) == "zh")
     if _LAB.match(docname):
         _lab_page(app, doctree)
