@@ -138,9 +138,9 @@ def figures(quick: bool = False) -> Iterator[tuple[str, Any]]:
 def round_pictures() -> str:
     """The SVG of Figure 2.1 (two rounds), as Chapter 2 draws it."""
     from specdec_lite._i18n import _
-    from specdec_lite.figures.round import round_svg, worked_round
+    from specdec_lite.figures.round import round_svg, weather, worked_round
 
-    sun, rain, snow, wind = vocab = (_("sun"), _("rain"), _("snow"), _("wind"))
+    sun, rain, snow, wind = vocab = weather()
     p, q = np.array([0.4, 0.3, 0.2, 0.1]), np.array([0.1, 0.2, 0.3, 0.4])
     with_rejection = worked_round(vocab, p, q, drafts=(rain, sun, wind), u=(0.52, 0.81), u_last=0.40)
     keeps_all = worked_round(vocab, p, q, drafts=(rain, snow, wind), u=(0.52, 0.93, 0.35), u_last=0.66)

@@ -124,6 +124,15 @@ BOOK_TITLES = (
     N_("(b) A round that keeps every draft"),
     N_("Round (a), step by step"),
 )
+#: The weather vocabulary of the book's rounds (the intro, Chapter 2, the worked example), in English.
+WEATHER = (N_("sun"), N_("rain"), N_("snow"), N_("wind"))
+
+
+def weather() -> tuple[str, ...]:
+    """The weather vocabulary in the reader's language (晴, 雨, 雪, 风 in Chinese)."""
+    return tuple(_(word) for word in WEATHER)
+
+
 #: The picture's ink: darker shades of the book's colours (``part1.COLORS``), so that every
 #: label reads at 4.5:1 or more on the white picture and on each box's fill, and every box
 #: outline stands out at 3:1 or more (WCAG 2.1 AA). The picture keeps a white background in
