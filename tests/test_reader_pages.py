@@ -7,6 +7,7 @@ still, the figure the explorer's own update function draws at the explorer's fir
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import sys
@@ -98,3 +99,42 @@ def chinese_term_in(text: str, term: str) -> str:
     """The part of ``text`` that reads as ``term`` once its zero-width spaces are dropped ("" if none)."""
     m = re.search("\u200b?".join(map(re.escape, term)), text)
     return m.group(0) if m else ""
+
+
+@pytest.mark.parametrize(
+    "text, units",
+    [
+        ("作业：实验 3，以及练习\u00a03.1–\u20603.5。", ["实验 3", "练习\u00a03.1–\u20603.5"]),
+        ("见第 7 章，共 50 次运行", ["见第 7 章", "共 50 次"]),
+        ("由定理 1(b) 可知", ["定理 1(b) 可"]),
+        ("以 int16 存储，用 Qwen2 模型", []),  # a number inside a name is not a number of its own
+        ("T = 50 and 2 tokens", []),  # no Chinese word beside a number: nothing is held together
+    ],
+)
+def test_a_chinese_word_and_its_number_stay_on_one_line(text, units):
+    """A Chinese word with its number ("练习 3.1") never wraps: a line breaks before 练习, not inside it."""
+    from docutils import nodes
+
+    doc = nodes.document(None, None)
+    doc += nodes.paragraph("", text)
+    doc += nodes.paragraph("", "", nodes.literal("", "实验 3"))  # code is left as it is
+    reader_pages._chinese_numbers(doc)
+    spans = [n.astext() for n in doc.findall(nodes.inline) if "sd-number-word" in n["classes"]]
+    assert spans == units
+    assert doc[0].astext() == text and not list(doc[1].findall(nodes.inline))
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_a_reference_ends_with_its_link_and_keeps_its_chinese_words_whole(built_book, edition):
+    """No full stop follows an entry's last link (on a phone it could wrap alone onto the next line), and the
+    Chinese connectives ("预印本", "网址", "载于") never break inside a word: the entries' only Chinese words."""
+    refs = (built_book / edition / "book" / "references.html").read_text(encoding="utf-8")
+    entries = re.findall(r'<div class="citation"[^>]*>.*?<p>(.*?)</p>', refs, re.S)
+    assert len(entries) >= 20, len(entries)
+    for entry in entries:
+        if "<a " in entry:  # an entry with a URL or a DOI: the link is last
+            assert entry.rstrip().endswith("</a>"), entry[-120:]
+        text = html.unescape(re.sub("<[^>]+>", "", entry))
+        assert not re.search("[\u4e00-\u9fff]{2}", text), text  # two Chinese characters with no word joiner
+    if edition:
+        assert "预\u2060印\u2060本" in html.unescape(refs) and "网\u2060址" in html.unescape(refs)

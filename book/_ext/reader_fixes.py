@@ -111,6 +111,17 @@ _ZH_BIB_PHRASES = [
     ("GitHub issue", "GitHub 议题"),
     (", fixing issue", "，修复议题"),
 ]
+_WORD_JOINER = "\u2060"
+
+
+def _whole(phrase: str) -> str:
+    """``phrase`` with a word joiner between each two Chinese characters: a line never breaks inside a
+    Chinese word of a reference ("预印本", not "预" over "印本")."""
+    import re
+
+    return re.sub("(?<=[\u4e00-\u9fff])(?=[\u4e00-\u9fff])", _WORD_JOINER, phrase)
+
+
 _GITHUB_THREAD = r"https://github\.com/([^/]+/[^/]+)/(?:issues|pull)/(\d+)"
 
 
@@ -118,7 +129,9 @@ def _bibliography_style() -> None:
     """The references' styles ``specdec`` and ``specdec_zh``: pybtex's ``alpha`` ([LKM23]), except that a
     GitHub issue or pull request is labelled by its repository and number ([vllm#9834]), not by letters
     glued to the number and year, and threads of one repository are listed in the order of their numbers
-    (#2336 before #9834). ``specdec_zh`` writes the connectives ("In", "volume", "URL:" …) in Chinese."""
+    (#2336 before #9834). An entry's last link (its URL or DOI) ends it, with no full stop that a phone could
+    carry alone onto the next line. ``specdec_zh`` writes the connectives ("In", "volume", "URL:" …) in
+    Chinese, each word whole."""
     import re
 
     from pybtex.database import Entry
@@ -148,13 +161,21 @@ def _bibliography_style() -> None:
         default_label_style = "specdec"
         default_sorting_style = "specdec"
 
+        def format_web_refs(self, e: Any) -> Any:
+            return sentence(add_period=False)[
+                optional[self.format_url(e), optional[" (visited on ", field("urldate"), ")"]],
+                optional[self.format_eprint(e)],
+                optional[self.format_pubmed(e)],
+                optional[self.format_doi(e)],
+            ]
+
     class StyleZh(Style):
         def format_entry(self, label: Any, entry: Any, bib_data: Any = None) -> Any:
             fields = dict(entry.fields)
             for name in ("journal", "howpublished"):
                 for en, zh in _ZH_BIB_PHRASES:
                     if name in fields:
-                        fields[name] = fields[name].replace(en, zh)
+                        fields[name] = fields[name].replace(en, _whole(zh))
             clone = Entry(entry.type, fields=fields, persons=entry.persons)
             clone.key = entry.key
             return super().format_entry(label, clone, bib_data=bib_data)
@@ -169,14 +190,14 @@ def _bibliography_style() -> None:
 
         def format_url(self, e: Any) -> Any:
             url = field("url", raw=True)
-            return join["网\u2060址：", href(url)[url]]  # a word joiner: "网址" never splits before a long link
+            return join[_whole("网址："), href(url)[url]]  # "网址" never splits before a long link
 
         def get_inproceedings_template(self, e: Any) -> Any:
             return toplevel[
                 sentence[self.format_names("author")],
                 self.format_title(e, "title"),
                 words[
-                    "载\u2060于",  # a word joiner: "载于" never splits before a long title
+                    _whole("载于"),  # never split before a long title
                     sentence[
                         optional[self.format_editor(e, as_sentence=False)],
                         self.format_btitle(e, "booktitle", as_sentence=False),

@@ -16,6 +16,9 @@
   breaks between its words, never inside a term of
   ``zh/terms.yml`` ("马尔可夫链"), with zero-width spaces around the terms and after a joining particle;
   reader_pages.css sets them ``keep-all`` and, on a phone, a size that fits most of them on a line or two.
+* Chinese numbers (HTML only): a word with the number after it ("练习 3.1", "定理 1") or before it ("50 次",
+  "第 7 章") stays on one line and whole (``sd-number-word``): a line breaks before "练习 3.1", never inside
+  练习 nor at the space.
 * Inline formulas (HTML only): a formula and the punctuation that closes it (", which", "。") or the
   bracket that opens it stay on one line (``sd-math-punct``): a line never starts with an orphaned
   comma or full stop after a formula.
@@ -200,6 +203,41 @@ def _short_code(doctree: nodes.document) -> None:
             lit["classes"].append("sd-whole")
 
 
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff"
+#: A number as the text writes it: "3", "3.1", "3.1–3.5" (a word joiner may follow the dash), "1(b)".
+_NUMBER = "\\d(?:[\\d.,:\u2013\u2060]*\\d)?(?:\\([a-z]\\))?"
+#: A Chinese word's last two characters, the number after it and the first character of a word after that:
+#: "练习 3.1", "第 7 章", "50 次" (a no-break space or a space between them); never a piece of a name ("int16 存储").
+_NUMBER_UNIT = re.compile(
+    f"(?P<word>[{_CJK}]{{1,2}}[ \u00a0])?(?<![A-Za-z\\d_.,]){_NUMBER}(?![A-Za-z_])(?P<after>[ \u00a0][{_CJK}])?"
+)
+#: Nodes whose text is code, a formula or markup, never prose.
+_NOT_PROSE = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw, nodes.comment)
+
+
+def _chinese_numbers(doctree: nodes.document) -> None:
+    """Each Chinese word with its number (``_NUMBER_UNIT``) in one ``sd-number-word`` span, which never wraps."""
+    for text in list(doctree.findall(nodes.Text)):
+        parent = text.parent
+        if parent is None or any(isinstance(n, _NOT_PROSE) for n in _ancestors(parent)):
+            continue
+        source, parts, at = text.astext(), [], 0
+        for m in _NUMBER_UNIT.finditer(source):
+            if not (m["word"] or m["after"]):
+                continue
+            parts += [nodes.Text(source[at : m.start()]), nodes.inline("", m[0], classes=["sd-number-word"])]
+            at = m.end()
+        if parts:
+            index = parent.index(text)
+            parent[index : index + 1] = [p for p in [*parts, nodes.Text(source[at:])] if p.astext()]
+
+
+def _ancestors(node: nodes.Node | None) -> Any:
+    while node is not None:
+        yield node
+        node = node.parent
+
+
 def _math_punctuation(doctree: nodes.document) -> None:
     """Wrap each inline formula with its closing punctuation and opening bracket in one ``sd-math-punct``."""
     for math in list(doctree.findall(nodes.math)):
@@ -364,6 +402,8 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
         _stacked_tables(doctree)
     _math_punctuation(doctree)
     _short_code(doctree)
+    if _lang(app) == "zh":
+        _chinese_numbers(doctree)
     _headings(doctree, chinese=_lang(app) == "zh")
     if _LAB.match(docname):
         _lab_page(app, doctree)
