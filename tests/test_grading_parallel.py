@@ -473,3 +473,14 @@ def test_a_result_out_of_shape_is_refused() -> None:
     for result in bad:
         with pytest.raises(ResultRefused):
             check_result(result, job, cells)
+
+
+def test_the_class_table_gives_the_course_row_every_cell() -> None:
+    """The course's row: its speed-up is that of the summed minutes; no cell is left blank."""
+    from specdec_lite.classroom.parallel import class_runs, class_runs_table
+
+    bench = class_runs()
+    last = class_runs_table(bench).splitlines()[-1].strip("| ").split(" | ")
+    course = bench["course_min"]
+    assert last[-2] == f"{course['one_at_a_time'] / course['jobs2']:.2f}×" and last[-1] == "—"
+    assert all(cell.strip() for cell in last), last

@@ -86,7 +86,7 @@ def test_rejections_update_draws_theorem1_and_the_sampler(V, T, quality, seed):
     fig = R.rejections_update(V, T, quality, runs, seed)
     draft, target, s_mc = F.pair(V, T, quality, seed)
     exact = sd.theory.expected_rejections(draft, target)
-    np.testing.assert_allclose(trace(fig, "exact E[N<sub>rej</sub>] (Theorem 1)").y, [exact, exact])
+    np.testing.assert_allclose(trace(fig, "exact E[N<sub>rej</sub>] (Theorem 1(b))").y, [exact, exact])
     np.testing.assert_allclose(trace(fig, "exact E[R<sub>n</sub>]").y, sd.theory.rejection_profile(draft, target))
     res = sd.decoding.speculative(draft, target, runs, rng=np.random.default_rng(s_mc))
     np.testing.assert_allclose(trace(fig, "observed rate").y, res.rejected.mean(axis=0))
@@ -100,7 +100,7 @@ def test_rejections_update_draws_theorem1_and_the_sampler(V, T, quality, seed):
 
 def test_rejections_update_equal_models_never_reject():
     fig = R.rejections_update(5, 30, 1.0, 500, 3)
-    assert trace(fig, "exact E[N<sub>rej</sub>] (Theorem 1)").y[0] == 0
+    assert trace(fig, "exact E[N<sub>rej</sub>] (Theorem 1(b))").y[0] == 0
     assert np.all(np.asarray(trace(fig, "Monte Carlo running mean").y) == 0)
     assert "paper's T / E[N<sub>rej</sub>] = ∞" in fig.layout.title.text
 

@@ -105,8 +105,9 @@ def chinese_term_in(text: str, term: str) -> str:
     "text, units",
     [
         ("作业：实验 3，以及练习\u00a03.1–\u20603.5。", ["实验 3", "练习\u00a03.1–\u20603.5"]),
-        ("见第 7 章，共 50 次运行", ["见第 7 章", "共 50 次"]),
+        ("见第 7 章，共 50 次运行", ["第 7 章", "50 次"]),
         ("由定理 1(b) 可知", ["定理 1(b) 可"]),
+        ("之前讲完第 4 章，每道探索题 1 分，质量为\u00a01 时", ["第 4 章", "1 分", "1 时"]),  # no piece of 讲完, 探索题
         ("以 int16 存储，用 Qwen2 模型", []),  # a number inside a name is not a number of its own
         ("T = 50 and 2 tokens", []),  # no Chinese word beside a number: nothing is held together
     ],

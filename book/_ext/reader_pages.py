@@ -19,6 +19,8 @@
 * Chinese numbers (HTML only): a word with the number after it ("练习 3.1", "定理 1") or before it ("50 次",
   "第 7 章") stays on one line and whole (``sd-number-word``): a line breaks before "练习 3.1", never inside
   练习 nor at the space.
+* Inline code (HTML only): a long name or path breaks after its dots, slashes and underscores, never inside a
+  word, and an option in a command ("--compare") stays whole.
 * Inline formulas (HTML only): a formula and the punctuation that closes it (", which", "。") or the
   bracket that opens it stay on one line (``sd-math-punct``): a line never starts with an orphaned
   comma or full stop after a formula.
@@ -203,13 +205,66 @@ def _short_code(doctree: nodes.document) -> None:
             lit["classes"].append("sd-whole")
 
 
+#: Inline code this long or longer, with dots, slashes or underscores, gets break points after them.
+_LONG_CODE = 17
+
+
+def _prose_code(doctree: nodes.document) -> None:
+    """Inline code in the text (tables have ``_tables``): a long name or path breaks after its dots, slashes,
+    colons and underscores, never inside a word ("…/lab03_rejections/" over "lab03_rejections.ipynb", not "l"
+    over "ab03…"), and it starts on the line where the text leaves it instead of leaving that line half empty;
+    in a command of several words each option stays whole ("--compare", never "--" over "compare")."""
+    for lit in list(doctree.findall(nodes.literal)):
+        text = lit.astext()
+        if "sd-whole" in lit["classes"] or not isinstance(lit.parent, nodes.Element):
+            continue
+        options = " " in text.strip() and re.search(r"(^|\s)-", text)
+        if not (options or len(text) >= _LONG_CODE and _BREAK_AFTER.search(text)):
+            continue
+        tokens = []
+        for token in re.split(r"(\s+)", text):
+            if not token or token.isspace():
+                tokens.append(html.escape(token))
+            elif token.startswith("-"):
+                tokens.append(f'<span class="pre sd-whole-token">{html.escape(token)}</span>')
+            else:
+                broken = "".join(
+                    html.escape(part) + ("<wbr>" if _BREAK_AFTER.fullmatch(part) else "")
+                    for part in _BREAK_AFTER.split(token)
+                    if part
+                )
+                tokens.append(f'<span class="pre">{broken}</span>')
+        classes = " ".join(["docutils", "literal", "notranslate", "sd-prose-code", *lit["classes"]])
+        lit.replace_self(nodes.raw("", f'<code class="{classes}">{"".join(tokens)}</code>', format="html"))
+
+
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
 #: A number as the text writes it: "3", "3.1", "3.1–3.5" (a word joiner may follow the dash), "1(b)".
 _NUMBER = "\\d(?:[\\d.,:\u2013\u2060]*\\d)?(?:\\([a-z]\\))?"
-#: A Chinese word's last two characters, the number after it and the first character of a word after that:
-#: "练习 3.1", "第 7 章", "50 次" (a no-break space or a space between them); never a piece of a name ("int16 存储").
+#: The Chinese words that name a numbered thing ("练习 3.1", "第 7 章", "图 3.2").
+_NAMED = (
+    "练习",
+    "定理",
+    "实验",
+    "算法",
+    "命题",
+    "推论",
+    "注记",
+    "假设",
+    "定义",
+    "引理",
+    "附录",
+    "位置",
+    "状态",
+    "第",
+    "图",
+    "表",
+)
+#: A number with the word that names it before it, or the first character of the word after it: "练习 3.1",
+#: "第 7 章", "50 次" (a no-break space or a space between them); never a piece of a name ("int16 存储"). Only
+#: a word of ``_NAMED`` is taken whole before a number: any other word keeps its own line breaks.
 _NUMBER_UNIT = re.compile(
-    f"(?P<word>[{_CJK}]{{1,2}}[ \u00a0])?(?<![A-Za-z\\d_.,]){_NUMBER}(?![A-Za-z_])(?P<after>[ \u00a0][{_CJK}])?"
+    f"(?P<word>(?:{'|'.join(_NAMED)})[ \u00a0])?(?<![A-Za-z\\d_.,]){_NUMBER}(?![A-Za-z_])(?P<after>[ \u00a0][{_CJK}])?"
 )
 #: Nodes whose text is code, a formula or markup, never prose.
 _NOT_PROSE = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw, nodes.comment)
@@ -402,6 +457,7 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
         _stacked_tables(doctree)
     _math_punctuation(doctree)
     _short_code(doctree)
+    _prose_code(doctree)
     if _lang(app) == "zh":
         _chinese_numbers(doctree)
     _headings(doctree, chinese=_lang(app) == "zh")

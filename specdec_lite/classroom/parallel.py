@@ -442,7 +442,8 @@ CLASS_WAYS = ("one_at_a_time", "jobs1", "jobs2", "dask1", "dask2", "dask100_pred
 def class_runs_table(bench: dict[str, Any], titles: dict[str, str] | None = None) -> str:
     """``class_runs()`` as a Markdown table in the reader's language: per lab, the predicted minutes of a class of
     ``class_size`` graded each way, ``--jobs 2``'s speed-up and the machine's CPU seconds per submission, and the
-    course's sum. ``titles`` names each lab as the reader's edition does (its title); without it, by its file's id."""
+    course's sum (its speed-up is that of the sums; a CPU time per submission is per lab). ``titles`` names each
+    lab as the reader's edition does (its title); without it, by its file's id."""
     names = {
         "one_at_a_time": _("one at a time (`--jobs 1`)"),
         "jobs1": _("1 job"),
@@ -470,6 +471,9 @@ def class_runs_table(bench: dict[str, Any], titles: dict[str, str] | None = None
         cpu = f"{jobs2['cpu_s_per_submission']:.1f}" if "cpu_s_per_submission" in jobs2 else "—"
         name = titles[lab] if titles and lab in titles else f"`{lab}`"
         rows.append(f"| {name} | " + " | ".join([*cells, speedup, cpu]) + " |")
-    total = [minutes(bench["course_min"].get(w)) for w in ways]
-    rows.append("| " + " | ".join([_("**the course**"), *total, "", ""]) + " |")
+    course = bench["course_min"]
+    total = [minutes(course.get(w)) for w in ways]
+    one, jobs2 = course.get("one_at_a_time"), course.get("jobs2")
+    speedup = f"{one / jobs2:.2f}×" if one and jobs2 else "—"
+    rows.append("| " + " | ".join([_("**the course**"), *total, speedup, "—"]) + " |")
     return "\n".join(rows)

@@ -215,7 +215,7 @@ def running_mean_traces(rejections: Any, exact: float, *, max_points: int = 400)
             x=[1, n],
             y=[exact, exact],
             mode="lines",
-            name=_("exact E[N<sub>rej</sub>] (Theorem 1)"),
+            name=_("exact E[N<sub>rej</sub>] (Theorem 1(b))"),
             line=dict(color="black", dash="dash"),
         ),
     ]
