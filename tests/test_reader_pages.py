@@ -139,3 +139,24 @@ def test_a_reference_ends_with_its_link_and_keeps_its_chinese_words_whole(built_
         assert not re.search("[\u4e00-\u9fff]{2}", text), text  # two Chinese characters with no word joiner
     if edition:
         assert "预\u2060印\u2060本" in html.unescape(refs) and "网\u2060址" in html.unescape(refs)
+
+
+def test_a_chinese_link_has_no_space_beside_a_chinese_word():
+    """ "由 命题 1.1 得" reads "由命题 1.1 得": the space before a Chinese link text goes, the one after a number stays;
+    beside a Latin word both stay."""
+    from docutils import nodes
+
+    doc = nodes.document(None, None)
+    doc += nodes.paragraph(
+        "",
+        "",
+        nodes.Text("由 "),
+        nodes.reference("", "命题 1.1", refuri="#p"),
+        nodes.Text(" 得，见 "),
+        nodes.reference("", "第 3 章", refuri="#c"),
+        nodes.Text(" 的 "),
+        nodes.reference("", "Decoding-OPT", refuri="#d"),
+        nodes.Text(" 一节"),
+    )
+    reader_pages._chinese_link_spaces(doc)
+    assert doc.astext() == "由命题 1.1 得，见第 3 章的 Decoding-OPT 一节"

@@ -19,6 +19,8 @@
 * Chinese numbers (HTML only): a word with the number after it ("练习 3.1", "定理 1") or before it ("50 次",
   "第 7 章") stays on one line and whole (``sd-number-word``): a line breaks before "练习 3.1", never inside
   练习 nor at the space.
+* Chinese links (HTML only): no space between a Chinese word and a link whose text is Chinese on that side
+  ("由命题 1.1 得").
 * Inline code (HTML only): a long name or path breaks after its dots, slashes and underscores, never inside a
   word, and an option in a command ("--compare") stays whole.
 * Inline formulas (HTML only): a formula and the punctuation that closes it (", which", "。") or the
@@ -287,6 +289,23 @@ def _chinese_numbers(doctree: nodes.document) -> None:
             parent[index : index + 1] = [p for p in [*parts, nodes.Text(source[at:])] if p.astext()]
 
 
+def _chinese_link_spaces(doctree: nodes.document) -> None:
+    """No space between a Chinese word and a link whose text begins (or, after it, ends) with a Chinese character:
+    "由命题 1.1 得", not "由 命题 1.1 得". The space beside a Latin word or a number stays ("定理 1 给出")."""
+    cjk = re.compile(f"[{_CJK}]")
+    for ref in list(doctree.findall(nodes.reference)):
+        parent, text = ref.parent, ref.astext()
+        if parent is None or not text:
+            continue
+        at = parent.index(ref)
+        before = parent[at - 1] if at > 0 else None
+        if isinstance(before, nodes.Text) and cjk.match(text[0]) and re.search(f"[{_CJK}] $", before.astext()):
+            parent[at - 1] = nodes.Text(before.astext()[:-1])
+        after = parent[at + 1] if at + 1 < len(parent) else None
+        if isinstance(after, nodes.Text) and cjk.match(text[-1]) and re.match(f" [{_CJK}]", after.astext()):
+            parent[at + 1] = nodes.Text(after.astext()[1:])
+
+
 def _ancestors(node: nodes.Node | None) -> Any:
     while node is not None:
         yield node
@@ -459,6 +478,7 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
     _short_code(doctree)
     _prose_code(doctree)
     if _lang(app) == "zh":
+        _chinese_link_spaces(doctree)
         _chinese_numbers(doctree)
     _headings(doctree, chinese=_lang(app) == "zh")
     if _LAB.match(docname):
