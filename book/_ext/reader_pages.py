@@ -284,8 +284,8 @@ def _chinese_numbers(doctree: nodes.document) -> None:
                 continue
             parts += [nodes.Text(source[at : m.start()]), nodes.inline("", m[0], classes=["sd-number-word"])]
             at = m.end()
-        if parts:
-            index = parent.index(text)
+        if parts:  # by identity: docutils compares Text nodes by their text
+            index = next(i for i, child in enumerate(parent.children) if child is text)
             parent[index : index + 1] = [p for p in [*parts, nodes.Text(source[at:])] if p.astext()]
 
 
