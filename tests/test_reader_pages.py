@@ -108,6 +108,7 @@ def chinese_term_in(text: str, term: str) -> str:
         ("见第 7 章，共 50 次运行", ["第 7 章", "50 次"]),
         ("由定理 1(b) 可知", ["定理 1(b) 可"]),
         ("之前讲完第 4 章，每道探索题 1 分，质量为\u00a01 时", ["第 4 章", "1 分", "1 时"]),  # no piece of 讲完, 探索题
+        ("随机 7 状态链上", ["7 状态"]),  # 状态 whole after its number
         ("以 int16 存储，用 Qwen2 模型", []),  # a number inside a name is not a number of its own
         ("T = 50 and 2 tokens", []),  # no Chinese word beside a number: nothing is held together
     ],
@@ -160,3 +161,42 @@ def test_a_chinese_link_has_no_space_beside_a_chinese_word():
     )
     reader_pages._chinese_link_spaces(doc)
     assert doc.astext() == "由命题 1.1 得，见第 3 章的 Decoding-OPT 一节"
+
+
+def test_long_inline_code_breaks_after_its_dots_and_an_option_only_there():
+    """A path or dotted name gets a break point after each dot, slash and underscore; an option's chunks stay
+    whole (no break after "--" nor at "="), and a line may break before code that starts with "-"."""
+    from docutils import nodes
+
+    doc = nodes.document(None, None)
+    doc += nodes.paragraph(
+        "",
+        "",
+        nodes.Text("学生。"),
+        nodes.literal("", "--GradingExecute.measurements=full"),
+        nodes.Text(" and "),
+        nodes.literal("", "specdec_lite.classroom.execute"),
+        nodes.Text(" or "),
+        nodes.literal("", "--json"),
+    )
+    reader_pages._short_code(doc)
+    reader_pages._break_before_options(doc)
+    reader_pages._prose_code(doc)
+    shown = "".join(n.astext() for n in doc[0].children)
+    assert shown.startswith("学生。<wbr><code") and shown.endswith(" or <wbr>--json")  # before both options
+    assert (
+        '<span class="pre sd-whole-token">--GradingExecute.</span><wbr>'
+        '<span class="pre sd-whole-token">measurements=full</span>'
+    ) in shown
+    assert '<span class="pre">specdec_<wbr>lite.<wbr>classroom.<wbr>execute</span>' in shown
+    assert [lit.astext() for lit in doc.findall(nodes.literal)] == ["--json"]  # short: left whole (sd-whole)
+
+
+def test_a_date_and_a_key_chord_never_break_at_their_hyphen():
+    from docutils import nodes
+
+    doc = nodes.document(None, None)
+    doc += nodes.paragraph("", "Measured on 2026-12-06; Ctrl-C stops it; 3-4 s and draft-tree stay as they are.")
+    reader_pages._whole_units(doc, reader_pages._WHOLE_UNIT)
+    spans = [n.astext() for n in doc.findall(nodes.inline) if "sd-number-word" in n["classes"]]
+    assert spans == ["2026-12-06", "Ctrl-C"]

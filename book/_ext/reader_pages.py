@@ -22,7 +22,8 @@
 * Chinese links (HTML only): no space between a Chinese word and a link whose text is Chinese on that side
   ("由命题 1.1 得").
 * Inline code (HTML only): a long name or path breaks after its dots, slashes and underscores, never inside a
-  word, and an option in a command ("--compare") stays whole.
+  word, and an option ("--compare", "--GradingExecute.measurements=full") only after its dots; a line may break
+  before code that starts with "-". A date ("2026-12-06") and a key chord ("Ctrl-C") never break at the hyphen.
 * Inline formulas (HTML only): a formula and the punctuation that closes it (", which", "。") or the
   bracket that opens it stay on one line (``sd-math-punct``): a line never starts with an orphaned
   comma or full stop after a formula.
@@ -207,6 +208,14 @@ def _short_code(doctree: nodes.document) -> None:
             lit["classes"].append("sd-whole")
 
 
+def _break_before_options(doctree: nodes.document) -> None:
+    """A line may break before inline code that starts with "-" ("学生。--student …"): by Unicode's rules no
+    line breaks before a hyphen-minus, so the word before the code would otherwise move down with it."""
+    for lit in list(doctree.findall(nodes.literal)):
+        if lit.astext().startswith("-") and isinstance(lit.parent, nodes.Element):
+            lit.parent.insert(lit.parent.index(lit), nodes.raw("", "<wbr>", format="html"))
+
+
 #: Inline code this long or longer, with dots, slashes or underscores, gets break points after them.
 _LONG_CODE = 17
 
@@ -215,10 +224,11 @@ def _prose_code(doctree: nodes.document) -> None:
     """Inline code in the text (tables have ``_tables``): a long name or path breaks after its dots, slashes,
     colons and underscores, never inside a word ("…/lab03_rejections/" over "lab03_rejections.ipynb", not "l"
     over "ab03…"), and it starts on the line where the text leaves it instead of leaving that line half empty;
-    in a command of several words each option stays whole ("--compare", never "--" over "compare")."""
+    an option or assignment breaks only there too ("--GradingExecute." over "measurements=full", never "--"
+    over "compare" nor at its "=")."""
     for lit in list(doctree.findall(nodes.literal)):
         text = lit.astext()
-        if "sd-whole" in lit["classes"] or not isinstance(lit.parent, nodes.Element):
+        if not isinstance(lit.parent, nodes.Element):
             continue
         options = " " in text.strip() and re.search(r"(^|\s)-", text)
         if not (options or len(text) >= _LONG_CODE and _BREAK_AFTER.search(text)):
@@ -227,17 +237,21 @@ def _prose_code(doctree: nodes.document) -> None:
         for token in re.split(r"(\s+)", text):
             if not token or token.isspace():
                 tokens.append(html.escape(token))
-            elif token.startswith("-"):
-                tokens.append(f'<span class="pre sd-whole-token">{html.escape(token)}</span>')
+                continue
+            chunks, chunk = [], ""
+            for part in _BREAK_AFTER.split(token):
+                chunk += part
+                if _BREAK_AFTER.fullmatch(part):
+                    chunks, chunk = [*chunks, chunk], ""
+            chunks += [chunk] if chunk else []
+            if "-" in token or "=" in token:  # each chunk whole: no break after a hyphen or at "="
+                tokens.append("<wbr>".join(f'<span class="pre sd-whole-token">{html.escape(c)}</span>' for c in chunks))
             else:
-                broken = "".join(
-                    html.escape(part) + ("<wbr>" if _BREAK_AFTER.fullmatch(part) else "")
-                    for part in _BREAK_AFTER.split(token)
-                    if part
-                )
-                tokens.append(f'<span class="pre">{broken}</span>')
-        classes = " ".join(["docutils", "literal", "notranslate", "sd-prose-code", *lit["classes"]])
-        lit.replace_self(nodes.raw("", f'<code class="{classes}">{"".join(tokens)}</code>', format="html"))
+                tokens.append(f'<span class="pre">{"<wbr>".join(html.escape(c) for c in chunks)}</span>')
+        kept = [c for c in lit["classes"] if c != "sd-whole"]
+        classes = " ".join(["docutils", "literal", "notranslate", "sd-prose-code", *kept])
+        # parent.replace, not replace_self: that would copy the classes onto the raw node, in a span of their own
+        lit.parent.replace(lit, nodes.raw("", f'<code class="{classes}">{"".join(tokens)}</code>', format="html"))
 
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff"
@@ -262,25 +276,36 @@ _NAMED = (
     "图",
     "表",
 )
+#: Two-character words that follow a number and are kept whole with it ("7 状态", "5 分钟").
+_AFTER_WORDS = ("状态", "分钟", "词元", "位置")
 #: A number with the word that names it before it, or the first character of the word after it: "练习 3.1",
 #: "第 7 章", "50 次" (a no-break space or a space between them); never a piece of a name ("int16 存储"). Only
 #: a word of ``_NAMED`` is taken whole before a number: any other word keeps its own line breaks.
+_AFTER = f"(?:{'|'.join(_AFTER_WORDS)}|[{_CJK}])"
 _NUMBER_UNIT = re.compile(
-    f"(?P<word>(?:{'|'.join(_NAMED)})[ \u00a0])?(?<![A-Za-z\\d_.,]){_NUMBER}(?![A-Za-z_])(?P<after>[ \u00a0][{_CJK}])?"
+    f"(?P<word>(?:{'|'.join(_NAMED)})[ \u00a0])?(?<![A-Za-z\\d_.,]){_NUMBER}(?![A-Za-z_])(?P<after>[ \u00a0]{_AFTER})?"
 )
+#: A date ("2026-12-06") or a key chord ("Ctrl-C"): never broken at its hyphen.
+_WHOLE_UNIT = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b(?:Ctrl|Alt|Shift|Cmd)-\w\b")
 #: Nodes whose text is code, a formula or markup, never prose.
 _NOT_PROSE = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw, nodes.comment)
 
 
 def _chinese_numbers(doctree: nodes.document) -> None:
     """Each Chinese word with its number (``_NUMBER_UNIT``) in one ``sd-number-word`` span, which never wraps."""
+    _whole_units(doctree, _NUMBER_UNIT, lambda m: bool(m["word"] or m["after"]))
+
+
+def _whole_units(doctree: nodes.document, pattern: re.Pattern[str], keep: Any = bool) -> None:
+    """Each match of ``pattern`` in the text (for which ``keep(match)``) in one ``sd-number-word`` span, which
+    never wraps."""
     for text in list(doctree.findall(nodes.Text)):
         parent = text.parent
         if parent is None or any(isinstance(n, _NOT_PROSE) for n in _ancestors(parent)):
             continue
         source, parts, at = text.astext(), [], 0
-        for m in _NUMBER_UNIT.finditer(source):
-            if not (m["word"] or m["after"]):
+        for m in pattern.finditer(source):
+            if not keep(m):
                 continue
             parts += [nodes.Text(source[at : m.start()]), nodes.inline("", m[0], classes=["sd-number-word"])]
             at = m.end()
@@ -476,7 +501,9 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
         _stacked_tables(doctree)
     _math_punctuation(doctree)
     _short_code(doctree)
+    _break_before_options(doctree)
     _prose_code(doctree)
+    _whole_units(doctree, _WHOLE_UNIT)
     if _lang(app) == "zh":
         _chinese_link_spaces(doctree)
         _chinese_numbers(doctree)
