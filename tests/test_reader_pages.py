@@ -192,11 +192,13 @@ def test_long_inline_code_breaks_after_its_dots_and_an_option_only_there():
     assert [lit.astext() for lit in doc.findall(nodes.literal)] == ["--json"]  # short: left whole (sd-whole)
 
 
-def test_a_date_and_a_key_chord_never_break_at_their_hyphen():
+def test_a_date_a_key_chord_and_a_numbered_name_stay_whole():
     from docutils import nodes
 
     doc = nodes.document(None, None)
-    doc += nodes.paragraph("", "Measured on 2026-12-06; Ctrl-C stops it; 3-4 s and draft-tree stay as they are.")
+    doc += nodes.paragraph(
+        "", "Measured on 2026-12-06; Ctrl-C stops it; 3-4 s and draft-tree stay; Theorem 1(a) and Exercise 3.4 hold."
+    )
     reader_pages._whole_units(doc, reader_pages._WHOLE_UNIT)
     spans = [n.astext() for n in doc.findall(nodes.inline) if "sd-number-word" in n["classes"]]
-    assert spans == ["2026-12-06", "Ctrl-C"]
+    assert spans == ["2026-12-06", "Ctrl-C", "Theorem 1(a)", "Exercise 3.4"]

@@ -285,8 +285,12 @@ _AFTER = f"(?:{'|'.join(_AFTER_WORDS)}|[{_CJK}])"
 _NUMBER_UNIT = re.compile(
     f"(?P<word>(?:{'|'.join(_NAMED)})[ \u00a0])?(?<![A-Za-z\\d_.,]){_NUMBER}(?![A-Za-z_])(?P<after>[ \u00a0]{_AFTER})?"
 )
-#: A date ("2026-12-06") or a key chord ("Ctrl-C"): never broken at its hyphen.
-_WHOLE_UNIT = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|\b(?:Ctrl|Alt|Shift|Cmd)-\w\b")
+#: A date ("2026-12-06") or a key chord ("Ctrl-C"), never broken at its hyphen; a numbered thing ("Theorem 1(a)",
+#: "Exercise 3.4"), never broken before its number.
+_NAMED_EN = "Theorem|Lemma|Corollary|Proposition|Algorithm|Definition|Assumption|Remark|Exercise|Figure|Chapter|Lab"
+_WHOLE_UNIT = re.compile(
+    rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:Ctrl|Alt|Shift|Cmd)-\w\b|\b(?:{_NAMED_EN})[ \u00a0]{_NUMBER}(?![\w.]*\w)"
+)
 #: Nodes whose text is code, a formula or markup, never prose.
 _NOT_PROSE = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw, nodes.comment)
 

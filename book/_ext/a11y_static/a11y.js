@@ -41,6 +41,11 @@
       setWide(box, box.scrollWidth > box.clientWidth + 1, "sdl-scrolls");
     });
     document.querySelectorAll('.bd-article mjx-container:not([display="true"])').forEach(function (box) {
+      // measured afresh at MathJax's own size (its inline style), not at one set below for a formula with its
+      // punctuation
+      if (box.dataset.sdFontSize === undefined) box.dataset.sdFontSize = box.style.fontSize;
+      box.style.fontSize = box.dataset.sdFontSize;
+      box.style.maxWidth = "";
       var math = box.querySelector("mjx-math");
       var line = box.parentElement && box.parentElement.closest("p, li, dd, dt, td, th, figcaption, caption, div");
       if (!math || !line) return;
@@ -49,14 +54,27 @@
       setWide(box, math.getBoundingClientRect().width > room + 1, "sdl-scrolls-inline");
     });
     // a formula kept on one line with its punctuation (reader_pages.css's sd-math-punct) where the two together
-    // are wider than the line, though the formula alone fits: the punctuation may go to the next line
+    // are wider than the line: the punctuation never goes to the next line alone. A formula at most 15 % too
+    // wide is set that much smaller; a wider one scrolls in a box that leaves the punctuation its room.
     document.querySelectorAll(".bd-article .sd-math-punct").forEach(function (group) {
       var line = group.parentElement && group.parentElement.closest("p, li, dd, dt, td, th, figcaption, caption, div");
-      if (!line) return;
+      var box = group.querySelector("mjx-container");
+      if (!line || !box) return;
       var cs = getComputedStyle(line);
       var room = line.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
-      group.classList.remove("sd-math-punct-wraps");
-      group.classList.toggle("sd-math-punct-wraps", group.getBoundingClientRect().width > room + 1);
+      var width = group.getBoundingClientRect().width;
+      if (width <= room + 1) return;
+      var math = box.querySelector("mjx-math") || box;
+      var mathWidth = math.getBoundingClientRect().width;
+      var fits = room - (width - box.getBoundingClientRect().width) - 2;  // the room the punctuation leaves
+      if (mathWidth > 0 && fits / mathWidth >= 0.85) {
+        var base = parseFloat(box.dataset.sdFontSize) || 100;  // MathJax's own size, in per cent
+        box.style.fontSize = (base * fits / mathWidth).toFixed(1) + "%";
+        setWide(box, false, "sdl-scrolls-inline");
+      } else {
+        setWide(box, true, "sdl-scrolls-inline");
+        box.style.maxWidth = Math.max(fits, 0) + "px";
+      }
     });
     document.querySelectorAll(SCROLLERS).forEach(edges);
   }
