@@ -178,12 +178,15 @@ def test_long_inline_code_breaks_after_its_dots_and_an_option_only_there():
         nodes.literal("", "specdec_lite.classroom.execute"),
         nodes.Text(" or "),
         nodes.literal("", "--json"),
+        nodes.Text(" ("),
+        nodes.literal("", "--nthreads 1"),
+        nodes.Text(")"),
     )
     reader_pages._short_code(doc)
     reader_pages._break_before_options(doc)
     reader_pages._prose_code(doc)
     shown = "".join(n.astext() for n in doc[0].children)
-    assert shown.startswith("学生。<wbr><code") and shown.endswith(" or <wbr>--json")  # before both options
+    assert shown.startswith("学生。<wbr><code") and " or <wbr>--json (<code" in shown  # not after "("
     assert (
         '<span class="pre sd-whole-token">--GradingExecute.</span><wbr>'
         '<span class="pre sd-whole-token">measurements=full</span>'

@@ -212,8 +212,13 @@ def _break_before_options(doctree: nodes.document) -> None:
     """A line may break before inline code that starts with "-" ("学生。--student …"): by Unicode's rules no
     line breaks before a hyphen-minus, so the word before the code would otherwise move down with it."""
     for lit in list(doctree.findall(nodes.literal)):
-        if lit.astext().startswith("-") and isinstance(lit.parent, nodes.Element):
-            lit.parent.insert(lit.parent.index(lit), nodes.raw("", "<wbr>", format="html"))
+        if not (lit.astext().startswith("-") and isinstance(lit.parent, nodes.Element)):
+            continue
+        at = lit.parent.index(lit)
+        before = lit.parent[at - 1] if at > 0 else None
+        if isinstance(before, nodes.Text) and _OPENING.search(before.astext()):
+            continue  # "(--nthreads 1)": never "(" alone at a line's end
+        lit.parent.insert(at, nodes.raw("", "<wbr>", format="html"))
 
 
 #: Inline code this long or longer, with dots, slashes or underscores, gets break points after them.

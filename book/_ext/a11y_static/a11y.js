@@ -34,6 +34,17 @@
     box.classList.toggle("sdl-more-left", more > 1 && box.scrollLeft > 1);
     box.classList.toggle("sdl-more-right", more > 1 && box.scrollLeft < more - 1);
   }
+  // an inline formula at most this much too small to fit its line is set smaller rather than scrolled
+  var SMALLEST = 0.85;
+  function base(box) {  // MathJax's own size of the formula, in per cent (its inline style)
+    return parseFloat(box.dataset.sdFontSize) || 100;
+  }
+  function size(box) {
+    return parseFloat(box.style.fontSize) || base(box);
+  }
+  function scale(box, factor) {
+    box.style.fontSize = (size(box) * factor).toFixed(1) + "%";
+  }
   var SCROLLERS = "mjx-container.sdl-scrolls, mjx-container.sdl-scrolls-inline, " +
     ".pst-scrollable-table-container, .cell_output > .output:has(> table)";
   function mark() {
@@ -51,7 +62,12 @@
       if (!math || !line) return;
       var cs = getComputedStyle(line);
       var room = line.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
-      setWide(box, math.getBoundingClientRect().width > room + 1, "sdl-scrolls-inline");
+      var width = math.getBoundingClientRect().width;
+      if (width > room + 1 && (room - 2) / width >= SMALLEST) {  // a little too wide: set smaller, not scrolled
+        scale(box, (room - 2) / width);
+        width = math.getBoundingClientRect().width;
+      }
+      setWide(box, width > room + 1, "sdl-scrolls-inline");
     });
     // a formula kept on one line with its punctuation (reader_pages.css's sd-math-punct) where the two together
     // are wider than the line: the punctuation never goes to the next line alone. A formula at most 15 % too
@@ -67,9 +83,8 @@
       var math = box.querySelector("mjx-math") || box;
       var mathWidth = math.getBoundingClientRect().width;
       var fits = room - (width - box.getBoundingClientRect().width) - 2;  // the room the punctuation leaves
-      if (mathWidth > 0 && fits / mathWidth >= 0.85) {
-        var base = parseFloat(box.dataset.sdFontSize) || 100;  // MathJax's own size, in per cent
-        box.style.fontSize = (base * fits / mathWidth).toFixed(1) + "%";
+      if (mathWidth > 0 && size(box) / base(box) * fits / mathWidth >= SMALLEST) {
+        scale(box, fits / mathWidth);
         setWide(box, false, "sdl-scrolls-inline");
       } else {
         setWide(box, true, "sdl-scrolls-inline");
