@@ -200,8 +200,19 @@ def test_a_date_a_key_chord_and_a_numbered_name_stay_whole():
 
     doc = nodes.document(None, None)
     doc += nodes.paragraph(
-        "", "Measured on 2026-12-06; Ctrl-C stops it; 3-4 s and draft-tree stay; Theorem 1(a) and Exercise 3.4 hold."
+        "",
+        "Measured on 2026-12-06; Ctrl-C stops it; draft-tree and wall-clock stay; Theorem 1(a) and Exercise 3.4 hold;"
+        " SHA-256 of pythia-410m, Decoding-OPT (TensorRT-LLM).",
     )
     reader_pages._whole_units(doc, reader_pages._WHOLE_UNIT)
     spans = [n.astext() for n in doc.findall(nodes.inline) if "sd-number-word" in n["classes"]]
-    assert spans == ["2026-12-06", "Ctrl-C", "Theorem 1(a)", "Exercise 3.4"]
+    assert spans == [
+        "2026-12-06",
+        "Ctrl-C",
+        "Theorem 1(a)",
+        "Exercise 3.4",
+        "SHA-256",
+        "pythia-410m",
+        "Decoding-OPT",
+        "TensorRT-LLM",
+    ]

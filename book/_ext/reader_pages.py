@@ -243,12 +243,13 @@ def _prose_code(doctree: nodes.document) -> None:
             if not token or token.isspace():
                 tokens.append(html.escape(token))
                 continue
-            chunks, chunk = [], ""
-            for part in _BREAK_AFTER.split(token):
-                chunk += part
-                if _BREAK_AFTER.fullmatch(part):
-                    chunks, chunk = [*chunks, chunk], ""
-            chunks += [chunk] if chunk else []
+            cuts = [
+                m.end()
+                for m in _BREAK_AFTER.finditer(token)
+                # not inside a version or a number ("6.31.0")
+                if not (token[m.start() - 1 : m.start()].isdigit() and token[m.end() : m.end() + 1].isdigit())
+            ]
+            chunks = [token[a:b] for a, b in zip([0, *cuts], [*cuts, len(token)], strict=True) if token[a:b]]
             if "-" in token or "=" in token:  # each chunk whole: no break after a hyphen or at "="
                 tokens.append("<wbr>".join(f'<span class="pre sd-whole-token">{html.escape(c)}</span>' for c in chunks))
             else:
@@ -290,11 +291,14 @@ _AFTER = f"(?:{'|'.join(_AFTER_WORDS)}|[{_CJK}])"
 _NUMBER_UNIT = re.compile(
     f"(?P<word>(?:{'|'.join(_NAMED)})[ \u00a0])?(?<![A-Za-z\\d_.,]){_NUMBER}(?![A-Za-z_])(?P<after>[ \u00a0]{_AFTER})?"
 )
-#: A date ("2026-12-06") or a key chord ("Ctrl-C"), never broken at its hyphen; a numbered thing ("Theorem 1(a)",
-#: "Exercise 3.4"), never broken before its number.
+#: A date ("2026-12-06"), a key chord ("Ctrl-C") or a name such as "SHA-256", never broken at its hyphen; a numbered
+#: thing ("Theorem 1(a)", "Exercise 3.4"), never broken before its number.
 _NAMED_EN = "Theorem|Lemma|Corollary|Proposition|Algorithm|Definition|Assumption|Remark|Exercise|Figure|Chapter|Lab"
+#: A name whose hyphen joins a number or capitals ("SHA-256", "pythia-410m", "Decoding-OPT", "TensorRT-LLM").
+_HYPHEN_NAME = r"\b[A-Za-z0-9]+(?:-(?:[A-Z]{2,}|\d)[A-Za-z0-9]*)+\b"
 _WHOLE_UNIT = re.compile(
     rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:Ctrl|Alt|Shift|Cmd)-\w\b|\b(?:{_NAMED_EN})[ \u00a0]{_NUMBER}(?![\w.]*\w)"
+    rf"|{_HYPHEN_NAME}"
 )
 #: Nodes whose text is code, a formula or markup, never prose.
 _NOT_PROSE = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, nodes.raw, nodes.comment)
