@@ -121,7 +121,7 @@ def test_a_chinese_word_and_its_number_stay_on_one_line(text, units):
     doc += nodes.paragraph("", text)
     doc += nodes.paragraph("", "", nodes.literal("", "实验 3"))  # code is left as it is
     reader_pages._chinese_numbers(doc)
-    spans = [n.astext() for n in doc.findall(nodes.inline) if "sd-number-word" in n["classes"]]
+    spans = [n.astext() for n in doc.findall(nodes.inline) if "sd-whole-unit" in n["classes"]]
     assert spans == units
     assert doc[0].astext() == text and not list(doc[1].findall(nodes.inline))
 
@@ -205,7 +205,7 @@ def test_a_date_a_key_chord_and_a_numbered_name_stay_whole():
         " SHA-256 of pythia-410m, Decoding-OPT (TensorRT-LLM).",
     )
     reader_pages._whole_units(doc, reader_pages._WHOLE_UNIT)
-    spans = [n.astext() for n in doc.findall(nodes.inline) if "sd-number-word" in n["classes"]]
+    spans = [n.astext() for n in doc.findall(nodes.inline) if "sd-whole-unit" in n["classes"]]
     assert spans == [
         "2026-12-06",
         "Ctrl-C",

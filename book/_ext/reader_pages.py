@@ -17,7 +17,7 @@
   ``zh/terms.yml`` ("马尔可夫链"), with zero-width spaces around the terms and after a joining particle;
   reader_pages.css sets them ``keep-all`` and, on a phone, a size that fits most of them on a line or two.
 * Chinese numbers (HTML only): a word with the number after it ("练习 3.1", "定理 1") or before it ("50 次",
-  "第 7 章") stays on one line and whole (``sd-number-word``): a line breaks before "练习 3.1", never inside
+  "第 7 章") stays on one line and whole (``sd-whole-unit``): a line breaks before "练习 3.1", never inside
   练习 nor at the space.
 * Chinese links (HTML only): no space between a Chinese word and a link whose text is Chinese on that side
   ("由命题 1.1 得").
@@ -114,9 +114,19 @@ def _lang(app: Any) -> str:
 
 
 # --- code names and short links in tables ---------------------------------------------------------
+def _code_chunks(code: str) -> list[str]:
+    """``code`` cut after its dots, slashes, colons and underscores, where a line may break (never inside a
+    version or a number: "6.31.0" stays whole)."""
+    cuts = [
+        m.end()
+        for m in _BREAK_AFTER.finditer(code)
+        if not (code[m.start() - 1 : m.start()].isdigit() and code[m.end() : m.end() + 1].isdigit())
+    ]
+    return [code[a:b] for a, b in zip([0, *cuts], [*cuts, len(code)], strict=True) if code[a:b]]
+
+
 def _breakable_code(text: str) -> str:
-    parts = _BREAK_AFTER.split(text)
-    out = "".join(html.escape(p) + ("<wbr>" if _BREAK_AFTER.fullmatch(p) else "") for p in parts if p)
+    out = "<wbr>".join(html.escape(chunk) for chunk in _code_chunks(text))
     return f'<code class="docutils literal notranslate sd-table-code"><span class="pre">{out}</span></code>'
 
 
@@ -243,13 +253,7 @@ def _prose_code(doctree: nodes.document) -> None:
             if not token or token.isspace():
                 tokens.append(html.escape(token))
                 continue
-            cuts = [
-                m.end()
-                for m in _BREAK_AFTER.finditer(token)
-                # not inside a version or a number ("6.31.0")
-                if not (token[m.start() - 1 : m.start()].isdigit() and token[m.end() : m.end() + 1].isdigit())
-            ]
-            chunks = [token[a:b] for a, b in zip([0, *cuts], [*cuts, len(token)], strict=True) if token[a:b]]
+            chunks = _code_chunks(token)
             if "-" in token or "=" in token:  # each chunk whole: no break after a hyphen or at "="
                 tokens.append("<wbr>".join(f'<span class="pre sd-whole-token">{html.escape(c)}</span>' for c in chunks))
             else:
@@ -305,12 +309,12 @@ _NOT_PROSE = (nodes.literal, nodes.literal_block, nodes.math, nodes.math_block, 
 
 
 def _chinese_numbers(doctree: nodes.document) -> None:
-    """Each Chinese word with its number (``_NUMBER_UNIT``) in one ``sd-number-word`` span, which never wraps."""
+    """Each Chinese word with its number (``_NUMBER_UNIT``) in one ``sd-whole-unit`` span, which never wraps."""
     _whole_units(doctree, _NUMBER_UNIT, lambda m: bool(m["word"] or m["after"]))
 
 
 def _whole_units(doctree: nodes.document, pattern: re.Pattern[str], keep: Any = bool) -> None:
-    """Each match of ``pattern`` in the text (for which ``keep(match)``) in one ``sd-number-word`` span, which
+    """Each match of ``pattern`` in the text (for which ``keep(match)``) in one ``sd-whole-unit`` span, which
     never wraps."""
     for text in list(doctree.findall(nodes.Text)):
         parent = text.parent
@@ -320,7 +324,7 @@ def _whole_units(doctree: nodes.document, pattern: re.Pattern[str], keep: Any = 
         for m in pattern.finditer(source):
             if not keep(m):
                 continue
-            parts += [nodes.Text(source[at : m.start()]), nodes.inline("", m[0], classes=["sd-number-word"])]
+            parts += [nodes.Text(source[at : m.start()]), nodes.inline("", m[0], classes=["sd-whole-unit"])]
             at = m.end()
         if parts:  # by identity: docutils compares Text nodes by their text
             index = next(i for i, child in enumerate(parent.children) if child is text)
