@@ -659,7 +659,8 @@ def results_table(results: dict[str, Any]) -> str:
     body = "".join(f"<tr><td>{html.escape(k).replace('c_K', c_k)}</td><td>{html.escape(v)}</td></tr>" for k, v in cells)
     return (
         f"<p><b>{html.escape(results['file'] if 'file' in results else results_name(results))}</b>: "
-        f"{html.escape(results_label(results))}</p><table>{body}</table>"
+        f"{html.escape(results_label(results))}</p>"
+        f'<div class="sd-output-table" tabindex="0"><table>{body}</table></div>'
     )
 
 

@@ -292,11 +292,12 @@ def costs_table(results: Mapping[str, Any]) -> str:
             file=f"<b>{html.escape(results.get('file', ''))}</b>", label=html.escape(table_label(results))
         )
         + "</p>"
-        '<table class="table"><thead><tr>'
+        # the table scrolls in its own box (the book's a11y.css), so its fading edge never covers the line above
+        '<div class="sd-output-table" tabindex="0"><table class="table"><thead><tr>'
         + "".join(f"<th>{math.get(h) or html.escape(h)}</th>" for h in head)
         + "</tr></thead><tbody>"
         + "".join(body)
-        + "</tbody></table>"
+        + "</tbody></table></div>"
         + ("<p>" + html.escape(_("Skipped:")) + f"</p><ul>{skipped}</ul>" if skipped else "")
     )
 

@@ -46,7 +46,7 @@
     box.style.fontSize = (size(box) * factor).toFixed(1) + "%";
   }
   var SCROLLERS = "mjx-container.sdl-scrolls, mjx-container.sdl-scrolls-inline, " +
-    ".pst-scrollable-table-container, .cell_output > .output:has(> table)";
+    ".pst-scrollable-table-container, .cell_output > .output:has(> table), .sd-output-table";
   function mark() {
     document.querySelectorAll('div.math mjx-container[display="true"]').forEach(function (box) {
       setWide(box, box.scrollWidth > box.clientWidth + 1, "sdl-scrolls");
