@@ -193,6 +193,10 @@ def test_long_inline_code_breaks_after_its_dots_and_an_option_only_there():
     ) in shown
     assert '<span class="pre">specdec_<wbr>lite.<wbr>classroom.<wbr>execute</span>' in shown
     assert [lit.astext() for lit in doc.findall(nodes.literal)] == ["--json"]  # short: left whole (sd-whole)
+    # a file keeps its extension; a version its numbers
+    assert reader_pages._code_chunks("notebooks/lab03_rejections.ipynb") == ["notebooks/", "lab03_", "rejections.ipynb"]
+    assert reader_pages._code_chunks("grading_cost.py --runs 3") == ["grading_", "cost.py --runs 3"]
+    assert reader_pages._code_chunks("ipykernel==6.31.0") == ["ipykernel==6.31.0"]
 
 
 def test_a_date_a_key_chord_and_a_numbered_name_stay_whole():
@@ -216,3 +220,14 @@ def test_a_date_a_key_chord_and_a_numbered_name_stay_whole():
         "Decoding-OPT",
         "TensorRT-LLM",
     ]
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_a_phone_cards_labels_keep_the_headers_code(built_book, edition):
+    """On a phone the Instructors page's tables read as cards, each line labelled with its column's header: a
+    header's code name (``--jobs 1``) stays code in the label, as it is in the header row."""
+    page = (built_book / edition / "book" / "instructors.html").read_text(encoding="utf-8")
+    labels = re.findall(r'<span class="sd-cell-label" aria-hidden="true">(.*?)</span>', page, re.S)
+    assert labels, "no card labels on the Instructors page"
+    assert any("<code" in label and "--jobs" in label for label in labels), labels[:20]
+    assert not any("&lt;code" in label for label in labels)

@@ -66,6 +66,8 @@ _WIDGET_MODULES = (
 )
 #: Break opportunities in a code name: after its dots, slashes, colons and underscores (a word stays whole).
 _BREAK_AFTER = re.compile(r"([./:_]+)")
+#: A file's extension (or a dotted name's short last part): the dot before it is no place to break.
+_EXTENSION = re.compile(r"[A-Za-z0-9]{1,5}(?![\w.])")
 #: A link in a table this short stays on one line.
 _SHORT_LINK = 14
 #: A table cell this short (columns: a Chinese character counts two), of at most two words ("Lab 1", "实验 1",
@@ -116,11 +118,12 @@ def _lang(app: Any) -> str:
 # --- code names and short links in tables ---------------------------------------------------------
 def _code_chunks(code: str) -> list[str]:
     """``code`` cut after its dots, slashes, colons and underscores, where a line may break (never inside a
-    version or a number: "6.31.0" stays whole)."""
+    version or a number: "6.31.0" stays whole; nor before a file's extension: "grades.csv")."""
     cuts = [
         m.end()
         for m in _BREAK_AFTER.finditer(code)
         if not (code[m.start() - 1 : m.start()].isdigit() and code[m.end() : m.end() + 1].isdigit())
+        and not (m.group() == "." and _EXTENSION.match(code, m.end()))
     ]
     return [code[a:b] for a, b in zip([0, *cuts], [*cuts, len(code)], strict=True) if code[a:b]]
 
@@ -146,13 +149,18 @@ def _tables(doctree: nodes.document) -> None:
                 entry["classes"].append("sd-nowrap")
 
 
-def _text(entry: nodes.Element) -> str:
-    """What a table cell reads as: its text, with the HTML of raw nodes (a marked code name) reduced to its text."""
-    parts = [
-        html.unescape(re.sub(r"<[^>]*>", "", n.astext())) if isinstance(n, nodes.raw) else n.astext()
-        for n in entry.findall(lambda n: isinstance(n, (nodes.raw, nodes.Text)) and not isinstance(n.parent, nodes.raw))
-    ]
-    return "".join(parts).strip()
+def _label_html(node: nodes.Node) -> str:
+    """A header cell as the HTML of a card's label: its words, and its code names still code (a code name is raw
+    HTML by now: _tables marks its break points)."""
+    if isinstance(node, nodes.Text):
+        return html.escape(node.astext(), quote=False)
+    if isinstance(node, nodes.raw):
+        return node.astext()
+    if isinstance(node, nodes.literal):
+        return f'<code class="docutils literal notranslate">{html.escape(node.astext(), quote=False)}</code>'
+    if isinstance(node, nodes.math):
+        return f'<span class="math notranslate nohighlight">\\({html.escape(node.astext(), quote=False)}\\)</span>'
+    return "".join(_label_html(child) for child in node.children).strip()
 
 
 def _stacked_tables(doctree: nodes.document) -> None:
@@ -166,15 +174,12 @@ def _stacked_tables(doctree: nodes.document) -> None:
         if head is None or body is None:
             continue
         first = next(head.findall(nodes.row), None)
-        # a header's code name is raw HTML by now (_tables marks its break points): its label is its text
-        labels = [_text(entry) for entry in first.findall(nodes.entry)] if first is not None else []
+        labels = [_label_html(entry) for entry in first.findall(nodes.entry)] if first is not None else []
         for row in body.findall(nodes.row):
             for label, entry in zip(labels, [e for e in row.children if isinstance(e, nodes.entry)], strict=False):
                 if not label:
                     continue
-                mark = nodes.raw(
-                    "", f'<span class="sd-cell-label" aria-hidden="true">{html.escape(label)}</span>', format="html"
-                )
+                mark = nodes.raw("", f'<span class="sd-cell-label" aria-hidden="true">{label}</span>', format="html")
                 target = entry[0] if entry.children and isinstance(entry[0], nodes.paragraph) else entry
                 target.insert(0, mark)
 
