@@ -13,6 +13,7 @@ sys.path.insert(0, str(ROOT / "book" / "_ext"))
 import math_breaks  # noqa: E402
 
 INLINE = re.compile(r"(?<![\\$])\$(?!\$)(.+?)(?<!\\)\$(?!\$)")
+CODE = re.compile(r"^(```|~~~).*?^\1|`[^`\n]+`", re.S | re.M)  # code blocks and inline code: no formulas
 
 
 @pytest.mark.parametrize(
@@ -61,7 +62,8 @@ def test_every_piece_of_every_inline_formula_of_the_book_is_a_formula_and_they_r
     """Each piece has balanced groups and no ``\\left`` without its ``\\right``; the pieces, joined without their
     closing ``{}``, are the formula (spaces aside). Both editions' chapters, appendices and labs."""
     sources = [*ROOT.glob("book/*.md"), *ROOT.glob("zh/book/*.md")]
-    formulas = {m.group(1) for s in sources for m in INLINE.finditer(s.read_text(encoding="utf-8"))}
+    prose = [CODE.sub("", s.read_text(encoding="utf-8")) for s in sources]
+    formulas = {m.group(1) for text in prose for m in INLINE.finditer(text)}
     assert len(formulas) > 500, len(formulas)
     cut = 0
     for tex in formulas:
@@ -77,13 +79,27 @@ def test_every_piece_of_every_inline_formula_of_the_book_is_a_formula_and_they_r
 
 @pytest.mark.parametrize("edition", ["", "zh/"])
 def test_a_long_inline_formula_on_a_page_is_pieces_with_a_break_between(built_book, edition):
-    """Chapter 6's count of survivors after an acceptance, ``k' = 1 + Binomial(k − m, p_n(x | u))``, may break
-    after its "=" and its "+" on a phone: three formulas with a ``<wbr>`` between each two."""
+    """Chapter 6's count of survivors after an acceptance, ``k' ~ 1 + Binomial(k − m, p_n(x | u))``, may break
+    after its "~" and its "+" on a phone: three formulas with a ``<wbr>`` between each two."""
     page = (built_book / edition / "book" / "ch06_batch.html").read_text(encoding="utf-8")
     math = r'(<span class="sd-math-punct">)?<span class="math[^"]*">\\\('
     pieces = [
-        r"k' =\{\}\\\)</span><wbr>",
+        r"k' \\sim\{\}\\\)</span><wbr>",
         r"1 \+\{\}\\\)</span><wbr>",
         r"\\mathrm\{Binomial\}\(k - m, p_n\(x \\mid u\)\)",
     ]
     assert re.search(math.join(pieces), page)
+
+
+def test_a_formula_that_starts_with_a_relation_never_starts_a_line():
+    """ "of total 0.4 $= TV(p, q) =$": the space before the "=" becomes a no-break space; other spaces stay."""
+    from docutils import nodes
+
+    doc = nodes.document(None, None)
+    doc += nodes.paragraph(
+        "", "", nodes.Text("of total 0.4 "), nodes.math("", r"= \mathrm{TV}(p, q) ="), nodes.Text(" and "),
+        nodes.math("", r"x + 1"),
+    )  # fmt: skip
+    math_breaks._split(doc)
+    texts = [n.astext() for n in doc[0].children if isinstance(n, nodes.Text)]
+    assert texts == ["of total 0.4\u00a0", " and "]

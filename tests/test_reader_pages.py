@@ -191,8 +191,15 @@ def test_long_inline_code_breaks_after_its_dots_and_an_option_only_there():
         '<span class="pre sd-whole-token">--GradingExecute.</span><wbr>'
         '<span class="pre sd-whole-token">measurements=full</span>'
     ) in shown
-    assert '<span class="pre">specdec_<wbr>lite.<wbr>classroom.<wbr>execute</span>' in shown
+    assert '<span class="pre">specdec_lite.<wbr>classroom.<wbr>execute</span>' in shown  # parts, not "_"
     assert [lit.astext() for lit in doc.findall(nodes.literal)] == ["--json"]  # short: left whole (sd-whole)
+    # in the text: a short first part stays with the next ("sd.", "zh/"); only a long part breaks at "_"
+    assert reader_pages._prose_chunks("sd.acceptance(p, q)") == ["sd.acceptance(p, q)"]
+    assert reader_pages._prose_chunks("zh/notebooks/lab01_markov_chains.ipynb") == [
+        "zh/notebooks/",
+        "lab01_markov_chains.ipynb",
+    ]
+    assert reader_pages._prose_chunks("check_expected_rejections_two_state")[:2] == ["check_", "expected_"]
     # a file keeps its extension; a version its numbers
     assert reader_pages._code_chunks("notebooks/lab03_rejections.ipynb") == ["notebooks/", "lab03_", "rejections.ipynb"]
     assert reader_pages._code_chunks("grading_cost.py --runs 3") == ["grading_", "cost.py --runs 3"]
@@ -231,3 +238,25 @@ def test_a_phone_cards_labels_keep_the_headers_code(built_book, edition):
     assert labels, "no card labels on the Instructors page"
     assert any("<code" in label and "--jobs" in label for label in labels), labels[:20]
     assert not any("&lt;code" in label for label in labels)
+
+
+def test_a_chinese_ordinal_and_measure_word_stay_with_a_short_formula_or_a_computed_number():
+    """ "在第 $m \\le k$ 阶段", "持有 $1$ 个", "{glue} 个位置": no-break spaces; a long formula keeps its spaces, and so
+    does a Chinese name with hyphens that is no number ("ml-explore" is kept whole by its own rule)."""
+    from docutils import nodes
+
+    doc = nodes.document(None, None)
+    glued = nodes.inline("", "12", classes=["pasted-text"])
+    doc += nodes.paragraph(
+        "", "", nodes.Text("在第 "), nodes.math("", r"m \le k"), nodes.Text(" 阶段接受，持有 "), nodes.math("", "1"),
+        nodes.Text(" 个；共 "), glued, nodes.Text(" 个位置，"), nodes.math("", r"\sum_x \max(0, p(x) - q(x))"),
+        nodes.Text(" 很长。"),
+    )  # fmt: skip
+    reader_pages._chinese_math_numbers(doc)
+    texts = [n.astext() for n in doc[0].children if isinstance(n, nodes.Text)]
+    assert texts == ["在第\u00a0", "\u00a0阶段接受，持有 ", "\u00a0个；共 ", "\u00a0个位置，", " 很长。"]
+    assert reader_pages._ASCII_HYPHEN_NAME.findall("见 ml-explore/mlx-swift-lm #459，top-k 与中文") == [
+        "ml-explore",
+        "mlx-swift-lm",
+        "top-k",
+    ]

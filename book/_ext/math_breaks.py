@@ -6,7 +6,8 @@ binary operator (``+``, ``-``) outside its groups. This extension offers a brows
 formula is set as consecutive formulas cut after such a symbol outside every bracket and group (in a piece
 still long, also inside its outermost brackets), with a ``<wbr>`` between them. Each piece but the last ends
 with ``{}``, so the symbol keeps the space after it, and on one line the pieces read as the formula did. A
-formula with an environment, an alignment or ``\\left … \\right`` is left whole, and so is a short one.
+formula with an environment, an alignment or ``\\left … \\right`` is left whole, and so is a short one. A
+formula that starts with a relation stays on the line of the words before it.
 """
 
 from __future__ import annotations
@@ -106,6 +107,7 @@ def _split(doctree: nodes.document) -> None:
         parent = math.parent
         if parent is None or any(isinstance(a, (nodes.title, nodes.subtitle)) for a in _ancestors(parent)):
             continue
+        _glue_to_words_before(math)
         parts = pieces(math.astext())
         if len(parts) == 1:
             continue
@@ -116,6 +118,19 @@ def _split(doctree: nodes.document) -> None:
                 new.append(nodes.raw("", "<wbr>", format="html"))
             new.append(nodes.math(tex, tex))
         parent[at : at + 1] = new
+
+
+def _glue_to_words_before(math: nodes.math) -> None:
+    """A formula that starts with a relation ("of total 0.4 $= \\mathrm{TV}(p, q)$") never starts a line: the
+    space before it becomes a no-break space, as TeX never breaks before a relation."""
+    first = next((t for t in _TOKEN.findall(math.astext()) if not t.isspace()), None)
+    parent = math.parent
+    at = parent.index(math)
+    before = parent[at - 1] if at else None
+    if first in _RELATIONS and isinstance(before, nodes.Text) and before.astext():
+        text = before.astext()
+        # a space becomes a no-break space; with none ("得$= …$"), a word joiner keeps the two together
+        parent[at - 1] = nodes.Text(text.rstrip() + "\u00a0" if text[-1].isspace() else text + "\u2060")
 
 
 def _ancestors(node: nodes.Node | None) -> Any:

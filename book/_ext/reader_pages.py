@@ -116,12 +116,12 @@ def _lang(app: Any) -> str:
 
 
 # --- code names and short links in tables ---------------------------------------------------------
-def _code_chunks(code: str) -> list[str]:
-    """``code`` cut after its dots, slashes, colons and underscores, where a line may break (never inside a
-    version or a number: "6.31.0" stays whole; nor before a file's extension: "grades.csv")."""
+def _code_chunks(code: str, after: re.Pattern[str] = _BREAK_AFTER) -> list[str]:
+    """``code`` cut after its dots, slashes, colons and underscores (``after``), where a line may break (never
+    inside a version or a number: "6.31.0" stays whole; nor before a file's extension: "grades.csv")."""
     cuts = [
         m.end()
-        for m in _BREAK_AFTER.finditer(code)
+        for m in after.finditer(code)
         if not (code[m.start() - 1 : m.start()].isdigit() and code[m.end() : m.end() + 1].isdigit())
         and not (m.group() == "." and _EXTENSION.match(code, m.end()))
     ]
@@ -214,12 +214,14 @@ def _headings(doctree: nodes.document, chinese: bool) -> None:
 #: A short option or name in inline code ("--json", "--GradingExecute.measurements=full", "c = 0.05"): kept on
 #: one line, so a phone never breaks it after its "--" or at its "=" (each fits a phone's line).
 _SHORT_CODE = 36
+#: Any inline code this short stays on one line ("no submission", "u <= b"), its spaces included.
+_SHORT_WORDS = 16
 
 
 def _short_code(doctree: nodes.document) -> None:
     for lit in doctree.findall(nodes.literal):
         text = lit.astext()
-        if len(text) <= _SHORT_CODE and (text.startswith("-") or "=" in text):
+        if len(text) <= _SHORT_CODE and (text.startswith("-") or "=" in text) or len(text) <= _SHORT_WORDS:
             lit["classes"].append("sd-whole")
 
 
@@ -238,12 +240,29 @@ def _break_before_options(doctree: nodes.document) -> None:
 
 #: Inline code this long or longer, with dots, slashes or underscores, gets break points after them.
 _LONG_CODE = 17
+#: In the text a name breaks between its parts ("sd.theory." over "expected_oracle_calls"), never after a part
+#: shorter than this ("sd.", "zh/"), and inside a part ("expected_" over "oracle_calls") only if it is longer
+#: than ``_LONG_PART``.
+_SHORT_PART = 4
+_LONG_PART = 28
+_PATH_BREAK = re.compile(r"([./:]+)")
+
+
+def _prose_chunks(code: str) -> list[str]:
+    """``code``'s break points in the text: after its dots, slashes and colons, a short first or last part kept
+    with its neighbour; after the underscores of a part still long."""
+    parts = _code_chunks(code, _PATH_BREAK)
+    while len(parts) > 1 and len(parts[0]) < _SHORT_PART:
+        parts[0:2] = [parts[0] + parts[1]]
+    while len(parts) > 1 and len(parts[-1]) < _SHORT_PART:
+        parts[-2:] = [parts[-2] + parts[-1]]
+    return [chunk for part in parts for chunk in (_code_chunks(part) if len(part) > _LONG_PART else [part])]
 
 
 def _prose_code(doctree: nodes.document) -> None:
-    """Inline code in the text (tables have ``_tables``): a long name or path breaks after its dots, slashes,
-    colons and underscores, never inside a word ("…/lab03_rejections/" over "lab03_rejections.ipynb", not "l"
-    over "ab03…"), and it starts on the line where the text leaves it instead of leaving that line half empty;
+    """Inline code in the text (tables have ``_tables``): a long name or path breaks between its parts
+    (``_prose_chunks``), never inside a word ("…/lab03_rejections/" over "lab03_rejections.ipynb", not "l" over
+    "ab03…"), and it starts on the line where the text leaves it instead of leaving that line half empty;
     an option or assignment breaks only there too ("--GradingExecute." over "measurements=full", never "--"
     over "compare" nor at its "=")."""
     for lit in list(doctree.findall(nodes.literal)):
@@ -254,11 +273,14 @@ def _prose_code(doctree: nodes.document) -> None:
         if not (options or len(text) >= _LONG_CODE and _BREAK_AFTER.search(text)):
             continue
         tokens = []
-        for token in re.split(r"(\s+)", text):
+        parts = re.split(r"(\s+)", text)
+        for k, token in enumerate(parts):
             if not token or token.isspace():
-                tokens.append(html.escape(token))
+                # never a word of one or two characters alone on a line ("--jobs" over "2", "= K")
+                tiny = any(0 < len(parts[j]) <= 2 for j in (k - 1, k + 1) if 0 <= j < len(parts))
+                tokens.append("\u00a0" if tiny and token else html.escape(token))
                 continue
-            chunks = _code_chunks(token)
+            chunks = _prose_chunks(token)
             if "-" in token or "=" in token:  # each chunk whole: no break after a hyphen or at "="
                 tokens.append("<wbr>".join(f'<span class="pre sd-whole-token">{html.escape(c)}</span>' for c in chunks))
             else:
@@ -305,6 +327,7 @@ _NUMBER_UNIT = re.compile(
 _NAMED_EN = "Theorem|Lemma|Corollary|Proposition|Algorithm|Definition|Assumption|Remark|Exercise|Figure|Chapter|Lab"
 #: A name whose hyphen joins a number or capitals ("SHA-256", "pythia-410m", "Decoding-OPT", "TensorRT-LLM").
 _HYPHEN_NAME = r"\b[A-Za-z0-9]+(?:-(?:[A-Z]{2,}|\d)[A-Za-z0-9]*)+\b"
+_ASCII_HYPHEN_NAME = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+(?![A-Za-z0-9_-])")
 _WHOLE_UNIT = re.compile(
     rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:Ctrl|Alt|Shift|Cmd)-\w\b|\b(?:{_NAMED_EN})[ \u00a0]{_NUMBER}(?![\w.]*\w)"
     rf"|{_HYPHEN_NAME}"
@@ -318,12 +341,44 @@ def _chinese_numbers(doctree: nodes.document) -> None:
     _whole_units(doctree, _NUMBER_UNIT, lambda m: bool(m["word"] or m["after"]))
 
 
-def _whole_units(doctree: nodes.document, pattern: re.Pattern[str], keep: Any = bool) -> None:
-    """Each match of ``pattern`` in the text (for which ``keep(match)``) in one ``sd-whole-unit`` span, which
-    never wraps."""
+#: A formula this short ("1", "m \\le k", "n_0") names a count or a place: it stays with its measure word.
+_SHORT_MATH = 10
+_HAN_AFTER = re.compile(f"^[ \u00a0]+(?=[{_CJK}])")
+_ORDINAL_BEFORE = re.compile("第[ \u00a0]*$")
+
+
+def _chinese_math_numbers(doctree: nodes.document) -> None:
+    """A short formula or a computed number with the Chinese word around it: "第 $m \\le k$ 阶段", "持有 $1$ 个",
+    "{glue} 个位置" never break at the spaces between them (no-break spaces): the ordinal 第 stays with its number,
+    the number with its measure word."""
+    for node in list(doctree.findall(lambda n: isinstance(n, (nodes.math, nodes.inline)))):
+        parent = node.parent
+        if isinstance(node, nodes.inline):
+            if "pasted-text" not in node["classes"] or not node.astext()[-1:].isdigit():
+                continue
+        elif len(node.astext().strip()) > _SHORT_MATH:
+            continue
+        if not isinstance(parent, nodes.Element):
+            continue
+        at = parent.index(node)
+        after = parent[at + 1] if at + 1 < len(parent) else None
+        if isinstance(after, nodes.Text) and _HAN_AFTER.match(after.astext()):
+            parent[at + 1] = nodes.Text(_HAN_AFTER.sub("\u00a0", after.astext()))
+        before = parent[at - 1] if at else None
+        if isinstance(node, nodes.math) and isinstance(before, nodes.Text) and _ORDINAL_BEFORE.search(before.astext()):
+            parent[at - 1] = nodes.Text(_ORDINAL_BEFORE.sub("第\u00a0", before.astext()))
+
+
+def _whole_units(
+    doctree: nodes.document, pattern: re.Pattern[str], keep: Any = bool, inside: type[nodes.Node] = nodes.Node
+) -> None:
+    """Each match of ``pattern`` in the text (for which ``keep(match)``; only in an ``inside`` node) in one
+    ``sd-whole-unit`` span, which never wraps."""
     for text in list(doctree.findall(nodes.Text)):
         parent = text.parent
         if parent is None or any(isinstance(n, _NOT_PROSE) for n in _ancestors(parent)):
+            continue
+        if not any(isinstance(n, inside) for n in _ancestors(parent)):
             continue
         source, parts, at = text.astext(), [], 0
         for m in pattern.finditer(source):
@@ -521,14 +576,19 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
             table["classes"].append("sd-whole-code")
     if docname.endswith(("book/results", "book/instructors")):  # tables of results, timings: a card per row on a phone
         _stacked_tables(doctree)
+    if _lang(app) == "zh":
+        _chinese_math_numbers(doctree)
     _math_punctuation(doctree)
     _short_code(doctree)
     _break_before_options(doctree)
     _prose_code(doctree)
     _whole_units(doctree, _WHOLE_UNIT)
+    # a link's text with hyphens is a name ("vllm-project/vllm", "ml-explore"): never broken at a hyphen
+    _whole_units(doctree, _ASCII_HYPHEN_NAME, lambda m: True, inside=nodes.reference)
     if _lang(app) == "zh":
         _chinese_link_spaces(doctree)
         _chinese_numbers(doctree)
+        _whole_units(doctree, _ASCII_HYPHEN_NAME)  # in Chinese text every such word is a name ("ml-explore")
     _headings(doctree, chinese=_lang(app) == "zh")
     if _LAB.match(docname):
         _lab_page(app, doctree)

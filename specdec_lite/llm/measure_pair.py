@@ -657,9 +657,11 @@ def results_table(results: dict[str, Any]) -> str:
     # c_K is typeset by MathJax on the book's page (its "math" class), as c with a subscript
     c_k = '<span class="math notranslate nohighlight">\\(c_K\\)</span>'
     body = "".join(f"<tr><td>{html.escape(k).replace('c_K', c_k)}</td><td>{html.escape(v)}</td></tr>" for k, v in cells)
+    from .shape_costs import whole_names_html
+
     return (
-        f"<p><b>{html.escape(results['file'] if 'file' in results else results_name(results))}</b>: "
-        f"{html.escape(results_label(results))}</p>"
+        f"<p><b>{whole_names_html(results['file'] if 'file' in results else results_name(results))}</b>: "
+        f"{whole_names_html(results_label(results))}</p>"
         f'<div class="sd-output-table" tabindex="0"><table>{body}</table></div>'
     )
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -264,6 +265,16 @@ def cost_rows(results: Mapping[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+#: A date ("2026-12-02") or a name with hyphens ("pythia-160m", "cpu-float32"): one unit on a page's line.
+_WHOLE = re.compile(r"(?<![\w-])\w+(?:-\w+)+(?![\w-])", re.ASCII)
+
+
+def whole_names_html(text: str) -> str:
+    """``text`` as HTML in which each date and hyphenated name is one unit that never breaks at its hyphen (the
+    book's class ``sd-whole-unit``; a notebook shows it as plain text)."""
+    return _WHOLE.sub(lambda m: f'<span class="sd-whole-unit">{m.group()}</span>', html.escape(text))
+
+
 def costs_table(results: Mapping[str, Any]) -> str:
     """The file's call costs as an HTML table, in the current language: a row per model shape and context length."""
     head = [
@@ -284,17 +295,17 @@ def costs_table(results: Mapping[str, Any]) -> str:
             f"{r['c']:.3f}",
             *(f"{v:.2f}" for v in r["c_K"].values()),
         ]
-        body.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        body.append("<tr>" + "".join(f"<td>{whole_names_html(c)}</td>" for c in cells) + "</tr>")
     skipped = "".join(f"<li>{html.escape(s['reason'])}</li>" for s in results["skipped"])
     return (
         "<p>"
         + _("{file}: {label}").format(
-            file=f"<b>{html.escape(results.get('file', ''))}</b>", label=html.escape(table_label(results))
+            file=f"<b>{whole_names_html(results.get('file', ''))}</b>", label=whole_names_html(table_label(results))
         )
         + "</p>"
         # the table scrolls in its own box (the book's a11y.css), so its fading edge never covers the line above
         '<div class="sd-output-table" tabindex="0"><table class="table"><thead><tr>'
-        + "".join(f"<th>{math.get(h) or html.escape(h)}</th>" for h in head)
+        + "".join(f"<th>{math.get(h) or whole_names_html(h)}</th>" for h in head)
         + "</tr></thead><tbody>"
         + "".join(body)
         + "</tbody></table></div>"
