@@ -102,4 +102,6 @@ def test_a_formula_that_starts_with_a_relation_never_starts_a_line():
     )  # fmt: skip
     math_breaks._split(doc)
     texts = [n.astext() for n in doc[0].children if isinstance(n, nodes.Text)]
-    assert texts == ["of total 0.4\u00a0", " and "]
+    assert texts == ["of total ", " and "]
+    unit = doc[0][1]  # the word before and the formula's first piece, in one never-wrapping span
+    assert unit["classes"] == ["sd-whole-unit"] and unit[0].astext() == "0.4\u00a0" and isinstance(unit[1], nodes.math)

@@ -7,7 +7,7 @@ formula is set as consecutive formulas cut after such a symbol outside every bra
 still long, also inside its outermost brackets), with a ``<wbr>`` between them. Each piece but the last ends
 with ``{}``, so the symbol keeps the space after it, and on one line the pieces read as the formula did. A
 formula with an environment, an alignment or ``\\left … \\right`` is left whole, and so is a short one. A
-formula that starts with a relation stays on the line of the words before it.
+formula that starts with a relation stays on the line of the word before it.
 """
 
 from __future__ import annotations
@@ -107,30 +107,54 @@ def _split(doctree: nodes.document) -> None:
         parent = math.parent
         if parent is None or any(isinstance(a, (nodes.title, nodes.subtitle)) for a in _ancestors(parent)):
             continue
-        _glue_to_words_before(math)
         parts = pieces(math.astext())
-        if len(parts) == 1:
-            continue
         at = parent.index(math)
         new: list[nodes.Node] = []
         for k, tex in enumerate(parts):
             if k:
                 new.append(nodes.raw("", "<wbr>", format="html"))
-            new.append(nodes.math(tex, tex))
+            new.append(nodes.math(tex, tex) if len(parts) > 1 else math)
         parent[at : at + 1] = new
+        _glue_to_word_before(new[0])
 
 
-def _glue_to_words_before(math: nodes.math) -> None:
-    """A formula that starts with a relation ("of total 0.4 $= \\mathrm{TV}(p, q)$") never starts a line: the
-    space before it becomes a no-break space, as TeX never breaks before a relation."""
+_CLOSING = re.compile(r"^[,.;:!?)\]’”，。；：、！？）」』]+")
+#: The word a formula that starts with a relation is kept with: the last word in Latin letters, or one character.
+_LAST_WORD = re.compile(r"([A-Za-z0-9_.,;:()'\u2019-]+|\S)(\s*)$")
+
+
+def _glue_to_word_before(math: nodes.math) -> None:
+    """A formula that starts with a relation ("of total 0.4 $= \\mathrm{TV}(p, q)$") never starts a line, as TeX
+    never breaks before a relation: its first piece and the word before it go in one ``sd-whole-unit`` span
+    (reader_pages.css: no wrap). A no-break space alone would not do: a browser may break beside a formula's box."""
     first = next((t for t in _TOKEN.findall(math.astext()) if not t.isspace()), None)
     parent = math.parent
     at = parent.index(math)
     before = parent[at - 1] if at else None
-    if first in _RELATIONS and isinstance(before, nodes.Text) and before.astext():
-        text = before.astext()
-        # a space becomes a no-break space; with none ("得$= …$"), a word joiner keeps the two together
-        parent[at - 1] = nodes.Text(text.rstrip() + "\u00a0" if text[-1].isspace() else text + "\u2060")
+    if first not in _RELATIONS or not isinstance(before, nodes.Text):
+        return
+    unit = nodes.inline(classes=["sd-whole-unit"])
+    m = _LAST_WORD.search(before.astext())
+    word = parent[at - 2] if at >= 2 else None
+    if m is not None:
+        unit += nodes.Text(m[1] + ("\u00a0" if m[2] else ""))
+        parent[at - 1] = nodes.Text(before.astext()[: m.start()])
+    elif isinstance(word, nodes.inline) and before.astext().isspace():  # a computed number, then a space
+        parent.remove(word)
+        at -= 1
+        unit += word
+        unit += nodes.Text("\u00a0")
+        parent[at - 1] = nodes.Text("")
+    else:
+        return
+    parent.remove(math)
+    unit += math
+    after = parent[at] if at < len(parent) else None
+    close = _CLOSING.match(after.astext()) if isinstance(after, nodes.Text) else None
+    if close:  # its punctuation too, as reader_pages does for every formula ("sd-math-punct")
+        unit += nodes.Text(close.group())
+        parent[at] = nodes.Text(after.astext()[close.end() :])
+    parent.insert(at, unit)
 
 
 def _ancestors(node: nodes.Node | None) -> Any:

@@ -349,8 +349,9 @@ _ORDINAL_BEFORE = re.compile("第[ \u00a0]*$")
 
 def _chinese_math_numbers(doctree: nodes.document) -> None:
     """A short formula or a computed number with the Chinese word around it: "第 $m \\le k$ 阶段", "持有 $1$ 个",
-    "{glue} 个位置" never break at the spaces between them (no-break spaces): the ordinal 第 stays with its number,
-    the number with its measure word."""
+    "{glue} 个位置" never break between them: a computed number is text, and a no-break space holds it to its word;
+    a formula is a box a browser may break beside, so the formula, the ordinal 第 before it and the character after
+    it go in one ``sd-whole-unit`` span."""
     for node in list(doctree.findall(lambda n: isinstance(n, (nodes.math, nodes.inline)))):
         parent = node.parent
         if isinstance(node, nodes.inline):
@@ -362,11 +363,27 @@ def _chinese_math_numbers(doctree: nodes.document) -> None:
             continue
         at = parent.index(node)
         after = parent[at + 1] if at + 1 < len(parent) else None
-        if isinstance(after, nodes.Text) and _HAN_AFTER.match(after.astext()):
-            parent[at + 1] = nodes.Text(_HAN_AFTER.sub("\u00a0", after.astext()))
         before = parent[at - 1] if at else None
-        if isinstance(node, nodes.math) and isinstance(before, nodes.Text) and _ORDINAL_BEFORE.search(before.astext()):
-            parent[at - 1] = nodes.Text(_ORDINAL_BEFORE.sub("第\u00a0", before.astext()))
+        word_after = isinstance(after, nodes.Text) and _HAN_AFTER.match(after.astext())
+        ordinal = isinstance(before, nodes.Text) and _ORDINAL_BEFORE.search(before.astext())
+        if isinstance(node, nodes.inline):
+            if word_after:
+                parent[at + 1] = nodes.Text(_HAN_AFTER.sub("\u00a0", after.astext()))
+            continue
+        if not (word_after or ordinal):
+            continue
+        unit = nodes.inline(classes=["sd-whole-unit"])
+        if ordinal:
+            parent[at - 1] = nodes.Text(before.astext()[: ordinal.start()])
+            unit += nodes.Text("第\u00a0")
+        if word_after:
+            rest = _HAN_AFTER.sub("", after.astext())
+            parent[at + 1] = nodes.Text(rest[1:])
+        parent.remove(node)
+        unit += node
+        if word_after:
+            unit += nodes.Text("\u00a0" + rest[0])
+        parent.insert(at, unit)
 
 
 def _whole_units(
