@@ -17,6 +17,7 @@ from itertools import pairwise
 from typing import Any
 
 from docutils import nodes
+from reader_pages import _CLOSING, _ancestors  # one list of closing punctuation for both extensions
 
 #: A formula (a piece) shorter than this many visible symbols stays one piece.
 LONG = 12
@@ -118,7 +119,6 @@ def _split(doctree: nodes.document) -> None:
         _glue_to_word_before(new[0])
 
 
-_CLOSING = re.compile(r"^[,.;:!?)\]’”，。；：、！？）」』]+")
 #: The word a formula that starts with a relation is kept with: the last word in Latin letters, or one character.
 _LAST_WORD = re.compile(r"([A-Za-z0-9_.,;:()'\u2019-]+|\S)(\s*)$")
 
@@ -155,12 +155,6 @@ def _glue_to_word_before(math: nodes.math) -> None:
         unit += nodes.Text(close.group())
         parent[at] = nodes.Text(after.astext()[close.end() :])
     parent.insert(at, unit)
-
-
-def _ancestors(node: nodes.Node | None) -> Any:
-    while node is not None:
-        yield node
-        node = node.parent
 
 
 def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
