@@ -41,6 +41,12 @@ CODE = re.compile(r"^(```|~~~).*?^\1|`[^`\n]+`", re.S | re.M)  # code blocks and
         (r"(D + 1)\bigl(s(s + 2) - D(D + 2)\bigr) \ge 0", [r"(D + 1)\bigl(s(s + 2) -{}", r"D(D + 2)\bigr) \ge{}", "0"]),
         (r"a = \begin{cases} 1 & x = 0 \\ 2 + y + z + w & \end{cases}", None),
         (r"\left( a + b + c + d + e + f + g + h \right) = 0 + 1 + 2", None),
+        # a list's commas (never a function's arguments'), the spacing after a cut kept before it
+        (r"\tilde x_{n_0}, \dots, \tilde x_{n_0+k-1}", [r"\tilde x_{n_0},{}", r"\dots,{}", r"\tilde x_{n_0+k-1}"]),
+        (
+            r"h = (0,\ 0,\ 0.25,\ 0.75) + \min(1, 0.4, 0.7)",
+            [r"h ={}", r"(0,\ 0,\ {}", r"0.25,\ {}", r"0.75) +{}", r"\min(1, 0.4, 0.7)"],
+        ),
         # a relation with a script, two relations in a row: no cut at the first
         (r"a_1 + a_2 \to_{n} b \le = c_1 c_2 c_3", [r"a_1 +{}", r"a_2 \to_{n} b \le ={}", "c_1 c_2 c_3"]),
     ],

@@ -197,9 +197,14 @@ def test_long_inline_code_breaks_after_its_dots_and_an_option_only_there():
     assert reader_pages._prose_chunks("sd.acceptance(p, q)") == ["sd.acceptance(p, q)"]
     assert reader_pages._prose_chunks("zh/notebooks/lab01_markov_chains.ipynb") == [
         "zh/notebooks/",
-        "lab01_markov_chains.ipynb",
+        "lab01_",
+        "markov_",
+        "chains.ipynb",
     ]
+    assert reader_pages._prose_chunks("sd.theory.pareto_point") == ["sd.theory.", "pareto_point"]
     assert reader_pages._prose_chunks("check_expected_rejections_two_state")[:2] == ["check_", "expected_"]
+    # after "_" too, never a short last part alone ("rejection_" over "law")
+    assert reader_pages._prose_chunks("check_unbiased_rejection_law") == ["check_", "unbiased_", "rejection_law"]
     # a file keeps its extension; a version its numbers
     assert reader_pages._code_chunks("notebooks/lab03_rejections.ipynb") == ["notebooks/", "lab03_", "rejections.ipynb"]
     assert reader_pages._code_chunks("grading_cost.py --runs 3") == ["grading_", "cost.py --runs 3"]
@@ -263,3 +268,43 @@ def test_a_chinese_ordinal_and_measure_word_stay_with_a_short_formula_or_a_compu
         "mlx-swift-lm",
         "top-k",
     ]
+
+
+def test_a_word_hyphenated_to_a_formula_and_a_repository_name_stay_whole():
+    """ "top-$k$/top-$p$", "min-$p$" and "$m$-th" never break at their hyphen (a browser breaks after a hyphen,
+    even beside a formula's box); nor does a repository's name in the text ("vllm-project/vllm")."""
+    from docutils import nodes
+
+    def unit_texts(*parts: str) -> list[str]:
+        doc = nodes.document(None, None)
+        para = nodes.paragraph()
+        for part in parts:
+            para += nodes.math(part[1:], part[1:]) if part.startswith("$") else nodes.Text(part)
+        doc += para
+        reader_pages._hyphenated_math(doc)
+        reader_pages._whole_units(doc, reader_pages._REPOSITORY)
+        return [n.astext() for n in doc.findall(nodes.inline) if "sd-whole-unit" in n["classes"]]
+
+    assert unit_texts("no top-", "$k", "/top-", "$p", " filtering, a ", "$p", "-value of 0") == [
+        "top-k/top-p",
+        "p-value",
+    ]
+    assert unit_texts("（temperature、top-", "$k", "、min-", "$p", "、惩罚项") == ["top-k", "min-p"]
+    assert unit_texts("the ", "$m", "-th token; a ", "$k", " - 1 draft") == ["m-th"]
+    assert unit_texts("see vllm-project/vllm #10198 and jaymody/speculative-sampling; 1/s and/or") == [
+        "vllm-project/vllm",
+        "jaymody/speculative-sampling",
+    ]
+
+
+def test_short_code_keeps_its_words_together_and_a_short_english_word_may_end_a_line():
+    from docutils import nodes
+
+    assert "tv(p,\u00a0q)" in reader_pages._breakable_code("tv(p, q)")  # a table's short code: whole
+    assert "u\u00a0&lt;=\u00a0b" in reader_pages._breakable_code("u <= b")
+    doc = nodes.document(None, None)
+    doc += nodes.paragraph("", "", nodes.literal("", "Copy of lab03_rejections.ipynb"))
+    reader_pages._prose_code(doc)
+    shown = doc[0][0].astext()
+    # "of" stays with "Copy", and the line may break after it
+    assert '<span class="pre">Copy</span>\u00a0<span class="pre">of</span> <span' in shown

@@ -46,11 +46,13 @@ def _visible(tex: str) -> int:
     return sum(1 for t in _TOKEN.findall(tex) if not t.isspace() and t not in "{}_^")
 
 
-def _cuts(tokens: list[str]) -> dict[int, tuple[int, int, int]]:
-    """Each place after a relation or binary operator outside every group: its index, its bracket depth and the
-    span of the brackets around it (the whole formula at depth 0)."""
+def _cuts(tokens: list[str]) -> dict[int, tuple[int, int, int, bool]]:
+    """Each place after a relation, a binary operator or a comma of a list (not of a function's arguments) outside
+    every group: its index, its bracket depth, the span of the brackets around it (the whole formula at depth 0)
+    and whether it follows a comma."""
     cuts, braces, before = {}, 0, None  # before: the last token that is not a space
     opened, spans = [], {}  # the open brackets' indices; each bracket's index and its closing one's
+    arguments = set()  # the brackets that open a function's arguments
     for i, tok in enumerate(tokens):
         if tok.isspace():
             continue
@@ -61,45 +63,69 @@ def _cuts(tokens: list[str]) -> dict[int, tuple[int, int, int]]:
             braces -= 1
         elif (tok in _OPEN and not sized) or tok in _SIZED_OPEN:
             opened.append(i)
+            if before is not None and before not in _NO_OPERAND | _SIZED_OPEN:
+                arguments.add(i)  # a function's arguments, "\\min(1, x)": never cut at their commas
         elif (tok in _CLOSE and not sized) or tok in _SIZED_CLOSE:
             if not opened:
                 return {}
             spans[opened.pop()] = i
         elif braces == 0 and before not in ("^", "_", r"\not"):
             operator = tok in _BINARY and before is not None and before not in _NO_OPERAND
-            if tok in _RELATIONS or operator:
+            listed = tok == "," and not (opened and opened[-1] in arguments)
+            if tok in _RELATIONS or operator or listed:
                 nxt = next((t for t in tokens[i + 1 :] if not t.isspace()), None)
                 if nxt is not None and nxt not in ("^", "_") and nxt not in _RELATIONS:
-                    cuts[i + 1] = (len(opened), opened[-1] if opened else -1)
+                    cuts[i + 1] = (len(opened), opened[-1] if opened else -1, tok == ",")
         before = tok
     if braces or opened:
         return {}
     spans[-1] = len(tokens)
-    return {i: (depth, start, spans[start]) for i, (depth, start) in cuts.items()}
+    return {i: (depth, start, spans[start], comma) for i, (depth, start, comma) in cuts.items()}
+
+
+#: Spacing after a cut stays with the piece before it: a line never starts with a space ("(0,\\ 0,\\ 0.1)").
+_SPACING = {r"\ ", r"\,", r"\:", r"\;", r"\!", r"\quad", r"\qquad"}
+
+
+def _past_spacing(tokens: list[str], i: int) -> int:
+    while i < len(tokens) - 1 and (tokens[i].isspace() or tokens[i] in _SPACING):
+        i += 1
+    return i
+
+
+def _trimmed(tokens: list[str]) -> list[str]:
+    """Without the white space at either end (a token, so that the space of a "\\ " stays)."""
+    a, b = 0, len(tokens)
+    while a < b and tokens[a].isspace():
+        a += 1
+    while b > a and tokens[b - 1].isspace():
+        b -= 1
+    return tokens[a:b]
 
 
 def pieces(tex: str) -> list[str]:
     """``tex`` cut after each relation or binary operator outside every bracket; a piece still long is cut
-    again at the shallowest such symbol inside its brackets that has a few symbols on each side."""
+    again at the shallowest such symbol or comma (a list's, an argument's) that has a few symbols on each side
+    within its brackets and the piece."""
     if _visible(tex) < LONG or _WHOLE.search(tex):
         return [tex]
     tokens = _TOKEN.findall(tex)
     cuts = _cuts(tokens)
-    chosen = [i for i, (depth, _, _) in cuts.items() if depth == 0]
+    chosen = [i for i, (depth, _, _, comma) in cuts.items() if depth == 0 and not comma]
     bounds = [0, *chosen, len(tokens)]
     for a, b in pairwise(bounds):
         if _visible("".join(tokens[a:b])) < LONG:
             continue
         inner = {
             i: depth
-            for i, (depth, start, end) in cuts.items()
+            for i, (depth, start, end, _) in cuts.items()
             if a < i < b
-            and _visible("".join(tokens[start + 1 : i - 1])) >= SIDE
-            and _visible("".join(tokens[i:end])) >= SIDE
+            and _visible("".join(tokens[max(start + 1, a) : i - 1])) >= SIDE
+            and _visible("".join(tokens[i : min(end, b)])) >= SIDE
         }
         chosen += [i for i, depth in inner.items() if depth == min(inner.values())]
-    bounds = [0, *sorted(chosen), len(tokens)]
-    out = ["".join(tokens[a:b]).strip() for a, b in pairwise(bounds)]
+    bounds = [0, *sorted(_past_spacing(tokens, i) for i in chosen), len(tokens)]
+    out = ["".join(_trimmed(tokens[a:b])) for a, b in pairwise(bounds)]
     return [p + "{}" for p in out[:-1]] + [out[-1]]
 
 

@@ -129,6 +129,9 @@ def _code_chunks(code: str, after: re.Pattern[str] = _BREAK_AFTER) -> list[str]:
 
 
 def _breakable_code(text: str) -> str:
+    """A table's code, breakable after its parts; short code with spaces ("tv(p, q)", "u <= b") stays whole."""
+    if len(text) <= _SHORT_WORDS:
+        text = text.replace(" ", "\u00a0")
     out = "<wbr>".join(html.escape(chunk) for chunk in _code_chunks(text))
     return f'<code class="docutils literal notranslate sd-table-code"><span class="pre">{out}</span></code>'
 
@@ -239,24 +242,29 @@ def _break_before_options(doctree: nodes.document) -> None:
 
 
 #: Inline code this long or longer, with dots, slashes or underscores, gets break points after them.
-_LONG_CODE = 17
+_LONG_CODE = 20
 #: In the text a name breaks between its parts ("sd.theory." over "expected_oracle_calls"), never after a part
 #: shorter than this ("sd.", "zh/"), and inside a part ("expected_" over "oracle_calls") only if it is longer
 #: than ``_LONG_PART``.
 _SHORT_PART = 4
-_LONG_PART = 28
+_LONG_PART = 20
 _PATH_BREAK = re.compile(r"([./:]+)")
 
 
-def _prose_chunks(code: str) -> list[str]:
-    """``code``'s break points in the text: after its dots, slashes and colons, a short first or last part kept
-    with its neighbour; after the underscores of a part still long."""
-    parts = _code_chunks(code, _PATH_BREAK)
+def _merge_short(parts: list[str]) -> list[str]:
+    """A first or last part shorter than ``_SHORT_PART`` joined to its neighbour."""
     while len(parts) > 1 and len(parts[0]) < _SHORT_PART:
         parts[0:2] = [parts[0] + parts[1]]
     while len(parts) > 1 and len(parts[-1]) < _SHORT_PART:
         parts[-2:] = [parts[-2] + parts[-1]]
-    return [chunk for part in parts for chunk in (_code_chunks(part) if len(part) > _LONG_PART else [part])]
+    return parts
+
+
+def _prose_chunks(code: str) -> list[str]:
+    """``code``'s break points in the text: after its dots, slashes and colons, a short first or last part kept
+    with its neighbour; after the underscores of a part still long, likewise."""
+    parts = _merge_short(_code_chunks(code, _PATH_BREAK))
+    return [c for part in parts for c in (_merge_short(_code_chunks(part)) if len(part) > _LONG_PART else [part])]
 
 
 def _prose_code(doctree: nodes.document) -> None:
@@ -276,8 +284,9 @@ def _prose_code(doctree: nodes.document) -> None:
         parts = re.split(r"(\s+)", text)
         for k, token in enumerate(parts):
             if not token or token.isspace():
-                # never a word of one or two characters alone on a line ("--jobs" over "2", "= K")
-                tiny = any(0 < len(parts[j]) <= 2 for j in (k - 1, k + 1) if 0 <= j < len(parts))
+                # never a word of one or two characters at a line's start ("--jobs" over "2", "x" over "= K"); after
+                # one a line may break ("Copy of" over "lab03_rejections.ipynb", "x =" over '"all"')
+                tiny = k + 1 < len(parts) and 0 < len(parts[k + 1]) <= 2
                 tokens.append("\u00a0" if tiny and token else html.escape(token))
                 continue
             chunks = _prose_chunks(token)
@@ -328,6 +337,8 @@ _NAMED_EN = "Theorem|Lemma|Corollary|Proposition|Algorithm|Definition|Assumption
 #: A name whose hyphen joins a number or capitals ("SHA-256", "pythia-410m", "Decoding-OPT", "TensorRT-LLM").
 _HYPHEN_NAME = r"\b[A-Za-z0-9]+(?:-(?:[A-Z]{2,}|\d)[A-Za-z0-9]*)+\b"
 _ASCII_HYPHEN_NAME = re.compile(r"(?<![A-Za-z0-9_-])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+(?![A-Za-z0-9_-])")
+#: A repository's name, "owner/name", with a hyphen in it ("vllm-project/vllm", "jaymody/speculative-sampling").
+_REPOSITORY = re.compile(r"(?<![\w./-])[\w.-]*-[\w.-]*/[\w.-]+(?![\w/-])|(?<![\w./-])[\w.-]+/[\w.-]*-[\w.-]*(?![\w/-])")
 _WHOLE_UNIT = re.compile(
     rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b(?:Ctrl|Alt|Shift|Cmd)-\w\b|\b(?:{_NAMED_EN})[ \u00a0]{_NUMBER}(?![\w.]*\w)"
     rf"|{_HYPHEN_NAME}"
@@ -429,6 +440,49 @@ def _ancestors(node: nodes.Node | None) -> Any:
     while node is not None:
         yield node
         node = node.parent
+
+
+#: A word joined to a one-letter formula by a hyphen ("top-$k$", "$m$-th"): never broken at the hyphen.
+_HYPHEN_BEFORE = re.compile(r"[A-Za-z0-9/(]*[A-Za-z]-$")
+_HYPHEN_AFTER = re.compile(r"^-[A-Za-z]+[),.;:]*")
+_RUN_AFTER = re.compile(r"^[A-Za-z0-9/),.;:-]*")
+_SHORT_SYMBOL = 4
+
+
+def _hyphenated_math(doctree: nodes.document) -> None:
+    """ "top-$k$/top-$p$", "min-$p$", "$m$-th": the words, the formulas and the punctuation between them in one
+    ``sd-whole-unit`` span (a browser would break after the hyphen, beside the formula's box)."""
+    short = lambda n: isinstance(n, nodes.math) and len(n.astext().strip()) <= _SHORT_SYMBOL  # noqa: E731
+    for math in list(doctree.findall(nodes.math)):
+        parent = math.parent
+        if not short(math) or not isinstance(parent, nodes.Element) or "sd-whole-unit" in parent["classes"]:
+            continue
+        at = parent.index(math)
+        before = parent[at - 1] if at else None
+        after = parent[at + 1] if at + 1 < len(parent) else None
+        head = _HYPHEN_BEFORE.search(before.astext()) if isinstance(before, nodes.Text) else None
+        tail = _HYPHEN_AFTER.match(after.astext()) if isinstance(after, nodes.Text) else None
+        if not (head or tail):
+            continue
+        unit = nodes.inline(classes=["sd-whole-unit"])
+        if head:
+            parent[at - 1] = nodes.Text(before.astext()[: head.start()])
+            unit += nodes.Text(head.group())
+        del parent[at]
+        unit += math
+        while at < len(parent) and isinstance(parent[at], nodes.Text):  # "/top-" $p$, then "," or "-th"
+            text = parent[at].astext()
+            run = _RUN_AFTER.match(text).group()
+            if not run:
+                break
+            parent[at] = nodes.Text(text[len(run) :])
+            unit += nodes.Text(run)
+            follows = parent[at + 1] if at + 1 < len(parent) else None
+            if run != text or not run.endswith("-") or not short(follows):
+                break
+            del parent[at : at + 2]  # by position: docutils compares Text nodes by their text
+            unit += follows
+        parent.insert(at, unit)
 
 
 def _math_punctuation(doctree: nodes.document) -> None:
@@ -595,6 +649,7 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
         _stacked_tables(doctree)
     if _lang(app) == "zh":
         _chinese_math_numbers(doctree)
+    _hyphenated_math(doctree)
     _math_punctuation(doctree)
     _short_code(doctree)
     _break_before_options(doctree)
@@ -602,6 +657,7 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
     _whole_units(doctree, _WHOLE_UNIT)
     # a link's text with hyphens is a name ("vllm-project/vllm", "ml-explore"): never broken at a hyphen
     _whole_units(doctree, _ASCII_HYPHEN_NAME, lambda m: True, inside=nodes.reference)
+    _whole_units(doctree, _REPOSITORY)
     if _lang(app) == "zh":
         _chinese_link_spaces(doctree)
         _chinese_numbers(doctree)
