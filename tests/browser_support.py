@@ -166,6 +166,11 @@ def search_book(html: Path, searches: list[tuple[str, str]], workdir: Path) -> l
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 #: Each page is audited in the theme's two colour modes, and in light mode at a phone's width.
 AXE_MODES = ["light", "dark", "phone"]
+#: The pages audited in dark mode at a desktop's width too (every page is audited light there, and dark on a phone,
+#: as a phone that prefers dark brings it up): the theme's chrome, the same on every page, in each edition.
+DARK_DESKTOP_PAGES = ["book/intro.html", "zh/book/intro.html"]
+#: Set to a folder to keep a screenshot of every page of the browser pass there (``phone__*`` at a phone's width).
+SCREENSHOTS_ENV = "SPECDEC_SCREENSHOTS"
 
 
 def ensure_axe() -> Path:
@@ -196,11 +201,13 @@ def check_book(
     max_tabs: int = 2500,
     concurrency: int = 2,
     timeout: int = 3300,
+    dark_pages: list[str] | None = None,
 ) -> dict[str, dict]:
     """Run ``tools/browser/check_book.mjs`` over ``pages`` (paths relative to ``html``): each page
-    loaded once in light mode at a desktop's width, where it is also audited once the reader's
-    system has turned dark (the theme's "auto" mode follows it in place), and once at a phone's
-    width in a browser that prefers dark as the page comes up, then light.
+    loaded once in light mode at a desktop's width, where the pages of ``dark_pages`` (all when None) are
+    also audited once the reader's system has turned dark (the theme's "auto" mode follows it in place),
+    and once at a phone's width in a browser that prefers dark as the page comes up, where it is checked
+    and audited in that dark mode.
 
     One entry per page, with the three reports the tests read: ``read`` (what a reader sees:
     errors, requests, math, widgets, figures drawn, sliders moved by mouse, screenshots, the
@@ -236,6 +243,7 @@ def check_book(
             "sliderTimeoutMs": slider_timeout_ms,
             "drawTimeoutMs": draw_timeout_ms,
             "setupLateMs": setup_late_ms,
+            "darkPages": dark_pages,
         },
         timeout=timeout,
     )
@@ -284,13 +292,19 @@ def require_chromium() -> None:
 def book_pass(built_book: Path, tmp_path_factory: pytest.TempPathFactory, pages: list[str]) -> dict[str, dict]:
     """The browser pass over every page of the built book, run once per session (see ``check_book``).
 
-    Screenshots of every page (``phone__*`` at a phone's width) go beside the book, in ``screenshots``.
+    Each page is audited light at a desktop's width and dark on a phone, and the pages of ``DARK_DESKTOP_PAGES`` dark
+    at a desktop's width too. Screenshots of every page are taken only on request (``SCREENSHOTS_ENV``).
     """
     require_chromium()
+    shots = os.environ.get(SCREENSHOTS_ENV)
     return shared_pass(
         "book",
         lambda: check_book(
-            built_book, pages, tmp_path_factory.mktemp("browser"), screenshots=built_book.parent / "screenshots"
+            built_book,
+            pages,
+            tmp_path_factory.mktemp("browser"),
+            screenshots=Path(shots).resolve() if shots else None,
+            dark_pages=DARK_DESKTOP_PAGES,
         ),
     )
 

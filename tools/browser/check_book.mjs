@@ -9,14 +9,14 @@
 //          arrow keys, End and Home; the page switched to dark and back (each figure's theme and
 //          contrasts); then, with every folded part opened, math typeset, widgets rendered,
 //          figures drawn, display formulas wider than their column, each slider moved by the
-//          mouse, and a screenshot.
-//   dark   on the same load, after the keyboard walk: the reader's system turns dark (the theme's
-//          "auto" mode follows it in place), axe-core on the settled page, and back to light.
-//   phone  390 CSS pixels, touch, in a browser that prefers dark at first: the figures come up
-//          dark by themselves; then the system turns light, and axe-core on the settled page,
-//          display formulas that overflow, the "Back to top" button; with every folded part
-//          opened, the layout (sideways scroll, each plot's share of its figure, text cut at a
-//          figure's edge) and a screenshot.
+//          mouse, and a screenshot (when config.screenshots names a folder).
+//   dark   on the same load, after the keyboard walk, on the pages of config.darkPages (every page when it is
+//          null): the reader's system turns dark (the theme's "auto" mode follows it in place), axe-core on
+//          the settled page, and back to light.
+//   phone  390 CSS pixels, touch, in a browser that prefers dark: the figures come up dark by themselves,
+//          and in that dark mode axe-core on the settled page, display formulas that overflow, the "Back to
+//          top" button; with every folded part opened, the layout (sideways scroll, each plot's share of its
+//          figure, text cut at a figure's edge) and a screenshot (when asked).
 //
 // Usage: node check_book.mjs config.json   (written by tests/browser_support.py)
 // Requests to the book's own server go through; requests to the CDN assets named in
@@ -773,8 +773,9 @@ async function lightMode(context, path) {
       }
       return themes;
     });
-    // The dark mode's audit: the reader's system turns dark, from the top of the page as loaded.
-    res.dark = await stage(res, "dark", async () => {
+    // The dark mode's audit at a desktop's width (on the pages of config.darkPages; every page is audited dark on
+    // the phone): the reader's system turns dark, from the top of the page as loaded.
+    if (!config.darkPages || config.darkPages.includes(path)) res.dark = await stage(res, "dark", async () => {
       await page.evaluate(() => { if (document.activeElement) document.activeElement.blur(); window.scrollTo(0, 0); });
       try {
         const settled = await switchScheme(page, "dark");
@@ -867,11 +868,9 @@ async function phoneMode(context, path) {
   const page = await open(context, path, res);
   try {
     if (!(await load(page, path, res))) return res;
-    // the phone's browser prefers dark as the page comes up: the figures must come up dark by themselves
+    // the phone's browser prefers dark as the page comes up: the figures must come up dark by themselves, and
+    // every check below runs in that dark mode (the desktop's load is audited light)
     res.autoDark = await stage(res, "autoDark", () => page.evaluate(autoDarkFacts));
-    // then the reader's system turns light, and every check below runs in light mode
-    const light = await stage(res, "toLight", () => switchScheme(page, "light"));
-    if (light) res.settled = light;
     await stage(res, "steady", () => page.evaluate(steadyPhoneLayout, phoneLayout.toString()));
     // the narrow layout may have changed the page: the theme's catch-up again (figures were waited for)
     await stage(res, "settle2", () => page.evaluate(pageSettled, 0));
@@ -898,7 +897,7 @@ function stageError(r, ...names) {
   return null;
 }
 
-// The dark mode's report, from its stage of the light load.
+// The dark mode's report at a desktop's width, from its stage of the light load.
 function darkReport(light) {
   const dark = { ...newResult(light.page, "dark"), external: light.external, ms: { dark: light.ms.dark } };
   dark.fatal = stageError(light, "settle", "dark");
@@ -907,7 +906,7 @@ function darkReport(light) {
 }
 
 function reports(path, light, phone) {
-  const dark = darkReport(light);
+  const dark = !config.darkPages || config.darkPages.includes(path) ? darkReport(light) : null;
   const phoneFatal = stageError(phone, "layout");
   const read = {
     page: path, fatal: stageError(light, "reading", "sliders", "screenshot"),
@@ -916,14 +915,14 @@ function reports(path, light, phone) {
     external: [...light.external, ...phone.external], localFailures: [...light.localFailures, ...phone.localFailures],
     math: light.math || null, figures: light.read || [], widgets: light.widgets || null, tables: light.tables || null,
     wideMath: light.wideMath || null,
-    screenshot: light.screenshot || null,
+    screenshot: light.screenshot || null, screenshotAsked: Boolean(config.screenshots),
     phone: phoneFatal ? { fatal: phoneFatal } : phone.layout,
     ms: { light: light.ms, phone: phone.ms },
   };
-  const axe = Object.fromEntries([light, dark, phone].map((r) => [r.mode, {
+  const axe = Object.fromEntries([light, dark, phone].filter(Boolean).map((r) => [r.mode, {
     page: path, mode: r.mode, external: r.external,
     fatal: stageError(r, "settle", "axe", ...(r.mode === "light" ? ["keyboard"] : []),
-      ...(r.mode === "phone" ? ["toLight", "steady", "settle2", "displayMath", "backToTop"] : [])),
+      ...(r.mode === "phone" ? ["steady", "settle2", "displayMath", "backToTop"] : [])),
     theme: r.settled ? r.settled.theme : null, axe: r.axe || null,
     ...(r.mode === "light" ? { keyboard: r.keyboard || [] } : {}),
     ...(r.mode === "phone" ? { displayMath: r.displayMath || [], backToTop: r.backToTop || null } : {}),
@@ -956,7 +955,7 @@ async function startBrowser() {
   const contexts = {
     light: await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: "light" }),
     // A phone: 390 CSS pixels wide (an iPhone 12-15), touch, scaled like a phone's screen; its browser
-    // prefers dark until the page has come up (phoneMode then turns it light).
+    // prefers dark (phoneMode checks and audits the page in that mode).
     phone: await browser.newContext({
       viewport: { width: config.phoneWidth, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
       colorScheme: "dark",
