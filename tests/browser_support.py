@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ROOT / "tools" / "browser"
 CACHE = TOOLS / "cdn-cache"
 CHROMIUM = Path("/usr/bin/chromium")
-#: The one browser pass: every page in light, dark and phone, every check on two loads of it.
+#: The one browser pass: every page loaded at a desktop's width (light) and a phone's (dark), every check on those.
 SCRIPT = TOOLS / "check_book.mjs"
 #: A phone's viewport width in CSS pixels (iPhone 12 to 15); pages are also checked at this width.
 PHONE_WIDTH = 390
@@ -161,11 +161,9 @@ def search_book(html: Path, searches: list[tuple[str, str]], workdir: Path) -> l
     return _run_node(TOOLS / "search_book.mjs", html, workdir, "search", config, timeout=600)
 
 
-# --- accessibility: axe-core on every page, light and dark, a keyboard walk and a phone's width ---
+# --- accessibility: axe-core on every page, light at a desktop's width and dark at a phone's; a keyboard walk ---
 #: The WCAG 2.1 A and AA rules of axe-core (its own tag names).
 AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
-#: Each page is audited in the theme's two colour modes, and in light mode at a phone's width.
-AXE_MODES = ["light", "dark", "phone"]
 #: The pages audited in dark mode at a desktop's width too (every page is audited light there, and dark on a phone,
 #: as a phone that prefers dark brings it up): the theme's chrome, the same on every page, in each edition.
 DARK_DESKTOP_PAGES = ["book/intro.html", "zh/book/intro.html"]

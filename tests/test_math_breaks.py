@@ -47,6 +47,11 @@ CODE = re.compile(r"^(```|~~~).*?^\1|`[^`\n]+`", re.S | re.M)  # code blocks and
             r"h = (0,\ 0,\ 0.25,\ 0.75) + \min(1, 0.4, 0.7)",
             [r"h ={}", r"(0,\ 0,\ {}", r"0.25,\ {}", r"0.75) +{}", r"\min(1, 0.4, 0.7)"],
         ),
+        # a slash between long parts, never inside a function's arguments
+        (
+            r"\mathcal P = (q - b\,p) / \sum_y (1 - b(y))\, p(y)",
+            [r"\mathcal P ={}", r"(q - b\,p) /{}", r"\sum_y (1 - b(y))\, p(y)"],
+        ),
         # a relation with a script, two relations in a row: no cut at the first
         (r"a_1 + a_2 \to_{n} b \le = c_1 c_2 c_3", [r"a_1 +{}", r"a_2 \to_{n} b \le ={}", "c_1 c_2 c_3"]),
     ],

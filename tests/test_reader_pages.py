@@ -308,3 +308,20 @@ def test_short_code_keeps_its_words_together_and_a_short_english_word_may_end_a_
     shown = doc[0][0].astext()
     # "of" stays with "Copy", and the line may break after it
     assert '<span class="pre">Copy</span>\u00a0<span class="pre">of</span> <span' in shown
+
+
+def test_no_line_ends_with_an_opening_bracket_before_a_unit():
+    """ "（" before a formula kept with its measure word ("禁止的词元（$q = 0$ 的词元"), and "top-$k$" whose formula
+    is already in such a unit, stay with it."""
+    from docutils import nodes
+
+    doc = nodes.document(None, None)
+    para = nodes.paragraph()
+    para += [nodes.Text("不做 top-"), nodes.math("k", "k"), nodes.Text(" 过滤（"), nodes.math("q = 0", "q = 0")]
+    para += nodes.Text(" 的词元）")
+    doc += para
+    reader_pages._chinese_math_numbers(doc)
+    reader_pages._hyphenated_math(doc)
+    reader_pages._openings_into_units(doc)
+    units = [n.astext() for n in para.children if isinstance(n, nodes.inline)]
+    assert units == ["top-k\u00a0过", "（q = 0\u00a0的"], units

@@ -47,9 +47,9 @@ def _visible(tex: str) -> int:
 
 
 def _cuts(tokens: list[str]) -> dict[int, tuple[int, int, int, bool]]:
-    """Each place after a relation, a binary operator or a comma of a list (not of a function's arguments) outside
-    every group: its index, its bracket depth, the span of the brackets around it (the whole formula at depth 0)
-    and whether it follows a comma."""
+    """Each place after a relation, a binary operator, or a list's comma or a slash (not in a function's arguments)
+    outside every group: its index, its bracket depth, the span of the brackets around it (the whole formula at
+    depth 0) and whether it follows a comma or a slash."""
     cuts, braces, before = {}, 0, None  # before: the last token that is not a space
     opened, spans = [], {}  # the open brackets' indices; each bracket's index and its closing one's
     arguments = set()  # the brackets that open a function's arguments
@@ -71,7 +71,7 @@ def _cuts(tokens: list[str]) -> dict[int, tuple[int, int, int, bool]]:
             spans[opened.pop()] = i
         elif braces == 0 and before not in ("^", "_", r"\not"):
             operator = tok in _BINARY and before is not None and before not in _NO_OPERAND
-            listed = tok == "," and not (opened and opened[-1] in arguments)
+            listed = tok in (",", "/") and not (opened and opened[-1] in arguments)
             if tok in _RELATIONS or operator or listed:
                 nxt = next((t for t in tokens[i + 1 :] if not t.isspace()), None)
                 if nxt is not None and nxt not in ("^", "_") and nxt not in _RELATIONS:
@@ -105,8 +105,8 @@ def _trimmed(tokens: list[str]) -> list[str]:
 
 def pieces(tex: str) -> list[str]:
     """``tex`` cut after each relation or binary operator outside every bracket; a piece still long is cut
-    again at the shallowest such symbol or comma (a list's, an argument's) that has a few symbols on each side
-    within its brackets and the piece."""
+    again at the shallowest such symbol, list's comma or slash that has a few symbols on each side within its
+    brackets and the piece."""
     if _visible(tex) < LONG or _WHOLE.search(tex):
         return [tex]
     tokens = _TOKEN.findall(tex)

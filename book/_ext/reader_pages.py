@@ -217,8 +217,9 @@ def _headings(doctree: nodes.document, chinese: bool) -> None:
 #: A short option or name in inline code ("--json", "--GradingExecute.measurements=full", "c = 0.05"): kept on
 #: one line, so a phone never breaks it after its "--" or at its "=" (each fits a phone's line).
 _SHORT_CODE = 36
-#: Any inline code this short stays on one line ("no submission", "u <= b"), its spaces included.
-_SHORT_WORDS = 16
+#: Any inline code this short stays on one line ("no submission", "specdec_lite as sd"), its spaces included: all
+#: the code shorter than ``_LONG_CODE``, which gets no break points of its own.
+_SHORT_WORDS = 19
 
 
 def _short_code(doctree: nodes.document) -> None:
@@ -247,7 +248,7 @@ _LONG_CODE = 20
 #: shorter than this ("sd.", "zh/"), and inside a part ("expected_" over "oracle_calls") only if it is longer
 #: than ``_LONG_PART``.
 _SHORT_PART = 4
-_LONG_PART = 20
+_LONG_PART = 22
 _PATH_BREAK = re.compile(r"([./:]+)")
 
 
@@ -419,6 +420,20 @@ def _whole_units(
             parent[index : index + 1] = [p for p in [*parts, nodes.Text(source[at:])] if p.astext()]
 
 
+def _openings_into_units(doctree: nodes.document) -> None:
+    """An opening bracket right before a never-wrapping unit goes into it: no line ends with "（" or "("."""
+    for unit in list(doctree.findall(nodes.inline)):
+        parent = unit.parent
+        if "sd-whole-unit" not in unit["classes"] or not isinstance(parent, nodes.Element):
+            continue
+        at = next(i for i, child in enumerate(parent.children) if child is unit)
+        before = parent[at - 1] if at else None
+        opening = _OPENING.search(before.astext()) if isinstance(before, nodes.Text) else None
+        if opening:
+            parent[at - 1] = nodes.Text(before.astext()[: opening.start()])
+            unit.insert(0, nodes.Text(opening.group()))
+
+
 def _chinese_link_spaces(doctree: nodes.document) -> None:
     """No space between a Chinese word and a link whose text begins (or, after it, ends) with a Chinese character:
     "由命题 1.1 得", not "由 命题 1.1 得". The space beside a Latin word or a number stays ("定理 1 给出")."""
@@ -452,11 +467,22 @@ _SHORT_SYMBOL = 4
 def _hyphenated_math(doctree: nodes.document) -> None:
     """ "top-$k$/top-$p$", "min-$p$", "$m$-th": the words, the formulas and the punctuation between them in one
     ``sd-whole-unit`` span (a browser would break after the hyphen, beside the formula's box)."""
-    short = lambda n: isinstance(n, nodes.math) and len(n.astext().strip()) <= _SHORT_SYMBOL  # noqa: E731
+
+    def short(node: nodes.Node | None) -> bool:
+        if isinstance(node, nodes.inline) and "sd-whole-unit" in node["classes"] and node.children:
+            node = node[0]  # a formula already kept with its Chinese measure word
+        return isinstance(node, nodes.math) and len(node.astext().strip()) <= _SHORT_SYMBOL
+
     for math in list(doctree.findall(nodes.math)):
-        parent = math.parent
-        if not short(math) or not isinstance(parent, nodes.Element) or "sd-whole-unit" in parent["classes"]:
+        if not short(math) or not isinstance(math.parent, nodes.Element):
             continue
+        if "sd-whole-unit" in math.parent["classes"]:  # already kept with its Chinese measure word
+            if math.parent.index(math) != 0:
+                continue
+            math = math.parent
+        parent = math.parent
+        if any(isinstance(a, nodes.inline) and "sd-whole-unit" in a["classes"] for a in _ancestors(parent)):
+            continue  # already inside a unit ("top-k/top-p")
         at = parent.index(math)
         before = parent[at - 1] if at else None
         after = parent[at + 1] if at + 1 < len(parent) else None
@@ -662,6 +688,7 @@ def _resolved(app: Any, doctree: nodes.document, docname: str) -> None:
         _chinese_link_spaces(doctree)
         _chinese_numbers(doctree)
         _whole_units(doctree, _ASCII_HYPHEN_NAME)  # in Chinese text every such word is a name ("ml-explore")
+    _openings_into_units(doctree)
     _headings(doctree, chinese=_lang(app) == "zh")
     if _LAB.match(docname):
         _lab_page(app, doctree)

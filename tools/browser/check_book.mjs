@@ -1,6 +1,6 @@
 // Every page of the built book in Debian's headless Chromium, in one pass: each page is loaded
-// twice (at a desktop's width and at a phone's), and the checks of the three modes (light, dark,
-// phone) run on those two loads.
+// twice (at a desktop's width in light mode, at a phone's in dark mode), and the checks of the three
+// modes (light, dark on the pages of config.darkPages, phone) run on those two loads.
 //
 //   light  JavaScript and console errors, requests outside the book, failed local requests;
 //          axe-core (WCAG 2.1 A/AA) on the settled page; each figure's name, description and data
