@@ -52,6 +52,8 @@ CODE = re.compile(r"^(```|~~~).*?^\1|`[^`\n]+`", re.S | re.M)  # code blocks and
             r"\mathcal P = (q - b\,p) / \sum_y (1 - b(y))\, p(y)",
             [r"\mathcal P ={}", r"(q - b\,p) /{}", r"\sum_y (1 - b(y))\, p(y)"],
         ),
+        # a slash in a formula short enough between its relations is no break: only a long piece's
+        (r"b(x) = q(x)/p(x) + r(x)/s(x)", [r"b(x) ={}", r"q(x)/p(x) +{}", r"r(x)/s(x)"]),
         # a relation with a script, two relations in a row: no cut at the first
         (r"a_1 + a_2 \to_{n} b \le = c_1 c_2 c_3", [r"a_1 +{}", r"a_2 \to_{n} b \le ={}", "c_1 c_2 c_3"]),
     ],

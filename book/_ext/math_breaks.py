@@ -75,12 +75,12 @@ def _cuts(tokens: list[str]) -> dict[int, tuple[int, int, int, bool]]:
             if tok in _RELATIONS or operator or listed:
                 nxt = next((t for t in tokens[i + 1 :] if not t.isspace()), None)
                 if nxt is not None and nxt not in ("^", "_") and nxt not in _RELATIONS:
-                    cuts[i + 1] = (len(opened), opened[-1] if opened else -1, tok == ",")
+                    cuts[i + 1] = (len(opened), opened[-1] if opened else -1, listed)
         before = tok
     if braces or opened:
         return {}
     spans[-1] = len(tokens)
-    return {i: (depth, start, spans[start], comma) for i, (depth, start, comma) in cuts.items()}
+    return {i: (depth, start, spans[start], listed) for i, (depth, start, listed) in cuts.items()}
 
 
 #: Spacing after a cut stays with the piece before it: a line never starts with a space ("(0,\\ 0,\\ 0.1)").
@@ -111,7 +111,7 @@ def pieces(tex: str) -> list[str]:
         return [tex]
     tokens = _TOKEN.findall(tex)
     cuts = _cuts(tokens)
-    chosen = [i for i, (depth, _, _, comma) in cuts.items() if depth == 0 and not comma]
+    chosen = [i for i, (depth, _, _, listed) in cuts.items() if depth == 0 and not listed]
     bounds = [0, *chosen, len(tokens)]
     for a, b in pairwise(bounds):
         if _visible("".join(tokens[a:b])) < LONG:
